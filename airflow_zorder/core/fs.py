@@ -1,0 +1,529 @@
+"""A minimal filesystem interface for the clustering job's commit machinery.
+
+The commit protocol (``commit.py``) and the table lock (``lock.py``) only need a
+handful of operations; this module defines them once (:class:`FileSystem`) and
+implements them for the local disk (:class:`LocalFileSystem`, used by unit tests
+and local runs) and for anything Hadoop can reach (:class:`HadoopFileSystem`:
+HDFS, S3A, GCS, ABFS, ... through the Spark driver's JVM).
+
+Paths are strings. ``list_files`` returns paths spelled like the path it was
+given (``"/t"`` -> ``"/t/k=1/f.parquet"``, ``"file:///t"`` ->
+``"file:///t/k=1/f.parquet"``), so callers can compute relative paths with
+:func:`relpath` without caring how Hadoop qualifies URIs.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import errno
+import logging
+import os
+import shutil
+import uuid
+from dataclasses import dataclass
+from typing import Any, Protocol, runtime_checkable
+from urllib.parse import unquote, urlparse
+
+log = logging.getLogger(__name__)
+
+__all__ = [
+    "FileInfo",
+    "FileSystem",
+    "HadoopFileSystem",
+    "LocalFileSystem",
+    "filesystem_for",
+    "join",
+    "relpath",
+    "scheme_of",
+]
+
+
+@dataclass(frozen=True)
+class FileInfo:
+    """One file as listed: its path, size in bytes and modification time (ms since epoch)."""
+
+    path: str
+    size: int
+    mtime_ms: int
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-ready form (used by the journal)."""
+        return {"path": self.path, "size": self.size, "mtime_ms": self.mtime_ms}
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> FileInfo:
+        """Inverse of :meth:`to_dict`."""
+        return cls(path=str(d["path"]), size=int(d["size"]), mtime_ms=int(d["mtime_ms"]))
+
+
+@runtime_checkable
+class FileSystem(Protocol):
+    """The operations the commit protocol and the lock need, nothing more."""
+
+    def list_files(self, path: str, recursive: bool = True) -> list[FileInfo]:
+        """Files (not directories) under ``path``; a missing path gives ``[]``."""
+        ...
+
+    def exists(self, path: str) -> bool:
+        """True if a file or directory exists at ``path``."""
+        ...
+
+    def mkdirs(self, path: str) -> None:
+        """Create ``path`` and its parents; no error if it exists."""
+        ...
+
+    def rename(self, src: str, dst: str) -> None:
+        """Move ``src`` to ``dst``; never overwrites ``dst``; creates dst's parents; raises on failure."""
+        ...
+
+    def delete(self, path: str, recursive: bool = False) -> bool:
+        """Delete a file or directory; returns False if nothing was there."""
+        ...
+
+    def read_text(self, path: str) -> str:
+        """The whole file as UTF-8 text."""
+        ...
+
+    def write_text_atomic(self, path: str, text: str) -> None:
+        """Replace ``path``'s content so that readers see the old or the new text, never a mix."""
+        ...
+
+    def create_exclusive(self, path: str, text: str) -> bool:
+        """Create ``path`` with ``text`` only if it does not exist (atomically); False if it existed."""
+        ...
+
+    def modified_ms(self, path: str) -> int:
+        """Modification time of ``path`` in milliseconds since the epoch."""
+        ...
+
+
+# --------------------------------------------------------------------------- path helpers
+
+
+def scheme_of(path: str) -> str:
+    """The URI scheme of ``path`` (``""`` for a plain local path)."""
+    if "://" in path or path.startswith("file:"):
+        return urlparse(path).scheme.lower()
+    return ""
+
+
+def join(base: str, *parts: str) -> str:
+    """Join path segments with ``/`` (works for plain paths and URIs alike)."""
+    out = base.rstrip("/") if base not in ("/", "") else base
+    for part in parts:
+        part = part.strip("/")
+        if not part:
+            continue
+        out = part if out == "" else (out + part if out.endswith("/") else out + "/" + part)
+    return out
+
+
+def relpath(base: str, path: str) -> str:
+    """``path`` relative to ``base`` (both spelled the same way); ValueError if it is not under it."""
+    prefix = base.rstrip("/") + "/"
+    if not path.startswith(prefix) or len(path) == len(prefix):
+        raise ValueError(f"{path!r} is not under {base!r}")
+    return path[len(prefix):]
+
+
+# --------------------------------------------------------------------------- local
+
+
+_AT_FDCWD = -100
+_RENAME_NOREPLACE = 1
+
+
+def _load_renameat2() -> Any:
+    try:
+        libc = ctypes.CDLL(None, use_errno=True)
+        fn = libc.renameat2
+    except (OSError, AttributeError):
+        return None
+    fn.argtypes = [ctypes.c_int, ctypes.c_char_p, ctypes.c_int, ctypes.c_char_p, ctypes.c_uint]
+    fn.restype = ctypes.c_int
+    return fn
+
+
+_renameat2 = _load_renameat2()
+
+
+def _rename_noreplace(src: str, dst: str) -> None:
+    """Atomic rename that fails with FileExistsError instead of replacing ``dst`` (Linux renameat2)."""
+    if _renameat2 is not None:
+        rc = _renameat2(_AT_FDCWD, os.fsencode(src), _AT_FDCWD, os.fsencode(dst), _RENAME_NOREPLACE)
+        if rc == 0:
+            return
+        err = ctypes.get_errno()
+        if err not in (errno.EINVAL, errno.ENOSYS, errno.ENOTSUP):
+            raise OSError(err, f"rename {src!r} -> {dst!r}: {os.strerror(err)}")
+        # Filesystem without RENAME_NOREPLACE support: fall through to check-then-rename.
+    if os.path.lexists(dst):
+        raise FileExistsError(errno.EEXIST, f"rename destination exists: {dst!r}")
+    os.rename(src, dst)
+
+
+def _fsync_dir(path: str) -> None:
+    try:
+        fd = os.open(path, os.O_RDONLY)
+    except OSError:
+        return
+    try:
+        os.fsync(fd)
+    except OSError:
+        pass
+    finally:
+        os.close(fd)
+
+
+class LocalFileSystem:
+    """:class:`FileSystem` on the local disk; accepts plain paths and ``file:`` URIs."""
+
+    @staticmethod
+    def _local(path: str) -> str:
+        if path.startswith("file:"):
+            parsed = urlparse(path)
+            if parsed.netloc not in ("", "localhost"):
+                raise ValueError(f"not a local file URI: {path!r}")
+            return unquote(parsed.path) or "/"
+        if "://" in path:
+            raise ValueError(
+                f"{path!r} is not a local path; use HadoopFileSystem (pass a SparkSession to filesystem_for)"
+            )
+        return path
+
+    def list_files(self, path: str, recursive: bool = True) -> list[FileInfo]:
+        """Files under ``path`` (spelled like ``path``), sorted; missing path -> []."""
+        root = self._local(path)
+        try:
+            st = os.stat(root)
+        except FileNotFoundError:
+            return []
+        if not os.path.isdir(root):
+            return [FileInfo(path, st.st_size, st.st_mtime_ns // 1_000_000)]
+        out: list[FileInfo] = []
+        if recursive:
+            for dirpath, _dirnames, filenames in os.walk(root):
+                for name in filenames:
+                    full = os.path.join(dirpath, name)
+                    try:
+                        fst = os.stat(full)
+                    except FileNotFoundError:  # vanished while listing
+                        continue
+                    rel = os.path.relpath(full, root).replace(os.sep, "/")
+                    out.append(FileInfo(join(path, rel), fst.st_size, fst.st_mtime_ns // 1_000_000))
+        else:
+            with os.scandir(root) as it:
+                for entry in it:
+                    try:
+                        if not entry.is_file():
+                            continue
+                        fst = entry.stat()
+                    except FileNotFoundError:
+                        continue
+                    out.append(FileInfo(join(path, entry.name), fst.st_size, fst.st_mtime_ns // 1_000_000))
+        out.sort(key=lambda f: f.path)
+        return out
+
+    def exists(self, path: str) -> bool:
+        """True if a file or directory is at ``path``."""
+        return os.path.lexists(self._local(path))
+
+    def mkdirs(self, path: str) -> None:
+        """``mkdir -p``."""
+        os.makedirs(self._local(path), exist_ok=True)
+
+    def rename(self, src: str, dst: str) -> None:
+        """Atomic no-replace rename (renameat2 RENAME_NOREPLACE); creates dst's parent dirs."""
+        s, d = self._local(src), self._local(dst)
+        parent = os.path.dirname(d)
+        if parent:
+            os.makedirs(parent, exist_ok=True)
+        _rename_noreplace(s, d)
+
+    def delete(self, path: str, recursive: bool = False) -> bool:
+        """Delete a file or (if ``recursive`` or empty) a directory; False if absent."""
+        p = self._local(path)
+        if not os.path.lexists(p):
+            return False
+        if os.path.isdir(p) and not os.path.islink(p):
+            if recursive:
+                shutil.rmtree(p)
+            else:
+                os.rmdir(p)  # raises OSError if not empty
+        else:
+            os.unlink(p)
+        return True
+
+    def read_text(self, path: str) -> str:
+        """UTF-8 content of a file."""
+        with open(self._local(path), encoding="utf-8") as f:
+            return f.read()
+
+    def _write_temp(self, target: str, text: str) -> str:
+        d = os.path.dirname(target) or "."
+        os.makedirs(d, exist_ok=True)
+        tmp = os.path.join(d, f".{os.path.basename(target)}.tmp-{uuid.uuid4().hex}")
+        with open(tmp, "x", encoding="utf-8") as f:
+            f.write(text)
+            f.flush()
+            os.fsync(f.fileno())
+        return tmp
+
+    def write_text_atomic(self, path: str, text: str) -> None:
+        """Write a fsynced temp file beside ``path`` then ``os.replace`` it over ``path``."""
+        target = self._local(path)
+        tmp = self._write_temp(target, text)
+        try:
+            os.replace(tmp, target)
+        except BaseException:
+            _silent_unlink(tmp)
+            raise
+        _fsync_dir(os.path.dirname(target) or ".")
+
+    def create_exclusive(self, path: str, text: str) -> bool:
+        """Hard-link a complete temp file to ``path`` (fails if it exists): atomic and never partial."""
+        target = self._local(path)
+        tmp = self._write_temp(target, text)
+        try:
+            try:
+                os.link(tmp, target)
+            except FileExistsError:
+                return False
+            except OSError as e:  # filesystem without hard links: O_EXCL create (may be seen empty briefly)
+                if e.errno not in (errno.EPERM, errno.ENOTSUP, errno.EOPNOTSUPP):
+                    raise
+                try:
+                    fd = os.open(target, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
+                except FileExistsError:
+                    return False
+                with os.fdopen(fd, "w", encoding="utf-8") as f:
+                    f.write(text)
+            _fsync_dir(os.path.dirname(target) or ".")
+            return True
+        finally:
+            _silent_unlink(tmp)
+
+    def modified_ms(self, path: str) -> int:
+        """mtime in ms."""
+        return os.stat(self._local(path)).st_mtime_ns // 1_000_000
+
+
+def _silent_unlink(p: str) -> None:
+    try:
+        os.unlink(p)
+    except FileNotFoundError:
+        pass
+
+
+# --------------------------------------------------------------------------- Hadoop
+
+
+# Schemes whose FileContext rename(OVERWRITE) is a single atomic metadata operation.
+_HDFS_SCHEMES = frozenset({"hdfs", "viewfs"})
+
+
+class HadoopFileSystem:
+    """:class:`FileSystem` over Hadoop's ``FileSystem`` API, driven through the Spark driver's py4j gateway.
+
+    Works for any path Hadoop can open (``hdfs://``, ``s3a://``, ``gs://``, ``abfs://``, ``file:``).
+    Atomicity, per store:
+
+    * ``write_text_atomic``: on HDFS a temp file is renamed over the target with
+      ``FileContext.rename(OVERWRITE)`` (atomic); on ``file:`` the raw local
+      filesystem's rename (POSIX ``rename(2)``, atomic replace); on object stores
+      (S3A, GCS, ABFS, ...) the object is written in place, which those stores
+      publish atomically when the stream is closed.
+    * ``create_exclusive``: ``create(path, overwrite=false)``: atomic on HDFS; on
+      ``file:`` done with an atomic hard link instead; on S3A it is only
+      check-then-create unless the store offers conditional writes.
+    * ``rename``: checks that ``dst`` is absent first (Hadoop's local rename would
+      replace it and every store moves *into* an existing directory), then
+      turns Hadoop's ``false`` return into an :class:`OSError`.
+    """
+
+    def __init__(self, spark: Any) -> None:
+        self._spark = spark
+        self._jvm = spark._jvm
+        self._conf = spark._jsc.hadoopConfiguration()
+        self._local = LocalFileSystem()
+
+    # -- plumbing
+    def _path(self, path: str) -> Any:
+        return self._jvm.org.apache.hadoop.fs.Path(path)
+
+    def _fs(self, jpath: Any) -> Any:
+        return jpath.getFileSystem(self._conf)
+
+    def _text_fs(self, jpath: Any) -> Any:
+        """Filesystem for the small JSON files: the raw local FS for ``file:`` (no ``.crc`` side files)."""
+        fs = self._fs(jpath)
+        if fs.getUri().getScheme() == "file":
+            return fs.getRawFileSystem()
+        return fs
+
+    @staticmethod
+    def _is_java(exc: BaseException, class_name: str) -> bool:
+        java_exc = getattr(exc, "java_exception", None)
+        if java_exc is None:
+            return False
+        try:
+            return bool(java_exc.getClass().getName() == class_name)
+        except Exception:  # noqa: BLE001 - a broken py4j proxy just means "not that class"
+            return False
+
+    # -- interface
+    def list_files(self, path: str, recursive: bool = True) -> list[FileInfo]:
+        """Files under ``path`` via ``FileSystem.listFiles``; paths re-spelled relative to ``path``."""
+        jp = self._path(path)
+        fs = self._fs(jp)
+        if not fs.exists(jp):
+            return []
+        root = fs.makeQualified(jp).toString().rstrip("/")
+        status = fs.getFileStatus(jp)
+        if status.isFile():
+            return [FileInfo(path, int(status.getLen()), int(status.getModificationTime()))]
+        out: list[FileInfo] = []
+        it = fs.listFiles(jp, recursive)
+        while it.hasNext():
+            st = it.next()
+            full = st.getPath().toString()
+            rel = relpath(root, full)
+            out.append(FileInfo(join(path, rel), int(st.getLen()), int(st.getModificationTime())))
+        out.sort(key=lambda f: f.path)
+        return out
+
+    def exists(self, path: str) -> bool:
+        """``FileSystem.exists``."""
+        jp = self._path(path)
+        return bool(self._fs(jp).exists(jp))
+
+    def mkdirs(self, path: str) -> None:
+        """``FileSystem.mkdirs``; raises if Hadoop reports failure."""
+        jp = self._path(path)
+        if not self._fs(jp).mkdirs(jp):
+            raise OSError(f"Hadoop mkdirs returned false for {path!r}")
+
+    def rename(self, src: str, dst: str) -> None:
+        """No-replace rename; Hadoop's ``false`` becomes an OSError saying what was found."""
+        js, jd = self._path(src), self._path(dst)
+        fs = self._fs(js)
+        if fs.exists(jd):
+            raise FileExistsError(errno.EEXIST, f"rename destination exists: {dst!r}")
+        parent = jd.getParent()
+        if parent is not None and not fs.exists(parent):
+            fs.mkdirs(parent)
+        try:
+            ok = fs.rename(js, jd)
+        except Exception as e:
+            raise OSError(f"Hadoop rename {src!r} -> {dst!r} failed: {e}") from e
+        if not ok:
+            raise OSError(
+                f"Hadoop rename {src!r} -> {dst!r} returned false "
+                f"(source exists: {bool(fs.exists(js))}, destination exists: {bool(fs.exists(jd))})"
+            )
+
+    def delete(self, path: str, recursive: bool = False) -> bool:
+        """``FileSystem.delete``; a missing path gives False."""
+        jp = self._path(path)
+        fs = self._fs(jp)
+        if not fs.exists(jp):
+            return False
+        try:
+            return bool(fs.delete(jp, recursive))
+        except Exception as e:
+            raise OSError(f"Hadoop delete {path!r} (recursive={recursive}) failed: {e}") from e
+
+    def read_text(self, path: str) -> str:
+        """Whole file as UTF-8 (``open`` + commons-io ``IOUtils.toByteArray``)."""
+        jp = self._path(path)
+        fs = self._text_fs(jp)
+        try:
+            stream = fs.open(jp)
+        except Exception as e:
+            if self._is_java(e, "java.io.FileNotFoundException"):
+                raise FileNotFoundError(errno.ENOENT, f"no such file: {path!r}") from e
+            raise
+        try:
+            data = self._jvm.org.apache.commons.io.IOUtils.toByteArray(stream)
+        finally:
+            stream.close()
+        return bytes(data).decode("utf-8")
+
+    def _write_new(self, fs: Any, jp: Any, text: str, overwrite: bool) -> None:
+        out = fs.create(jp, overwrite)
+        try:
+            out.write(bytearray(text.encode("utf-8")))
+            out.hflush()
+        finally:
+            out.close()
+
+    def write_text_atomic(self, path: str, text: str) -> None:
+        """Temp + atomic replace on HDFS and ``file:``; a single PUT on object stores (see class doc)."""
+        jp = self._path(path)
+        fs = self._text_fs(jp)
+        scheme = str(fs.getUri().getScheme()).lower()
+        parent = jp.getParent()
+        if scheme not in _HDFS_SCHEMES and scheme != "file":
+            self._write_new(fs, jp, text, overwrite=True)
+            return
+        if parent is not None:
+            fs.mkdirs(parent)
+        tmp = self._jvm.org.apache.hadoop.fs.Path(parent, f".{jp.getName()}.tmp-{uuid.uuid4().hex}")
+        self._write_new(fs, tmp, text, overwrite=False)
+        try:
+            if scheme == "file":
+                ok = fs.rename(tmp, jp)  # RawLocalFileSystem: java.io.File.renameTo = rename(2)
+                if not ok:
+                    raise OSError(f"local rename of temp file over {path!r} returned false")
+            else:
+                self._rename_overwrite(fs, tmp, jp)
+        except BaseException:
+            try:
+                fs.delete(tmp, False)
+            except Exception:  # noqa: BLE001, S110 - best effort; the original error is re-raised
+                pass
+            raise
+
+    def _rename_overwrite(self, fs: Any, src: Any, dst: Any) -> None:
+        """``FileContext.rename(src, dst, OVERWRITE)``: atomic replace on HDFS."""
+        jvm = self._jvm
+        fc = jvm.org.apache.hadoop.fs.FileContext.getFileContext(fs.getUri(), self._conf)
+        gateway = self._spark.sparkContext._gateway
+        opts = gateway.new_array(jvm.org.apache.hadoop.fs.Options.Rename, 1)
+        opts[0] = jvm.org.apache.hadoop.fs.Options.Rename.OVERWRITE
+        fc.rename(src, dst, opts)
+
+    def create_exclusive(self, path: str, text: str) -> bool:
+        """``create(path, overwrite=false)``; False if it exists (``file:`` uses an atomic hard link)."""
+        jp = self._path(path)
+        fs = self._fs(jp)
+        if fs.getUri().getScheme() == "file":
+            return self._local.create_exclusive(fs.makeQualified(jp).toUri().getPath(), text)
+        if fs.exists(jp):
+            return False
+        try:
+            self._write_new(fs, jp, text, overwrite=False)
+        except Exception as e:
+            if self._is_java(e, "org.apache.hadoop.fs.FileAlreadyExistsException") or fs.exists(jp):
+                return False
+            raise
+        return True
+
+    def modified_ms(self, path: str) -> int:
+        """``getFileStatus(path).getModificationTime()``."""
+        jp = self._path(path)
+        try:
+            return int(self._fs(jp).getFileStatus(jp).getModificationTime())
+        except Exception as e:
+            if self._is_java(e, "java.io.FileNotFoundException"):
+                raise FileNotFoundError(errno.ENOENT, f"no such file: {path!r}") from e
+            raise
+
+
+def filesystem_for(path: str, spark: Any = None) -> FileSystem:
+    """Hadoop-backed when a SparkSession is given (any store Hadoop reaches), else local disk."""
+    if spark is not None:
+        return HadoopFileSystem(spark)
+    if scheme_of(path) not in ("", "file"):
+        raise ValueError(f"{path!r} needs a SparkSession (HadoopFileSystem); only local paths work without one")
+    return LocalFileSystem()

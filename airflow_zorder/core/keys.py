@@ -1,0 +1,156 @@
+"""Curve keys for clustering: sampled range boundaries -> per-column range ids -> curve key bytes.
+
+One `KeyPlan` is built on the Spark driver from a small sample and shipped to the
+executors, where `compute_keys` and `file_ids` run vectorised on Arrow batches.
+The same functions run on the driver over the sample, so the file boundaries are
+quantiles of exactly the keys the executors will compute.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+import pyarrow as pa
+
+from airflow_zorder.core import curves, ranges
+
+DEFAULT_SALT_BITS = 16
+MAX_BITS_PER_COLUMN = 16
+
+
+@dataclass(frozen=True)
+class KeyPlan:
+    """Everything an executor needs to turn clustering-column values into a curve key and a file id."""
+
+    curve: str
+    columns: tuple[str, ...]
+    boundaries: tuple[pa.Array, ...]
+    positions: tuple[np.ndarray, ...]  # per column: range id -> curve coordinate (uint64, < 2**bits)
+    bits: int
+    salt_bits: int
+    file_bounds: np.ndarray  # sorted keys (numpy bytes dtype); file id = number of bounds <= key
+
+    @property
+    def num_files(self) -> int:
+        """Number of output files (ranges of the curve) this plan routes rows to."""
+        return len(self.file_bounds) + 1
+
+    @property
+    def key_width(self) -> int:
+        """Bytes per key: the curve bytes plus the salt bytes below them."""
+        return curves.key_width(len(self.columns), self.bits) + (self.salt_bits + 7) // 8
+
+    def describe(self) -> dict[str, object]:
+        """A JSON-friendly summary for the job's result."""
+        return {
+            "curve": self.curve,
+            "columns": list(self.columns),
+            "ranges_per_column": {c: ranges.num_ids(b) for c, b in zip(self.columns, self.boundaries)},
+            "bits_per_column": self.bits,
+            "salt_bits": self.salt_bits,
+            "key_bytes": self.key_width,
+            "num_files": self.num_files,
+        }
+
+
+def _bits_for_plan(boundaries: Sequence[pa.Array]) -> int:
+    most = max(ranges.num_ids(b) for b in boundaries)
+    return max(1, min(MAX_BITS_PER_COLUMN, ranges.bits_for(most)))
+
+
+def mass_positions(sample_ids: np.ndarray, num_ids: int, bits: int) -> np.ndarray:
+    """Curve coordinate of each range id: the midpoint of its share of the sample's rows.
+
+    Spreading ids by row mass (not by id count) keeps the curve balanced on skewed
+    columns: when one value holds 25% of rows, the column's top bit still splits the
+    rows in half instead of putting nearly everything in the lower half.
+    """
+    counts = np.bincount(sample_ids.astype(np.int64), minlength=num_ids).astype(np.float64)
+    total = counts.sum()
+    if total == 0:
+        return ranges.scale_ids(np.arange(num_ids), num_ids, bits)
+    mid = (np.cumsum(counts) - counts / 2.0) / total
+    top = (1 << bits) - 1
+    return np.minimum(np.floor(mid * (1 << bits)), top).astype(np.uint64)
+
+
+def _salt_bytes(salt: pa.Array | np.ndarray | None, n: int, salt_bits: int) -> np.ndarray:
+    """Big-endian salt bytes (n, ceil(salt_bits/8)) from the low bits of a row hash."""
+    nbytes = (salt_bits + 7) // 8
+    if nbytes == 0:
+        return np.zeros((n, 0), dtype=np.uint8)
+    if salt is None:
+        raise ValueError("this key plan uses a salt: pass the row hash column")
+    raw = salt.to_numpy(zero_copy_only=False) if isinstance(salt, (pa.Array, pa.ChunkedArray)) else salt
+    values = np.asarray(raw).astype(np.int64, copy=False).view(np.uint64) & np.uint64((1 << salt_bits) - 1)
+    be = values.astype(">u8").view(np.uint8).reshape(n, 8)
+    return be[:, 8 - nbytes :]
+
+
+def compute_keys(plan_or_parts: KeyPlan, values: Sequence[pa.Array], salt: pa.Array | np.ndarray | None) -> np.ndarray:
+    """Key bytes (n, key_width) for one batch: range ids, scaled, curve-encoded, salt appended."""
+    plan = plan_or_parts
+    if len(values) != len(plan.columns):
+        raise ValueError(f"expected {len(plan.columns)} columns, got {len(values)}")
+    n = len(values[0])
+    ids = np.empty((n, len(plan.columns)), dtype=np.uint64)
+    for j, (arr, bounds) in enumerate(zip(values, plan.boundaries)):
+        ids[:, j] = plan.positions[j][ranges.range_ids(arr, bounds)]
+    curve_bytes = curves.curve_keys(plan.curve, ids, plan.bits)
+    if plan.salt_bits == 0:
+        return np.ascontiguousarray(curve_bytes)
+    return np.ascontiguousarray(np.hstack([curve_bytes, _salt_bytes(salt, n, plan.salt_bits)]))
+
+
+def as_sortable(keys: np.ndarray) -> np.ndarray:
+    """View (n, w) key bytes as a numpy fixed-width bytes array that sorts like the bytes (memcmp)."""
+    keys = np.ascontiguousarray(keys, dtype=np.uint8)
+    return keys.view(f"S{keys.shape[1]}").reshape(keys.shape[0]) if keys.shape[1] else np.zeros(keys.shape[0], "S1")
+
+
+def file_ids(plan: KeyPlan, keys: np.ndarray) -> np.ndarray:
+    """Output file of each key: its position among the plan's sorted file boundaries."""
+    if plan.num_files == 1:
+        return np.zeros(keys.shape[0], dtype=np.int32)
+    return np.searchsorted(plan.file_bounds, as_sortable(keys), side="right").astype(np.int32)
+
+
+def build_plan(
+    sample: pa.Table,
+    columns: Sequence[str],
+    curve: str,
+    num_files: int,
+    num_ranges: int = ranges.DEFAULT_NUM_RANGES,
+    salt_bits: int = DEFAULT_SALT_BITS,
+    salt_column: str | None = None,
+) -> KeyPlan:
+    """Build a plan from a sample of the clustering columns (and the row-hash column used as salt).
+
+    Boundaries per column are sample quantiles; file boundaries are quantiles of the
+    sample's own keys, so every output file receives about the same number of rows.
+    """
+    if curve not in curves.CURVES:
+        raise ValueError(f"unknown curve {curve!r}: use one of {', '.join(curves.CURVES)}")
+    if num_files < 1:
+        raise ValueError(f"num_files must be >= 1, got {num_files}")
+    if not 0 <= salt_bits <= 32:
+        raise ValueError(f"salt_bits must be between 0 and 32, got {salt_bits}")
+    cols = tuple(columns)
+    bounds = tuple(ranges.compute_boundaries(sample.column(c), num_ranges) for c in cols)
+    bits = _bits_for_plan(bounds)
+    positions = tuple(
+        mass_positions(ranges.range_ids(sample.column(c), b), ranges.num_ids(b), bits) for c, b in zip(cols, bounds)
+    )
+    partial = KeyPlan(curve, cols, bounds, positions, bits, salt_bits, np.zeros(0, dtype="S1"))
+    if num_files == 1 or sample.num_rows == 0:
+        return partial
+    salt = sample.column(salt_column) if (salt_bits and salt_column) else None
+    if salt_bits and salt is None:
+        raise ValueError("salt_bits > 0 needs the sample's row-hash column (salt_column)")
+    keys = compute_keys(partial, [sample.column(c).combine_chunks() for c in cols], salt.combine_chunks() if salt is not None else None)
+    ordered = np.sort(as_sortable(keys))
+    cut = (np.arange(1, num_files) * len(ordered)) // num_files
+    file_bounds = ordered[np.clip(cut, 0, len(ordered) - 1)]
+    return KeyPlan(curve, cols, bounds, positions, bits, salt_bits, file_bounds)

@@ -1,0 +1,19 @@
+#!/usr/bin/env bash
+# Create .venv (if needed) and install the project with its pinned dependency set.
+# Idempotent: a second run only checks that the install is current.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+PY=${PYTHON:-python3.11}
+command -v "$PY" >/dev/null 2>&1 || PY=python3
+if ! command -v java >/dev/null 2>&1; then
+  echo "Java is required for Spark: installing Debian's openjdk-17-jre-headless" >&2
+  (apt-get update -qq && apt-get install -y -qq openjdk-17-jre-headless) >&2
+fi
+stamp=.venv/.installed-$(cat pyproject.toml constraints.txt | sha1sum | cut -c1-12)
+if [ -f "$stamp" ]; then exit 0; fi
+[ -x .venv/bin/python ] || "$PY" -m venv .venv
+.venv/bin/python -m pip install -q --disable-pip-version-check --upgrade pip >/dev/null
+.venv/bin/python -m pip install -q --disable-pip-version-check -c constraints.txt -e ".[dev,bench]"
+rm -f .venv/.installed-*
+touch "$stamp"
+echo "installed into $(pwd)/.venv" >&2

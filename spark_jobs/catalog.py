@@ -1,0 +1,120 @@
+"""Catalog (metastore) tables: read their layout, and switch a table's or partition's location atomically."""
+
+from __future__ import annotations
+
+from pyspark.sql import SparkSession
+
+from spark_jobs.table import HOME_PROPERTY, STATE_DIR, TableError, TableRef, Unit, join, list_units
+
+
+def _quote(name: str) -> str:
+    return ".".join(f"`{p.strip('`')}`" for p in name.split("."))
+
+
+def _spec_sql(spec: dict[str, str]) -> str:
+    def lit(v: str) -> str:
+        return "'" + v.replace("\\", "\\\\").replace("'", "\\'") + "'"
+    return ", ".join(f"`{k}` = {lit(v)}" for k, v in spec.items())
+
+
+def _describe(spark: SparkSession, sql: str) -> dict[str, str]:
+    """DESCRIBE ... EXTENDED as a dict; for a partition, its own section wins over the table's."""
+    out: dict[str, str] = {}
+    partition_section = False
+    for r in spark.sql(sql).collect():
+        key = (r["col_name"] or "").strip()
+        if key.startswith("#"):
+            partition_section = key == "# Detailed Partition Information"
+        if key and (key not in out or partition_section):
+            out[key] = (r["data_type"] or "").strip()
+    return out
+
+
+def _partition_columns(spark: SparkSession, name: str) -> list[str]:
+    cols: list[str] = []
+    seen = False
+    for r in spark.sql(f"DESCRIBE TABLE {_quote(name)}").collect():
+        col = (r["col_name"] or "").strip()
+        if col == "# Partition Information":
+            seen = True
+        elif seen and col and not col.startswith("#"):
+            cols.append(col)
+    return cols
+
+
+def resolve_catalog_table(spark: SparkSession, fs, name: str) -> TableRef:
+    """Describe a catalog table; refuse missing and non-Parquet tables with a clear message."""
+    if not spark.catalog.tableExists(name):
+        raise TableError(
+            f"table {name!r} does not exist in the Spark catalog; check the name (db.table) "
+            "or pass a Parquet directory path instead"
+        )
+    info = _describe(spark, f"DESCRIBE TABLE EXTENDED {_quote(name)}")
+    provider = info.get("Provider", "").lower()
+    serde = info.get("Serde Library", "").lower()
+    if provider not in ("parquet", "hive") or (provider == "hive" and "parquet" not in serde):
+        raise TableError(
+            f"table {name!r} is stored as {provider or 'unknown'} ({serde or 'no serde'}); "
+            "only Parquet tables can be re-clustered"
+        )
+    location = info.get("Location")
+    if not location:
+        raise TableError(f"table {name!r} has no location (a view?); only Parquet tables can be re-clustered")
+    props = info.get("Table Properties", "")
+    home = _property(props, HOME_PROPERTY) or location
+    pcols = _partition_columns(spark, name)
+    units: list[Unit] = []
+    if not pcols:
+        _, found = list_units(fs, location)
+        files = [f for u in found for f in u.files]
+        units.append(Unit("", {}, location, files))
+    else:
+        for row in spark.sql(f"SHOW PARTITIONS {_quote(name)}").collect():
+            rel = row[0]
+            spec = dict(p.split("=", 1) for p in rel.split("/"))
+            from urllib.parse import unquote
+
+            spec = {unquote(k): unquote(v) for k, v in spec.items()}
+            pinfo = _describe(spark, f"DESCRIBE TABLE EXTENDED {_quote(name)} PARTITION ({_spec_sql(spec)})")
+            ploc = pinfo.get("Location", join(location, rel))
+            _, found = list_units(fs, ploc)
+            units.append(Unit(rel, spec, ploc, [f for u in found for f in u.files]))
+    return TableRef(name, "catalog", location, home, pcols, units)
+
+
+def _property(props: str, key: str) -> str | None:
+    # DESCRIBE shows properties as "[k1=v1, k2=v2]"
+    body = props.strip().lstrip("[").rstrip("]")
+    for item in body.split(", "):
+        if item.startswith(key + "="):
+            return item[len(key) + 1:]
+    return None
+
+
+def ensure_home(spark: SparkSession, ref: TableRef) -> None:
+    """Pin the table's state directory in a table property, so it survives location switches."""
+    if ref.home == ref.root and _property(
+        _describe(spark, f"DESCRIBE TABLE EXTENDED {_quote(ref.name)}").get("Table Properties", ""), HOME_PROPERTY
+    ) is None:
+        spark.sql(f"ALTER TABLE {_quote(ref.name)} SET TBLPROPERTIES ('{HOME_PROPERTY}' = '{ref.home}')")
+
+
+def new_location(ref: TableRef, run_id: str, unit: Unit) -> str:
+    """Where a run writes a unit's new files: a fresh directory under the table's state dir."""
+    return join(ref.home, STATE_DIR, "versions", run_id, unit.relpath)
+
+
+def current_location(spark: SparkSession, name: str, unit: Unit) -> str:
+    """The metastore's location for the table (unpartitioned) or for one partition."""
+    if unit.spec:
+        sql = f"DESCRIBE TABLE EXTENDED {_quote(name)} PARTITION ({_spec_sql(unit.spec)})"
+    else:
+        sql = f"DESCRIBE TABLE EXTENDED {_quote(name)}"
+    return _describe(spark, sql)["Location"]
+
+
+def switch_location(spark: SparkSession, name: str, unit: Unit, location: str) -> None:
+    """One metastore update: readers planning after it see only the new files, before it only the old."""
+    target = f"PARTITION ({_spec_sql(unit.spec)}) " if unit.spec else ""
+    spark.sql(f"ALTER TABLE {_quote(name)} {target}SET LOCATION '{location}'")
+    spark.sql(f"REFRESH TABLE {_quote(name)}")

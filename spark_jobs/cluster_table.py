@@ -1,0 +1,366 @@
+"""spark-submit entry point: re-cluster a Parquet table along a Z-order or Hilbert curve (or linearly).
+
+    spark-submit spark_jobs/cluster_table.py --table PATH_OR_DB.TABLE --columns a,b,c \
+        [--curve zorder|hilbert|linear] [--target-file-size 512MB | --num-files N] \
+        [--partitions k=v[/k2=v2] ...] [--result-json PATH] [--verify observe|full] ...
+
+Per run: take the table lock, finish or roll back any earlier interrupted run, snapshot
+the input files, stage the rewritten files where readers do not look, verify row count
+and checksum, then commit (path tables: journaled file swap; catalog tables: metastore
+location switch) and clean up what passed its retention. See ``--help`` for every flag.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+import time
+import uuid
+from dataclasses import dataclass, field
+from typing import Any
+
+from airflow_zorder.core import commit as commit_mod
+from airflow_zorder.core import curves, keys, ranges
+from airflow_zorder.core.faults import fault_point
+from airflow_zorder.core.fs import FileSystem, filesystem_for
+from airflow_zorder.core.lock import TableLock
+from airflow_zorder.core.sizing import DEFAULT_TARGET_FILE_SIZE, num_output_files, parse_size
+from spark_jobs import catalog, rewrite
+from spark_jobs.table import TableError, TableRef, Unit, check_parquet, is_path, join, list_units, parse_partitions, select_units
+
+
+class ClusteringError(RuntimeError):
+    """A clear, user-facing reason the job refused or failed; the table is left as it was."""
+
+
+@dataclass
+class ClusterOptions:
+    """What to cluster and how; mirrors the command line."""
+
+    table: str
+    columns: list[str]
+    curve: str = "zorder"
+    target_file_size: int = DEFAULT_TARGET_FILE_SIZE
+    num_files: int | None = None
+    partitions: list[str] | None = None
+    num_ranges: int = ranges.DEFAULT_NUM_RANGES
+    salt_bits: int = keys.DEFAULT_SALT_BITS
+    verify: str = "observe"
+    compression: str = "snappy"
+    retention_hours: float = 168.0
+    lock_ttl_s: int = 600
+    seed: int = 42
+    run_id: str = field(default_factory=lambda: time.strftime("%Y%m%dT%H%M%S") + "-" + uuid.uuid4().hex[:8])
+
+
+def parse_args(argv: list[str] | None = None) -> tuple[ClusterOptions, str | None, str]:
+    """Parse the command line into options, the result path and the action (cluster/recover/cleanup)."""
+    p = argparse.ArgumentParser(prog="cluster_table.py", description=__doc__.split("\n")[0])
+    p.add_argument("--table", required=True, help="Parquet directory (path or URI) or catalog table name db.table")
+    p.add_argument("--columns", default="", help="comma-separated clustering columns (1 to 16)")
+    p.add_argument("--curve", default="zorder", choices=curves.CURVES)
+    p.add_argument("--target-file-size", default="512MB", help="output file size target, e.g. 128MB, 1g (default 512MB)")
+    p.add_argument("--num-files", type=int, default=None, help="exact number of output files per unit (overrides the target size)")
+    p.add_argument("--partitions", action="append", default=None,
+                   help="partition(s) to re-cluster, as k=v[/k2=v2]; repeat, comma-separate or pass a JSON list; default all")
+    p.add_argument("--num-ranges", type=int, default=ranges.DEFAULT_NUM_RANGES, help="range ids per column (default 1024)")
+    p.add_argument("--salt-bits", type=int, default=keys.DEFAULT_SALT_BITS, help="bits of row-hash salt below the key against skew; 0 disables")
+    p.add_argument("--verify", default="observe", choices=("observe", "full"),
+                   help="observe: count+checksum during the write and staged footers; full: also re-read the staged files")
+    p.add_argument("--compression", default="snappy")
+    p.add_argument("--retention-hours", type=float, default=168.0, help="keep replaced files this long (default 7 days)")
+    p.add_argument("--lock-ttl", type=int, default=600, help="seconds after which a silent lock owner is presumed dead")
+    p.add_argument("--result-json", default=None, help="write the JSON result here (local path)")
+    p.add_argument("--action", default="cluster", choices=("cluster", "recover", "cleanup"),
+                   help="cluster (default); recover: finish/roll back an interrupted run only; cleanup: purge expired files only")
+    p.add_argument("--run-id", default=None)
+    a = p.parse_args(argv)
+    cols = [c.strip() for c in a.columns.split(",") if c.strip()]
+    if a.action == "cluster" and not cols:
+        p.error("--columns is required: name 1 to 16 clustering columns, comma-separated")
+    opts = ClusterOptions(
+        table=a.table, columns=cols, curve=a.curve, target_file_size=parse_size(a.target_file_size),
+        num_files=a.num_files, partitions=parse_partitions(a.partitions), num_ranges=a.num_ranges,
+        salt_bits=a.salt_bits, verify=a.verify, compression=a.compression, retention_hours=a.retention_hours,
+        lock_ttl_s=a.lock_ttl,
+    )
+    if a.run_id:
+        opts.run_id = a.run_id
+    return opts, a.result_json, a.action
+
+
+def _log(msg: str) -> None:
+    print(f"[cluster_table] {msg}", file=sys.stderr, flush=True)
+
+
+def resolve_table(spark, table: str) -> tuple[TableRef, FileSystem]:
+    """Resolve a path or catalog table; clear errors for missing or non-Parquet tables."""
+    if is_path(table):
+        fs = filesystem_for(table, spark)
+        if not fs.exists(table):
+            raise TableError(f"table path {table} does not exist; check the path (and the Spark connection's filesystem)")
+        pcols, units = list_units(fs, table)
+        ref = TableRef(table, "path", table, table, pcols, units)
+    else:
+        fs = filesystem_for("/", spark)
+        ref = catalog.resolve_catalog_table(spark, fs, table)
+        fs = filesystem_for(ref.root, spark)
+    check_parquet(fs, ref.units)
+    return ref, fs
+
+
+def _check_columns(df_columns: dict[str, str], partition_columns: list[str], wanted: list[str]) -> list[str]:
+    """Resolve clustering columns case-insensitively; refuse unknown, partition and unsupported columns."""
+    by_lower = {c.lower(): c for c in df_columns}
+    out = []
+    if not 1 <= len(wanted) <= 16:
+        raise ClusteringError(f"cluster on 1 to 16 columns, got {len(wanted)}")
+    for c in wanted:
+        if c.lower() in {p.lower() for p in partition_columns}:
+            raise ClusteringError(f"column {c!r} is a partition column: it is constant within each partition, so "
+                                  "clustering on it does nothing; choose data columns")
+        real = by_lower.get(c.lower())
+        if real is None:
+            raise ClusteringError(f"unknown column {c!r}; the table's columns are: {', '.join(df_columns)}")
+        ranges.check_clusterable_type(real, df_columns[real])
+        out.append(real)
+    if len({c.lower() for c in out}) != len(out):
+        raise ClusteringError(f"clustering columns repeat: {', '.join(wanted)}")
+    return out
+
+
+def _stats(files: list) -> dict[str, int]:
+    return {"files": len(files), "bytes": sum(f.size for f in files)}
+
+
+def _staged_files(fs: FileSystem, staging: str) -> list:
+    return [f for f in fs.list_files(staging, recursive=True)
+            if not any(p.startswith(("_", ".")) for p in f.path[len(staging):].split("/") if p)]
+
+
+def _read_unit(spark, unit: Unit):
+    try:
+        return spark.read.option("mergeSchema", "true").parquet(*[f.path for f in unit.files])
+    except Exception as exc:  # noqa: BLE001 - converted to a clear message naming the table part
+        raise ClusteringError(f"cannot read {unit.label} as Parquet ({unit.location}): {str(exc).splitlines()[0]}") from exc
+
+
+def run_cluster(spark, opts: ClusterOptions) -> dict[str, Any]:
+    """Cluster a table end to end and return the result dictionary (also written as JSON by ``main``)."""
+    started = time.time()
+    phases: dict[str, float] = {}
+    ref, fs = resolve_table(spark, opts.table)
+    if ref.kind == "catalog":
+        catalog.ensure_home(spark, ref)
+    result: dict[str, Any] = {
+        "status": "clustered", "run_id": opts.run_id, "table": opts.table, "kind": ref.kind, "curve": opts.curve,
+        "columns": opts.columns, "partition_columns": ref.partition_columns, "messages": [],
+    }
+    spark.conf.set("spark.sql.parquet.outputTimestampType", "TIMESTAMP_MICROS")
+    with TableLock(fs, ref.home, opts.run_id, ttl_s=opts.lock_ttl_s) as lock:
+        lock.start_heartbeat()
+        recovered = _recover(spark, fs, ref)
+        if recovered:
+            result["messages"].append(f"finished earlier interrupted runs first: {', '.join(recovered)}")
+            ref, fs = resolve_table(spark, opts.table)  # the layout may have changed
+        units = select_units(ref.units, opts.partitions)
+        if ref.partition_columns and opts.partitions is None and not units:
+            units = []
+        inputs = [f for u in units for f in u.files] if ref.kind == "path" else []
+        journal = commit_mod.begin(fs, ref.home, opts.run_id, inputs)
+        staging = commit_mod.staging_dir(ref.home, opts.run_id)
+        done_units, skipped = [], []
+        t = time.time()
+        resolved_columns: list[str] | None = None
+        for i, unit in enumerate(units):
+            if not unit.files:
+                skipped.append({"partition": unit.label, "reason": "no files"})
+                continue
+            df = _read_unit(spark, unit)
+            types = {f.name: f.dataType.simpleString() for f in df.schema.fields}
+            resolved_columns = _check_columns(types, ref.partition_columns, opts.columns)
+            rows = df.count()
+            if rows == 0:
+                skipped.append({"partition": unit.label, "reason": "no rows"})
+                continue
+            n = opts.num_files or num_output_files(unit.bytes, opts.target_file_size, rows)
+            plan = rewrite.plan_unit(df, resolved_columns, opts.curve, n, rows, opts.num_ranges, opts.salt_bits, opts.seed)
+            out_dir = join(staging, unit.relpath)
+            obs_in, obs_out = rewrite.write_unit(spark, df, plan, out_dir, opts.compression, f"u{i}")
+            staged = _staged_files(fs, out_dir)
+            staged_rows = spark.read.parquet(*[f.path for f in staged]).count() if staged else 0
+            full = rewrite.checksum_of(spark.read.parquet(*[f.path for f in staged])) if opts.verify == "full" else None
+            rewrite.verify(rows, obs_in, obs_out, staged_rows, full, unit.label)
+            done_units.append({
+                "partition": unit.label, "spec": unit.spec, "rows": rows, "checksum": str(obs_in.checksum),
+                "before": _stats(unit.files), "after": _stats(staged), "plan": plan.describe(),
+                "_unit": unit, "_staged": staged,
+            })
+            _log(f"staged {unit.label}: {len(unit.files)} -> {len(staged)} files, {rows} rows verified")
+        phases["stage_and_verify_s"] = round(time.time() - t, 3)
+        fault_point("after_stage")
+        if not done_units:
+            commit_mod.rollback(fs, journal)
+            result["status"] = "noop"
+            msg = "nothing to cluster: " + ("; ".join(f"{s['partition']}: {s['reason']}" for s in skipped) or "the table has no data files")
+            result["messages"].append(msg)
+            _log(msg)
+        else:
+            t = time.time()
+            if ref.kind == "path":
+                staged_all = [f for u in done_units for f in u["_staged"]]
+                commit_mod.commit(fs, journal, staged_all, lock=lock)
+            else:
+                _commit_catalog(spark, fs, ref, journal, done_units, staging)
+            phases["commit_s"] = round(time.time() - t, 3)
+        t = time.time()
+        result["cleaned"] = _cleanup(fs, ref, opts.retention_hours * 3600.0)
+        phases["cleanup_s"] = round(time.time() - t, 3)
+    result["columns"] = resolved_columns or opts.columns
+    result["partitions"] = [{k: v for k, v in u.items() if not k.startswith("_")} for u in done_units]
+    result["skipped"] = skipped
+    before = {"files": sum(u["before"]["files"] for u in done_units), "bytes": sum(u["before"]["bytes"] for u in done_units)}
+    after = {"files": sum(u["after"]["files"] for u in done_units), "bytes": sum(u["after"]["bytes"] for u in done_units)}
+    rows = sum(u["rows"] for u in done_units)
+    result["before"] = {**before, "rows": rows}
+    result["after"] = {**after, "rows": rows}
+    result["phases"] = phases
+    result["duration_s"] = round(time.time() - started, 3)
+    return result
+
+
+def _recover(spark, fs: FileSystem, ref: TableRef) -> list[str]:
+    """Finish (after the commit point) or roll back (before it) every interrupted run of this table."""
+    if ref.kind == "path":
+        return commit_mod.recover(fs, ref.home)
+    return _recover_catalog(spark, fs, ref)
+
+
+def _commit_catalog(spark, fs: FileSystem, ref: TableRef, journal, done_units: list[dict], staging: str) -> None:
+    """Move staged units to fresh locations, record the commit point, then switch locations in the metastore."""
+    switches = []
+    for u in done_units:
+        unit: Unit = u["_unit"]
+        switches.append({"relpath": unit.relpath, "spec": unit.spec, "old": unit.location,
+                         "new": catalog.new_location(ref, journal.run_id, unit),
+                         "inputs": [f.path for f in unit.files]})
+    journal.info["catalog_switches"] = switches
+    journal.info["staging"] = staging
+    commit_mod.mark_committed(fs, journal)  # ---- COMMIT POINT ----
+    fault_point("after_commit_record")
+    _finish_catalog(spark, fs, ref, journal)
+
+
+def _finish_catalog(spark, fs: FileSystem, ref: TableRef, journal) -> None:
+    """Idempotently complete a committed catalog run: place files, adopt stragglers, switch, finish."""
+    staging = journal.info["staging"]
+    for sw in journal.info["catalog_switches"]:
+        unit = Unit(sw["relpath"], sw["spec"], sw["old"])
+        src = join(staging, sw["relpath"])
+        if fs.exists(src) and not fs.exists(sw["new"]):
+            fs.mkdirs(sw["new"].rsplit("/", 1)[0])
+            fs.rename(src, sw["new"])
+        current = catalog.current_location(spark, ref.name, unit)
+        if _same_dir(current, sw["old"]):
+            _adopt_stragglers(fs, sw)
+            catalog.switch_location(spark, ref.name, unit, sw["new"])
+            fault_point("mid_swap")
+        _adopt_stragglers(fs, sw)  # appends that landed in the old location around the switch
+    commit_mod.finish(fs, journal)
+
+
+def _adopt_stragglers(fs: FileSystem, sw: dict) -> None:
+    """Move files appended to the old location after the snapshot into the new one: they are kept, not dropped."""
+    inputs = set(sw["inputs"])
+    _, units = list_units(fs, sw["old"])
+    for f in (f for u in units for f in u.files):
+        if f.path not in inputs and not any(_same_dir(f.path, i) for i in inputs):
+            fs.rename(f.path, join(sw["new"], f.path.rsplit("/", 1)[1]))
+
+
+def _same_dir(a: str, b: str) -> bool:
+    strip = lambda p: p.replace("file:///", "/").replace("file:/", "/").rstrip("/")  # noqa: E731
+    return strip(a) == strip(b)
+
+
+def _recover_catalog(spark, fs: FileSystem, ref: TableRef) -> list[str]:
+    done = []
+    for journal in commit_mod.pending_runs(fs, ref.home):
+        if journal.state == "staging":
+            commit_mod.rollback(fs, journal)
+        else:
+            _finish_catalog(spark, fs, ref, journal)
+        done.append(journal.run_id)
+    return done
+
+
+def _cleanup(fs: FileSystem, ref: TableRef, retention_s: float) -> list[str]:
+    """Purge what finished runs replaced once the retention passed (trash; catalog tables' old files)."""
+    deleted = commit_mod.cleanup(fs, ref.home, retention_s)
+    now = time.time()
+    for journal in commit_mod.list_journals(fs, ref.home):
+        switches = journal.info.get("catalog_switches")
+        if journal.state != commit_mod.DONE or not switches or journal.info.get("old_files_deleted"):
+            continue
+        if now - journal.updated_at <= retention_s:
+            continue
+        for sw in switches:  # exactly the snapshot this run replaced; stragglers were adopted
+            for path in sw["inputs"]:
+                if fs.delete(path):
+                    deleted.append(path)
+            if "/_zorder/versions/" in sw["old"] and not list_units(fs, sw["old"])[1]:
+                fs.delete(sw["old"], recursive=True)
+        journal.info["old_files_deleted"] = True
+        fs.write_text_atomic(commit_mod.journal_path(ref.home, journal.run_id), journal.to_json())
+    return deleted
+
+
+def run_action(spark, opts: ClusterOptions, action: str) -> dict[str, Any]:
+    """Dispatch the command line's action."""
+    if action == "cluster":
+        return run_cluster(spark, opts)
+    ref, fs = resolve_table(spark, opts.table)
+    with TableLock(fs, ref.home, opts.run_id, ttl_s=opts.lock_ttl_s):
+        if action == "recover":
+            runs = _recover(spark, fs, ref)
+            return {"status": "recovered", "table": opts.table, "runs": runs}
+        cleaned = _cleanup(fs, ref, opts.retention_hours * 3600.0)
+        return {"status": "cleaned", "table": opts.table, "cleaned": cleaned}
+
+
+def build_session(app_name: str = "airflow-zorder-cluster"):
+    """The job's SparkSession; master and resources come from spark-submit."""
+    from pyspark.sql import SparkSession
+
+    builder = SparkSession.builder.appName(app_name)
+    if os.environ.get("ZORDER_HIVE", "") == "1":
+        builder = builder.enableHiveSupport()
+    return builder.getOrCreate()
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Command-line entry: run, print a one-line summary, write the JSON result; exit 1 with a clear message on failure."""
+    opts, result_path, action = parse_args(argv)
+    spark = build_session()
+    try:
+        result = run_action(spark, opts, action)
+        code = 0
+    except (ClusteringError, TableError, ValueError, RuntimeError) as exc:
+        result = {"status": "failed", "table": opts.table, "run_id": opts.run_id, "error": str(exc),
+                  "error_type": type(exc).__name__}
+        _log(f"FAILED: {exc}")
+        code = 1
+    text = json.dumps(result, indent=2, default=str)
+    if result_path:
+        os.makedirs(os.path.dirname(os.path.abspath(result_path)) or ".", exist_ok=True)
+        with open(result_path, "w", encoding="utf-8") as fh:
+            fh.write(text)
+    print(text)
+    spark.stop()
+    return code
+
+
+if __name__ == "__main__":
+    sys.exit(main())

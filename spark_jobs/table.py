@@ -1,0 +1,188 @@
+"""Resolve what a job was pointed at: a Parquet directory (optionally Hive-partitioned) or a catalog table.
+
+A table is split into *units*: the whole table when unpartitioned, else one unit per
+partition directory. Each unit lists its data files (names starting with ``_`` or ``.``
+are hidden from readers and skipped, as Spark, pyarrow and DuckDB do).
+"""
+
+from __future__ import annotations
+
+import json
+import posixpath
+from dataclasses import dataclass, field
+from urllib.parse import unquote
+
+from airflow_zorder.core.fs import FileInfo, FileSystem
+
+STATE_DIR = "_zorder"
+HOME_PROPERTY = "airflow_zorder.home"
+PARQUET_MAGIC = b"PAR1"
+
+
+class TableError(ValueError):
+    """The table cannot be used as given (missing, not Parquet, bad partition selection)."""
+
+
+@dataclass
+class Unit:
+    """A set of files rewritten together: the whole table, or one partition."""
+
+    relpath: str  # "" for an unpartitioned table, else "k=v/k2=v2" as on disk
+    spec: dict[str, str]  # partition column -> value (unescaped)
+    location: str  # directory that holds the unit's files
+    files: list[FileInfo] = field(default_factory=list)
+
+    @property
+    def bytes(self) -> int:
+        """Total size of the unit's data files."""
+        return sum(f.size for f in self.files)
+
+    @property
+    def label(self) -> str:
+        """How the unit is named in messages and results."""
+        return self.relpath or "<whole table>"
+
+
+@dataclass
+class TableRef:
+    """A resolved table: where it lives, how it is partitioned, and its units."""
+
+    name: str
+    kind: str  # "path" | "catalog"
+    root: str  # path tables: the directory; catalog tables: the table's current location
+    home: str  # stable directory holding the ``_zorder`` state (lock, journal, staging, trash)
+    partition_columns: list[str]
+    units: list[Unit]
+
+    @property
+    def state_dir(self) -> str:
+        """The hidden directory for this table's lock, journals, staging and trash."""
+        return join(self.home, STATE_DIR)
+
+
+def join(base: str, *parts: str) -> str:
+    """Join path parts onto a path or URI without disturbing its scheme."""
+    out = base.rstrip("/")
+    for p in parts:
+        if p:
+            out = out + "/" + p.strip("/")
+    return out
+
+
+def is_path(table: str) -> bool:
+    """A table argument with a slash or a URI scheme is a path; anything else a catalog name."""
+    return "/" in table or "://" in table or table.startswith(".")
+
+
+def _hidden(rel: str) -> bool:
+    return any(part.startswith(("_", ".")) for part in rel.split("/"))
+
+
+def _relative(root: str, path: str) -> str:
+    """``path`` relative to ``root``, tolerant of file:/ vs file:/// vs plain-path spellings."""
+    def norm(p: str) -> str:
+        for prefix in ("file://", "file:"):
+            if p.startswith(prefix):
+                p = p[len(prefix):]
+                break
+        return "/" + p.lstrip("/") if not p.startswith("/") and "://" not in p else p
+
+    r, p = norm(root).rstrip("/"), norm(path)
+    if "://" in r:  # remote URIs: compare after the scheme://authority
+        r, p = r.split("://", 1)[1], p.split("://", 1)[1] if "://" in p else p
+        r, p = r.split("/", 1)[1] if "/" in r else "", p.split("/", 1)[1] if "/" in p else ""
+        r = "/" + r
+        p = "/" + p
+    if not p.startswith(r + "/"):
+        raise TableError(f"file {path} is not under table directory {root}")
+    return p[len(r) + 1:]
+
+
+def _spec_of(dir_rel: str) -> dict[str, str]:
+    spec: dict[str, str] = {}
+    for part in [p for p in dir_rel.split("/") if p]:
+        if "=" not in part:
+            return {}
+        k, v = part.split("=", 1)
+        spec[unquote(k)] = unquote(v)
+    return spec
+
+
+def list_units(fs: FileSystem, root: str) -> tuple[list[str], list[Unit]]:
+    """Group the visible files under ``root`` into units by their ``k=v/`` partition directory."""
+    units: dict[str, Unit] = {}
+    partition_columns: list[str] | None = None
+    for info in fs.list_files(root, recursive=True):
+        rel = _relative(root, info.path)
+        if _hidden(rel):
+            continue
+        dir_rel = posixpath.dirname(rel)
+        spec = _spec_of(dir_rel)
+        if dir_rel and not spec:
+            raise TableError(
+                f"{root}: file {rel} sits in a directory that is not a Hive partition (k=v); "
+                "point the job at a directory of Parquet files, optionally partitioned as k=v/"
+            )
+        cols = list(spec)
+        if dir_rel:
+            if partition_columns is None:
+                partition_columns = cols
+            elif cols != partition_columns:
+                raise TableError(
+                    f"{root}: inconsistent partition directories ({'/'.join(partition_columns)} vs {'/'.join(cols)})"
+                )
+        unit = units.setdefault(dir_rel, Unit(dir_rel, spec, join(root, dir_rel)))
+        unit.files.append(info)
+    for unit in units.values():
+        unit.files.sort(key=lambda f: f.path)
+    return partition_columns or [], [units[k] for k in sorted(units)]
+
+
+def check_parquet(fs: FileSystem, units: list[Unit]) -> None:
+    """Refuse non-Parquet data: files not named .parquet must end with the Parquet magic bytes."""
+    for unit in units:
+        for f in unit.files:
+            if f.path.endswith(".parquet"):
+                continue
+            if f.size < 12 or fs.read_tail(f.path, 4) != PARQUET_MAGIC:
+                raise TableError(
+                    f"{f.path} is not a Parquet file (no PAR1 footer); this job rewrites Parquet tables only. "
+                    "Move non-Parquet files out of the table directory or convert the table to Parquet first"
+                )
+
+
+def select_units(units: list[Unit], partitions: list[str] | None) -> list[Unit]:
+    """The units named by ``partitions`` ("k=v/k2=v2", escaped or not); all units when None."""
+    if not partitions:
+        return units
+    by_rel = {u.relpath: u for u in units}
+    by_spec = {json.dumps(u.spec, sort_keys=True): u for u in units}
+    chosen: list[Unit] = []
+    for p in partitions:
+        rel = p.strip().strip("/")
+        unit = by_rel.get(rel) or by_spec.get(json.dumps(_spec_of(rel), sort_keys=True))
+        if unit is None:
+            known = ", ".join(sorted(by_rel)[:5]) or "none"
+            raise TableError(
+                f"partition {p!r} not found in the table (known partitions include: {known}); "
+                "name partitions as column=value[/column=value], as their directories are named"
+            )
+        if unit not in chosen:
+            chosen.append(unit)
+    return chosen
+
+
+def parse_partitions(values: list[str] | None) -> list[str] | None:
+    """Accept repeated values, comma/newline separated lists, or a JSON list (e.g. from XCom)."""
+    if not values:
+        return None
+    out: list[str] = []
+    for v in values:
+        v = v.strip()
+        if v.startswith("["):
+            items = json.loads(v)
+            for item in items:
+                out.append("/".join(f"{k}={val}" for k, val in item.items()) if isinstance(item, dict) else str(item))
+        else:
+            out.extend(x for x in v.replace("\n", ",").split(",") if x.strip())
+    return [x.strip() for x in out] or None

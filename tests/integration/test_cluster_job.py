@@ -1,0 +1,201 @@
+"""The clustering job against real Parquet files with a real local SparkSession (in-process, shared)."""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import shutil
+
+import pyarrow as pa
+import pyarrow.dataset as ds
+import pyarrow.parquet as pq
+import pytest
+
+from airflow_zorder import sample_data
+from airflow_zorder.core.layout_report import point_query_report
+from airflow_zorder.core.lock import TableLock, TableLockedError
+from airflow_zorder.core.fs import LocalFileSystem
+from spark_jobs import cluster_table
+from spark_jobs.cluster_table import ClusterOptions, ClusteringError, run_cluster
+from spark_jobs.table import TableError
+
+pytestmark = pytest.mark.spark
+
+
+def visible_files(root: str) -> dict[str, str]:
+    """relpath -> sha1 of every visible data file (what a reader of the directory sees)."""
+    out = {}
+    for d, dirs, files in os.walk(root):
+        dirs[:] = [x for x in dirs if not x.startswith(("_", "."))]
+        for f in files:
+            if not f.startswith(("_", ".")):
+                p = os.path.join(d, f)
+                out[os.path.relpath(p, root)] = hashlib.sha1(open(p, "rb").read()).hexdigest()
+    return out
+
+
+def rows_of(root: str) -> pa.Table:
+    """All rows of a (possibly Hive-partitioned) table, in a canonical order."""
+    t = ds.dataset(root, format="parquet", partitioning="hive", ignore_prefixes=["_", "."]).to_table()
+    return t.sort_by([(c, "ascending") for c in t.column_names if c != "score"] + [("score", "ascending")])
+
+
+@pytest.fixture(scope="module")
+def flat_source(tmp_path_factory) -> str:
+    path = str(tmp_path_factory.mktemp("src") / "flat")
+    sample_data.write_table(path, rows=120_000, files_per_partition=16, partitioned=False)
+    return path
+
+
+@pytest.fixture
+def flat(tmp_path, flat_source) -> str:
+    dst = str(tmp_path / "flat")
+    shutil.copytree(flat_source, dst)
+    return dst
+
+
+@pytest.fixture
+def partitioned(tmp_path) -> str:
+    path = str(tmp_path / "events")
+    sample_data.write_table(path, rows=40_000, files_per_partition=4, partitioned=True)
+    return path
+
+
+def test_zorder_keeps_every_row_and_cuts_files_read(spark, flat):
+    before_rows = rows_of(flat)
+    cols = ["user_id", "product_id", "event_time"]
+    before = point_query_report(flat, cols, n_values=400, seed=3)
+    result = run_cluster(spark, ClusterOptions(table=flat, columns=cols, curve="hilbert", num_files=64))
+    assert result["status"] == "clustered"
+    assert result["before"]["rows"] == result["after"]["rows"] == 120_000
+    assert rows_of(flat).equals(before_rows)
+    after = point_query_report(flat, cols, n_values=400, seed=3)
+    assert after["files"] == 64
+    for c in cols:
+        # a scrambled table reads ~every file; 64 files on 3 columns: ideal 64^(-1/3) = 0.25
+        assert before["fractions"][c] > 0.9
+        assert after["fractions"][c] < 0.4, (c, after)
+    # the replaced files are kept in the trash until the retention passes
+    assert len(os.listdir(os.path.join(flat, "_zorder", "trash", result["run_id"]))) == 16
+    assert result["partitions"][0]["plan"]["num_files"] == 64
+
+
+def test_curves_beat_linear_on_non_leading_columns(spark, flat_source, tmp_path):
+    cols = ["product_id", "event_time"]
+    reports = {}
+    for curve in ("linear", "zorder", "hilbert"):
+        dst = str(tmp_path / curve)
+        shutil.copytree(flat_source, dst)
+        run_cluster(spark, ClusterOptions(table=dst, columns=cols, curve=curve, num_files=16))
+        reports[curve] = point_query_report(dst, cols, n_values=400, seed=5)["fractions"]
+    # linear sorts by product_id first: great for it, useless for event_time
+    assert reports["linear"]["product_id"] < 0.15
+    assert reports["linear"]["event_time"] > 0.9
+    for curve in ("zorder", "hilbert"):
+        assert reports[curve]["event_time"] < 0.5 * reports["linear"]["event_time"], reports
+
+
+def test_partition_scoped_run_leaves_other_partitions_byte_identical(spark, partitioned):
+    before = visible_files(partitioned)
+    before_rows = rows_of(partitioned)
+    result = run_cluster(spark, ClusterOptions(table=partitioned, columns=["user_id", "product_id"],
+                                               partitions=["day=2026-01-02"], num_files=2))
+    after = visible_files(partitioned)
+    assert [p["partition"] for p in result["partitions"]] == ["day=2026-01-02"]
+    untouched = {k: v for k, v in before.items() if not k.startswith("day=2026-01-02/")}
+    assert {k: v for k, v in after.items() if not k.startswith("day=2026-01-02/")} == untouched
+    assert len([k for k in after if k.startswith("day=2026-01-02/")]) == 2
+    assert rows_of(partitioned).equals(before_rows)
+
+
+def test_unknown_column_and_unsupported_type_are_clear_and_leave_table(spark, flat, tmp_path):
+    before = visible_files(flat)
+    with pytest.raises(ClusteringError, match="unknown column 'nope'.*user_id"):
+        run_cluster(spark, ClusterOptions(table=flat, columns=["user_id", "nope"], num_files=2))
+    arr = str(tmp_path / "arr")
+    os.makedirs(arr)
+    pq.write_table(pa.table({"a": [[1, 2], [3]], "b": [1, 2]}), os.path.join(arr, "f.parquet"))
+    with pytest.raises(ValueError, match="'a'.*array"):
+        run_cluster(spark, ClusterOptions(table=arr, columns=["a"], num_files=1))
+    assert visible_files(flat) == before
+    assert not os.path.exists(os.path.join(flat, "_zorder", "staging")) or not os.listdir(
+        os.path.join(flat, "_zorder", "staging"))
+
+
+def test_missing_table_and_non_parquet_data_are_clear(spark, tmp_path):
+    with pytest.raises(TableError, match="does not exist"):
+        run_cluster(spark, ClusterOptions(table=str(tmp_path / "nothing"), columns=["a"]))
+    bad = tmp_path / "csv"
+    bad.mkdir()
+    (bad / "data.csv").write_text("a,b\n1,2\n")
+    with pytest.raises(TableError, match="not a Parquet file"):
+        run_cluster(spark, ClusterOptions(table=str(bad), columns=["a"]))
+    assert (bad / "data.csv").read_text() == "a,b\n1,2\n"
+    with pytest.raises(TableError, match="does not exist in the Spark catalog"):
+        run_cluster(spark, ClusterOptions(table="no_such_db_table", columns=["a"]))
+
+
+def test_empty_table_is_a_noop(spark, tmp_path):
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    pq.write_table(pa.table({"a": pa.array([], pa.int64())}), str(empty / "f.parquet"))
+    result = run_cluster(spark, ClusterOptions(table=str(empty), columns=["a"]))
+    assert result["status"] == "noop"
+    assert "no rows" in result["messages"][0]
+    assert visible_files(str(empty)) == {"f.parquet": visible_files(str(empty))["f.parquet"]}
+
+
+def test_concurrent_append_is_kept(spark, flat, monkeypatch):
+    before_rows = rows_of(flat)
+    extra = pa.table({c: before_rows.column(c).slice(0, 10) for c in before_rows.column_names})
+    real_fault_point = cluster_table.fault_point
+
+    def append_during_run(name: str) -> None:
+        if name == "after_stage":  # another writer lands a file while we are staging
+            pq.write_table(extra, os.path.join(flat, "appended-by-someone-else.parquet"))
+        real_fault_point(name)
+
+    monkeypatch.setattr(cluster_table, "fault_point", append_during_run)
+    run_cluster(spark, ClusterOptions(table=flat, columns=["user_id"], num_files=4))
+    files = visible_files(flat)
+    assert "appended-by-someone-else.parquet" in files
+    assert len(files) == 5
+    expected = pa.concat_tables([before_rows, extra]).sort_by([(c, "ascending") for c in before_rows.column_names])
+    got = rows_of(flat)
+    assert got.sort_by([(c, "ascending") for c in got.column_names]).equals(expected)
+
+
+def test_second_run_while_locked_is_refused(spark, flat):
+    fs = LocalFileSystem()
+    before = visible_files(flat)
+    with TableLock(fs, flat, "someone-else", ttl_s=600):
+        with pytest.raises(TableLockedError, match="someone-else"):
+            run_cluster(spark, ClusterOptions(table=flat, columns=["user_id"], num_files=2))
+    assert visible_files(flat) == before
+
+
+def test_catalog_table_switches_location_atomically(spark, tmp_path):
+    src = str(tmp_path / "cat_src")
+    sample_data.write_table(src, rows=30_000, files_per_partition=3, partitioned=True)
+    spark.sql("DROP TABLE IF EXISTS zorder_events")
+    spark.sql(f"CREATE TABLE zorder_events (event_id BIGINT, user_id BIGINT, product_id INT, event_time TIMESTAMP, "
+              f"country STRING, amount DECIMAL(12,2), score DOUBLE, day STRING) USING parquet PARTITIONED BY (day) "
+              f"LOCATION '{src}'")
+    spark.sql("MSCK REPAIR TABLE zorder_events")
+    before = spark.table("zorder_events").orderBy("event_id").collect()
+    assert len(before) == 30_000
+    old_loc = spark.sql("DESCRIBE TABLE EXTENDED zorder_events PARTITION (day='2026-01-01')").where(
+        "col_name = 'Location'").collect()[0]["data_type"]
+    result = run_cluster(spark, ClusterOptions(table="zorder_events", columns=["user_id", "product_id"], num_files=2))
+    assert result["kind"] == "catalog" and len(result["partitions"]) == 4
+    new_loc = spark.sql("DESCRIBE TABLE EXTENDED zorder_events PARTITION (day='2026-01-01')").where(
+        "col_name = 'Location'").collect()[0]["data_type"]
+    assert new_loc != old_loc and "_zorder/versions/" in new_loc
+    after = spark.table("zorder_events").orderBy("event_id").collect()
+    assert after == before
+    # the old location is untouched (kept for readers in flight until the retention passes)
+    assert len([f for f in os.listdir(os.path.join(src, "day=2026-01-01")) if f.endswith(".parquet")]) == 3
+    # a second run works from the new locations
+    again = run_cluster(spark, ClusterOptions(table="zorder_events", columns=["product_id"], num_files=1))
+    assert again["after"]["rows"] == 30_000
+    assert spark.table("zorder_events").orderBy("event_id").collect() == before
