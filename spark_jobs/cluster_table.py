@@ -190,8 +190,9 @@ def run_cluster(spark, opts: ClusterOptions) -> dict[str, Any]:
             out_dir = join(staging, unit.relpath)
             obs_in, obs_out = rewrite.write_unit(spark, df, plan, out_dir, opts.compression, f"u{i}")
             staged = _staged_files(fs, out_dir)
-            staged_rows = spark.read.parquet(*[f.path for f in staged]).count() if staged else 0
-            full = rewrite.checksum_of(spark.read.parquet(*[f.path for f in staged])) if opts.verify == "full" else None
+            staged_df = spark.read.schema(df.schema).parquet(*[f.path for f in staged]) if staged else None
+            staged_rows = staged_df.count() if staged_df is not None else 0
+            full = rewrite.checksum_of(staged_df) if opts.verify == "full" and staged_df is not None else None
             rewrite.verify(rows, obs_in, obs_out, staged_rows, full, unit.label)
             done_units.append({
                 "partition": unit.label, "spec": unit.spec, "rows": rows, "checksum": str(obs_in.checksum),

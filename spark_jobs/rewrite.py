@@ -75,12 +75,17 @@ def plan_unit(df: DataFrame, columns: list[str], curve: str, num_files: int, row
     return build_plan(sample, columns, curve, num_files, num_ranges, salt_bits, HASH_COL)
 
 
+_ROUTES: dict[int, np.ndarray] = {}
+
+
 def route_values(spark: SparkSession, num_files: int) -> np.ndarray:
     """For each file id f, an int whose Spark hash partitioning (pmod(hash(v), n)) lands in partition f.
 
     Computed by Spark itself, so routing is exact and needs no sampling job.
     """
     n = num_files
+    if n in _ROUTES:
+        return _ROUTES[n]
     rows = (
         spark.range(0, n * 64)
         .select(F.col("id").cast("int").alias("v"), F.expr(f"pmod(hash(cast(id as int)), {n})").alias("p"))
@@ -92,6 +97,7 @@ def route_values(spark: SparkSession, num_files: int) -> np.ndarray:
         lut[r["p"]] = r["v"]
     if (lut < 0).any():
         raise RuntimeError(f"could not find routing values for all {n} files")
+    _ROUTES[n] = lut
     return lut
 
 

@@ -32,7 +32,6 @@ FAULT_MODE_ENV = "ZORDER_FAULT_MODE"
 #: ``mid_rollback`` between deleting a run's staging dir and recording ``rolled_back``.
 FAULT_POINTS: tuple[str, ...] = (
     "after_begin",
-    "after_stage",  # the Spark job: all units staged and verified, nothing committed yet
     "before_commit_record",
     "after_commit_record",
     "mid_swap",
@@ -40,6 +39,9 @@ FAULT_POINTS: tuple[str, ...] = (
     "before_done",
     "mid_rollback",
 )
+
+#: Points the clustering job itself passes (outside the commit protocol).
+JOB_FAULT_POINTS: tuple[str, ...] = ("after_stage",)  # all units staged and verified, nothing committed
 
 
 class SimulatedCrash(BaseException):
