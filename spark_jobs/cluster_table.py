@@ -31,6 +31,9 @@ from spark_jobs import catalog, rewrite
 from spark_jobs.table import TableError, TableRef, Unit, check_parquet, is_path, join, list_units, parse_partitions, select_units
 
 
+BATCH_UNITS = 64  # partitions rewritten by one set of Spark jobs
+
+
 class ClusteringError(RuntimeError):
     """A clear, user-facing reason the job refused or failed; the table is left as it was."""
 
@@ -140,11 +143,53 @@ def _staged_files(fs: FileSystem, staging: str) -> list:
             if not any(p.startswith(("_", ".")) for p in f.path[len(staging):].split("/") if p)]
 
 
-def _read_unit(spark, unit: Unit):
+def _merged_schema(spark, units: list[Unit]):
+    """The schema of all the units' files merged (one distributed footer job); rewritten files carry it."""
     try:
-        return spark.read.option("mergeSchema", "true").parquet(*[f.path for f in unit.files])
-    except Exception as exc:  # noqa: BLE001 - converted to a clear message naming the table part
-        raise ClusteringError(f"cannot read {unit.label} as Parquet ({unit.location}): {str(exc).splitlines()[0]}") from exc
+        return spark.read.option("mergeSchema", "true").parquet(*[f.path for u in units for f in u.files]).schema
+    except Exception as exc:  # noqa: BLE001 - converted to a clear message naming the table
+        first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+        raise ClusteringError(f"cannot read the table's files as Parquet with one schema: {first}") from exc
+
+
+def _stage_batch(spark, fs: FileSystem, opts: ClusterOptions, schema, columns: list[str], batch: list[Unit],
+                 staging: str, b: int) -> tuple[list[dict], list[dict]]:
+    """Rewrite a batch of units into ``staging/<unit relpath>/`` and verify it; returns (done, skipped)."""
+    work = [rewrite.UnitWork(i, u.label, [f.path for f in u.files], 0) for i, u in enumerate(batch)]
+    df = rewrite.read_batch(spark, work, schema)
+    counts = rewrite.count_rows(df)
+    live, skipped = [], []
+    for w, u in zip(work, batch):
+        w.rows = counts.get(w.index, 0)
+        if w.rows == 0:
+            skipped.append({"partition": u.label, "reason": "no rows"})
+            continue
+        w.num_files = opts.num_files or num_output_files(u.bytes, opts.target_file_size, w.rows)
+        live.append(w)
+    if not live:
+        return [], skipped
+    rewrite.plan_batch(df, live, columns, opts.curve, opts.num_ranges, opts.salt_bits, opts.seed + b)
+    out = join(staging, f"_batch{b}")
+    obs_in, obs_out = rewrite.write_batch(spark, df, live, columns, out, opts.compression, f"b{b}")
+    staged_df = rewrite.read_staged(spark, out, schema)
+    full = rewrite.staged_checksum(staged_df) if opts.verify == "full" else None
+    rewrite.verify(live, obs_in, obs_out, rewrite.count_rows(staged_df), full)
+    done = []
+    for w in live:
+        unit = batch[w.index]
+        placed = []
+        for f in _staged_files(fs, join(out, f"{rewrite.UNIT_COL}={w.index}")):
+            dst = join(staging, unit.relpath, f.path.rsplit("/", 1)[1])
+            fs.rename(f.path, dst)
+            placed.append(type(f)(dst, f.size, f.mtime_ms))
+        done.append({
+            "partition": unit.label, "spec": unit.spec, "rows": w.rows,
+            "before": _stats(unit.files), "after": _stats(placed), "plan": w.plan.describe(),
+            "_unit": unit, "_staged": placed,
+        })
+        _log(f"staged {unit.label}: {len(unit.files)} -> {len(placed)} files, {w.rows} rows verified")
+    fs.delete(out, recursive=True)
+    return done, skipped
 
 
 def run_cluster(spark, opts: ClusterOptions) -> dict[str, Any]:
@@ -174,32 +219,25 @@ def run_cluster(spark, opts: ClusterOptions) -> dict[str, Any]:
         done_units, skipped = [], []
         t = time.time()
         resolved_columns: list[str] | None = None
-        for i, unit in enumerate(units):
-            if not unit.files:
+        with_files = []
+        for unit in units:
+            if unit.files:
+                with_files.append(unit)
+            else:
                 skipped.append({"partition": unit.label, "reason": "no files"})
-                continue
-            df = _read_unit(spark, unit)
-            types = {f.name: f.dataType.simpleString() for f in df.schema.fields}
-            resolved_columns = _check_columns(types, ref.partition_columns, opts.columns)
-            rows = df.count()
-            if rows == 0:
-                skipped.append({"partition": unit.label, "reason": "no rows"})
-                continue
-            n = opts.num_files or num_output_files(unit.bytes, opts.target_file_size, rows)
-            plan = rewrite.plan_unit(df, resolved_columns, opts.curve, n, rows, opts.num_ranges, opts.salt_bits, opts.seed)
-            out_dir = join(staging, unit.relpath)
-            obs_in, obs_out = rewrite.write_unit(spark, df, plan, out_dir, opts.compression, f"u{i}")
-            staged = _staged_files(fs, out_dir)
-            staged_df = spark.read.schema(df.schema).parquet(*[f.path for f in staged]) if staged else None
-            staged_rows = staged_df.count() if staged_df is not None else 0
-            full = rewrite.checksum_of(staged_df) if opts.verify == "full" and staged_df is not None else None
-            rewrite.verify(rows, obs_in, obs_out, staged_rows, full, unit.label)
-            done_units.append({
-                "partition": unit.label, "spec": unit.spec, "rows": rows, "checksum": str(obs_in.checksum),
-                "before": _stats(unit.files), "after": _stats(staged), "plan": plan.describe(),
-                "_unit": unit, "_staged": staged,
-            })
-            _log(f"staged {unit.label}: {len(unit.files)} -> {len(staged)} files, {rows} rows verified")
+        try:
+            if with_files:
+                schema = _merged_schema(spark, with_files)
+                types = {f.name: f.dataType.simpleString() for f in schema.fields}
+                resolved_columns = _check_columns(types, ref.partition_columns, opts.columns)
+            for b, start in enumerate(range(0, len(with_files), BATCH_UNITS)):
+                batch = with_files[start:start + BATCH_UNITS]
+                done, empty = _stage_batch(spark, fs, opts, schema, resolved_columns, batch, staging, b)
+                done_units.extend(done)
+                skipped.extend(empty)
+        except Exception:
+            commit_mod.rollback(fs, journal)  # nothing was committed: drop the staged files now
+            raise
         phases["stage_and_verify_s"] = round(time.time() - t, 3)
         fault_point("after_stage")
         if not done_units:

@@ -57,7 +57,7 @@ class KeyPlan:
 
 def _bits_for_plan(boundaries: Sequence[pa.Array]) -> int:
     most = max(ranges.num_ids(b) for b in boundaries)
-    return max(1, min(MAX_BITS_PER_COLUMN, ranges.bits_for(most)))
+    return max(1, min(MAX_BITS_PER_COLUMN, ranges.bits_for(most) + 1))
 
 
 def mass_positions(sample_ids: np.ndarray, num_ids: int, bits: int) -> np.ndarray:
@@ -65,15 +65,16 @@ def mass_positions(sample_ids: np.ndarray, num_ids: int, bits: int) -> np.ndarra
 
     Spreading ids by row mass (not by id count) keeps the curve balanced on skewed
     columns: when one value holds 25% of rows, the column's top bit still splits the
-    rows in half instead of putting nearly everything in the lower half.
+    rows in half instead of putting nearly everything in the lower half. Adding the id
+    itself keeps the mapping strictly increasing, so distinct ranges never merge.
     """
     counts = np.bincount(sample_ids.astype(np.int64), minlength=num_ids).astype(np.float64)
     total = counts.sum()
-    if total == 0:
+    spare = (1 << bits) - num_ids
+    if total == 0 or spare <= 0:
         return ranges.scale_ids(np.arange(num_ids), num_ids, bits)
     mid = (np.cumsum(counts) - counts / 2.0) / total
-    top = (1 << bits) - 1
-    return np.minimum(np.floor(mid * (1 << bits)), top).astype(np.uint64)
+    return (np.minimum(np.floor(mid * spare), spare - 1) + np.arange(num_ids)).astype(np.uint64)
 
 
 def _salt_bytes(salt: pa.Array | np.ndarray | None, n: int, salt_bits: int) -> np.ndarray:

@@ -101,25 +101,25 @@ _SPARK_SCALAR = {
 }  # fmt: skip
 
 _SPARK_REJECT: dict[str, tuple[str, str]] = {
-    # base name -> (why, fix)
+    # base name -> (why, fix); {col} in the fix becomes the column name
     "array": (
         "an array holds many values per row, so a row has no single position on the curve",
-        "cluster on a scalar column, or add a derived column such as element_at(c, 1), "
-        "array_min(c) or size(c) and cluster on that",
+        "cluster on a scalar column, or add a derived column such as element_at({col}, 1), "
+        "array_min({col}) or size({col}) and cluster on that",
     ),
     "map": (
         "a map holds many values per row, so a row has no single position on the curve",
-        "cluster on a scalar column, or add a derived column such as element_at(c, 'key') "
+        "cluster on a scalar column, or add a derived column such as element_at({col}, 'key') "
         "(or get_json_object on a JSON string) and cluster on that",
     ),
     "struct": (
         "a struct is a group of fields without a single order usable for file skipping",
         "cluster on one of its scalar fields instead, e.g. add a derived top-level column "
-        "c.field AS c_field and cluster on that",
+        "{col}.field AS {col}_field and cluster on that",
     ),
     "variant": (
         "a variant has no total order and Parquet keeps no min/max statistics for it",
-        "add a derived typed column such as variant_get(c, '$.path', 'bigint') "
+        "add a derived typed column such as variant_get({col}, '$.path', 'bigint') "
         "(or get_json_object on a JSON string) and cluster on that",
     ),
     "interval": (
@@ -166,17 +166,19 @@ def check_clusterable_type(column: str, spark_type: str) -> None:
         collation = _COLLATE_RE.search(text)
         if collation is not None and base in {"string", "varchar", "char"}:
             name = collation.group(1).upper()
-            if name not in {"UTF8_BINARY", "UNICODE_BINARY"}:
+            if name != "UTF8_BINARY":
                 raise UnsupportedColumnType(
                     f"Cannot cluster on column {column!r} of type {text!r}: filters on a string "
-                    f"with collation {name} compare case/accent-insensitively, so Spark does not "
-                    f"use min/max file statistics for them and clustering by bytes skips nothing. "
+                    f"with collation {name} do not compare by bytes (case, accents or trailing "
+                    f"spaces are ignored), so Spark cannot prune files with byte-ordered min/max "
+                    f"statistics for them and clustering by bytes would not help. "
                     f"Fix: add a derived column such as lower({column}) (or collate({column}, "
                     f"'UTF8_BINARY')) and cluster on that."
                 )
         return
     if base in _SPARK_REJECT:
         why, fix = _SPARK_REJECT[base]
+        fix = fix.replace("{col}", column)
     elif base in {"udt", "pythonuserdefined"} or lower.startswith("udt"):
         why, fix = ("a user-defined type has no order the clustering can rely on", _GENERIC_FIX)
     else:

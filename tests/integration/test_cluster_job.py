@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import hashlib
+import json
 import os
 import shutil
+from pathlib import Path
 
 import pyarrow as pa
 import pyarrow.dataset as ds
@@ -99,7 +101,7 @@ def test_partition_scoped_run_leaves_other_partitions_byte_identical(spark, part
     before = visible_files(partitioned)
     before_rows = rows_of(partitioned)
     result = run_cluster(spark, ClusterOptions(table=partitioned, columns=["user_id", "product_id"],
-                                               partitions=["day=2026-01-02"], num_files=2))
+                                               partitions=["day=2026-01-02"], num_files=2, verify="full"))
     after = visible_files(partitioned)
     assert [p["partition"] for p in result["partitions"]] == ["day=2026-01-02"]
     untouched = {k: v for k, v in before.items() if not k.startswith("day=2026-01-02/")}
@@ -199,3 +201,24 @@ def test_catalog_table_switches_location_atomically(spark, tmp_path):
     again = run_cluster(spark, ClusterOptions(table="zorder_events", columns=["product_id"], num_files=1))
     assert again["after"]["rows"] == 30_000
     assert spark.table("zorder_events").orderBy("event_id").collect() == before
+
+
+def test_lost_staged_file_fails_verification_and_leaves_table(spark, partitioned, monkeypatch):
+    from spark_jobs import rewrite
+
+    before = visible_files(partitioned)
+    real_write = rewrite.write_batch
+
+    def write_then_lose_a_file(spark_, df, units, columns, out_dir, *args):
+        checks = real_write(spark_, df, units, columns, out_dir, *args)
+        victim = sorted(p for p in Path(out_dir).rglob("*.parquet"))[0]
+        victim.unlink()  # a file lost by storage between the write and the commit
+        return checks
+
+    monkeypatch.setattr(rewrite, "write_batch", write_then_lose_a_file)
+    with pytest.raises(rewrite.VerificationError, match="staged files hold"):
+        run_cluster(spark, ClusterOptions(table=partitioned, columns=["user_id"], num_files=2))
+    assert visible_files(partitioned) == before
+    journals = list(Path(partitioned, "_zorder", "journal").glob("*.json"))
+    assert [json.loads(j.read_text())["state"] for j in journals] == ["rolled_back"]
+    assert not list(Path(partitioned, "_zorder", "staging").rglob("*.parquet"))

@@ -62,7 +62,9 @@ FLOAT_EDGES = [0.0, -0.0, math.inf, -math.inf, 5e-324, -5e-324, 1.79769313486231
 
 float64_values = st.one_of(st.sampled_from(FLOAT_EDGES + NAN_VARIANTS), st.floats(allow_nan=True, allow_infinity=True))
 float32_values = st.one_of(
-    st.sampled_from([0.0, -0.0, math.inf, -math.inf, math.nan, -math.nan, 1.401298464324817e-45, 3.4028234663852886e38]),
+    st.sampled_from(
+        [0.0, -0.0, math.inf, -math.inf, math.nan, -math.nan, 1.401298464324817e-45, 3.4028234663852886e38]
+    ),
     st.floats(width=32, allow_nan=True, allow_infinity=True),
 )
 float16_values = st.one_of(st.sampled_from([0.0, -0.0, math.inf, -math.nan, 65504.0]), st.floats(width=16))
@@ -149,6 +151,7 @@ CASES: dict[str, tuple[pa.DataType, st.SearchStrategy[Any], Callable[[Any], Any]
     "large_string": (pa.large_string(), texts, identity),
     "binary": (pa.binary(), binaries, identity),
     "large_binary": (pa.large_binary(), binaries, identity),
+    "fixed_size_binary[3]": (pa.binary(3), st.binary(min_size=3, max_size=3), identity),
     "bool": (pa.bool_(), st.booleans(), identity),
 }
 
@@ -377,6 +380,16 @@ def test_dominated_column_yields_sensible_ids() -> None:
     assert (np.diff(ids[order].astype(np.int64)) >= 0).all()
 
 
+def test_dominant_minimum_is_not_a_boundary() -> None:
+    """A quantile boundary equal to the minimum would leave id 1 empty: it is dropped."""
+    vals = np.concatenate([np.zeros(9000, dtype=np.int64), np.arange(1, 1001)])
+    arr = pa.array(vals)
+    bounds = compute_boundaries(arr, 100)
+    assert bounds.to_pylist()[0] > 0
+    ids = range_ids(arr, bounds)
+    assert (ids[vals == 0] == 1).all() and ids.max() == num_ids(bounds) - 1
+
+
 @pytest.mark.parametrize("values", [np.arange(10**9, 10**9 + 1001), np.linspace(1e9, 1e9 + 1000, 5000)])
 def test_non_zero_based_range_uses_whole_curve(values: np.ndarray) -> None:
     arr = pa.array(values)
@@ -462,14 +475,23 @@ def test_check_clusterable_type_rejects(spark_type: str, hint: str) -> None:
     assert isinstance(err.value, ValueError)
 
 
-@pytest.mark.parametrize("typ", [t for t, _, _ in CASES.values()] + [pa.time32("s"), pa.dictionary(pa.int8(), pa.string())])
+@pytest.mark.parametrize(
+    "typ", [t for t, _, _ in CASES.values()] + [pa.time32("s"), pa.dictionary(pa.int8(), pa.string())]
+)
 def test_check_arrow_type_accepts(typ: pa.DataType) -> None:
     check_arrow_type("c", typ)
 
 
 @pytest.mark.parametrize(
     "typ",
-    [pa.list_(pa.int32()), pa.map_(pa.string(), pa.int32()), pa.struct([("a", pa.int32())]), pa.null(), pa.duration("us"), pa.string_view()],
+    [
+        pa.list_(pa.int32()),
+        pa.map_(pa.string(), pa.int32()),
+        pa.struct([("a", pa.int32())]),
+        pa.null(),
+        pa.duration("us"),
+        pa.string_view(),
+    ],
 )
 def test_check_arrow_type_rejects(typ: pa.DataType) -> None:
     with pytest.raises(UnsupportedColumnType, match="'my_col'"):
