@@ -337,10 +337,11 @@ def print_table(res: dict[str, Any]) -> list[tuple[str, bool, str]]:
     p(hdr)
     p("-" * len(hdr))
 
-    def row(name: str, d: dict, files: Any) -> None:
+    def row(name: str, d: dict, files: Any, spark: bool = True) -> None:
+        jvm = f"{d['peak_jvm_rss_mb']:.0f}" if spark else "-"
+        wrk = f"{d['peak_workers_pss_mb']:.0f}" if spark else "-"
         p(f"{name:<28}{d['wall_s']:>9.1f}{ratio(d['wall_s'], base):>9}{d['cpu_s']:>8.0f}{ratio(d['cpu_s'], base_cpu):>9}"
-          f"{d['peak_python_rss_mb']:>11.0f}{d['peak_jvm_rss_mb']:>12.0f}{d['peak_workers_pss_mb']:>12.0f}{files!s:>7}"
-          f"{d['load1_end']:>7.1f}")
+          f"{d['peak_python_rss_mb']:>11.0f}{jvm:>12}{wrk:>12}{files!s:>7}{d['load1_end']:>7.1f}")
 
     row("baseline (before)", res["baseline_before"], res["baseline_before"].get("files", "-"))
     row("baseline (after)", res["baseline_after"], res["baseline_after"].get("files", "-"))
@@ -349,9 +350,11 @@ def print_table(res: dict[str, Any]) -> list[tuple[str, bool, str]]:
         row(f"run_cluster {curve}", c, c["report"]["files"])
     if res.get("delta_rs") and "z_order" in res["delta_rs"]:
         d = res["delta_rs"]
-        row("delta-rs write_deltalake", d["write"], d["written_files"])
-        row("delta-rs optimize.z_order", d["z_order"], d["report"]["files"])
+        row("delta-rs write_deltalake", d["write"], d["written_files"], spark=False)
+        row("delta-rs optimize.z_order", d["z_order"], d["report"]["files"], spark=False)
     p(f"(baseline spread before/after: {res['baseline_spread']:.0%} of the mean)")
+    if res.get("delta_rs") and "z_order" in res["delta_rs"]:
+        p("(delta-rs runs in this Python process after the SparkSession is stopped: its memory is the py RSS column)")
     p(f"(cpu s = user+system seconds of the Python driver, the JVM and its Python workers; load1 = 1-minute "
       f"load average at the end of the phase on this {res['cpus']}-CPU machine)")
     p("(baseline = read + repartitionByRange(l_orderkey) + sortWithinPartitions + write; "

@@ -13,7 +13,11 @@ stamp=.venv/.installed-$(cat pyproject.toml constraints.txt | sha1sum | cut -c1-
 if [ -f "$stamp" ]; then exit 0; fi
 [ -x .venv/bin/python ] || "$PY" -m venv .venv
 .venv/bin/python -m pip install -q --disable-pip-version-check --upgrade pip >/dev/null
-.venv/bin/python -m pip install -q --disable-pip-version-check -c constraints.txt -e ".[dev,bench]"
+if ! .venv/bin/python -m pip install -q --disable-pip-version-check -c constraints.txt -e ".[dev,bench]" \
+    > .venv/install.log 2>&1; then
+  tail -40 .venv/install.log >&2
+  exit 1
+fi
 rm -f .venv/.installed-*
 touch "$stamp"
 echo "installed into $(pwd)/.venv" >&2
