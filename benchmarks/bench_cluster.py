@@ -213,6 +213,20 @@ def report_of(table_dir: Path, values: dict) -> dict[str, Any]:
     return layout_report.point_query_report(str(table_dir), COLUMNS, values=values)
 
 
+def code_state() -> dict[str, Any]:
+    """Which version of the job was measured: HEAD and uncommitted changes (read-only git calls)."""
+    import subprocess
+
+    def git(*args: str) -> str:
+        try:
+            return subprocess.run(["git", *args], cwd=REPO, capture_output=True, text=True, timeout=20).stdout
+        except (OSError, subprocess.SubprocessError):
+            return ""
+
+    return {"head": git("rev-parse", "--short", "HEAD").strip(),
+            "modified": [ln[3:] for ln in git("status", "--porcelain", "--", "spark_jobs", "airflow_zorder").splitlines()]}
+
+
 def build_spark(shuffle_partitions: int):
     from pyspark.sql import SparkSession
 
@@ -257,15 +271,20 @@ def warm_up(spark, src: Path, work: Path, n: int) -> None:
 
 
 class SubPhaseTimer:
-    """Wraps spark_jobs.rewrite's plan/write functions to split run_cluster's stage phase (job code untouched)."""
+    """Wraps spark_jobs.rewrite's step functions to split run_cluster's stage phase (the job code is untouched).
 
-    NAMES = ("plan_unit", "route_values", "write_unit")
+    Whichever of the known step names the current rewrite module has are timed (the module's
+    API has changed between versions: plan_unit/write_unit, then plan_batch/write_batch).
+    """
+
+    NAMES = ("count_rows", "plan_unit", "plan_batch", "route_values", "write_unit", "write_batch",
+             "read_staged", "staged_checksum")
 
     def __init__(self) -> None:
         from spark_jobs import rewrite
 
         self.rewrite = rewrite
-        self.orig = {n: getattr(rewrite, n) for n in self.NAMES}
+        self.orig = {n: getattr(rewrite, n) for n in self.NAMES if callable(getattr(rewrite, n, None))}
         self.times: dict[str, float] = {}
 
     def __enter__(self) -> "SubPhaseTimer":
@@ -282,6 +301,19 @@ class SubPhaseTimer:
     def __exit__(self, *exc) -> None:
         for name, fn in self.orig.items():
             setattr(self.rewrite, name, fn)
+
+    def summary(self, result: dict[str, Any]) -> dict[str, float]:
+        """Step times, plus the write without its routing job and the rest of the stage phase."""
+        subs = {k: round(v, 3) for k, v in self.times.items()}
+        plan = subs.get("plan_unit", 0.0) + subs.get("plan_batch", 0.0)
+        write = subs.get("write_unit", 0.0) + subs.get("write_batch", 0.0)
+        if "route_values" in subs:  # called from inside the write
+            subs["write_excl_routes"] = round(write - subs["route_values"], 3)
+        phases = result.get("phases", {})
+        timed = plan + write + subs.get("count_rows", 0.0) + subs.get("read_staged", 0.0) + subs.get("staged_checksum", 0.0)
+        subs["stage_other"] = round(phases.get("stage_and_verify_s", 0.0) - timed, 3)
+        subs["outside_phases"] = round(result.get("duration_s", 0.0) - sum(phases.values()), 3)
+        return subs
 
 
 def run_delta(src: Path, dst: Path, n: int, mon: MemoryMonitor, values: dict) -> dict[str, Any]:
@@ -380,7 +412,9 @@ def print_table(res: dict[str, Any]) -> list[tuple[str, bool, str]]:
         frow("delta-rs z_order", d["report"])
         p(f"  (delta-rs made {d['report']['files']} files; its own ideal for that count is {d['report']['ideal']:.3f})")
     p("")
-    p("run_cluster phases (s)")
+    code = res.get("code", {})
+    p(f"run_cluster phases (s), job code at {code.get('head', '?')}"
+      + (f" + uncommitted changes in {', '.join(code['modified'])}" if code.get("modified") else ""))
     for curve, c in res["curves"].items():
         ph = c["result"].get("phases", {})
         sub = c["sub_phases_s"]
@@ -437,9 +471,10 @@ def main(argv: list[str] | None = None) -> int:
     src = work / f"lineitem_sf{a.sf:g}_{n}"
 
     mon = MemoryMonitor().start()
+    code = code_state()
     res: dict[str, Any] = {"sf": a.sf, "files": n, "columns": COLUMNS, "curves": {}, "shuffle_partitions": 64,
                            "started": time.strftime("%Y-%m-%dT%H:%M:%S"), "cpus": os.cpu_count(),
-                           "total_memory_mb": round(psutil.virtual_memory().total / MB)}
+                           "total_memory_mb": round(psutil.virtual_memory().total / MB), "code": code}
 
     gen: dict[str, Any] = {}
     with phase(mon, "generate / reuse TPC-H data", gen):
@@ -477,13 +512,7 @@ def main(argv: list[str] | None = None) -> int:
                 with SubPhaseTimer() as sub:
                     r = run_cluster(spark, ClusterOptions(table=str(dst), columns=list(COLUMNS), curve=curve,
                                                           num_files=n))
-            subs = {k: round(v, 3) for k, v in sub.times.items()}
-            stage = r.get("phases", {}).get("stage_and_verify_s", 0.0)
-            subs["write_excl_routes"] = round(subs.get("write_unit", 0.0) - subs.get("route_values", 0.0), 3)
-            subs["stage_other(count,reread,verify)"] = round(
-                stage - subs.get("plan_unit", 0.0) - subs.get("write_unit", 0.0), 3)
-            subs["untimed(resolve,lock,recover,begin)"] = round(r.get("duration_s", 0.0) - sum(r.get("phases", {}).values()), 3)
-            d["sub_phases_s"] = subs
+            d["sub_phases_s"] = sub.summary(r)
             d["result"] = r
             d["report"] = report_of(dst, values)
             res["curves"][curve] = d

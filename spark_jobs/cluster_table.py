@@ -153,11 +153,18 @@ def _merged_schema(spark, units: list[Unit]):
 
 
 def _stage_batch(spark, fs: FileSystem, opts: ClusterOptions, schema, columns: list[str], batch: list[Unit],
-                 staging: str, b: int) -> tuple[list[dict], list[dict]]:
+                 staging: str, b: int, phases: dict[str, float]) -> tuple[list[dict], list[dict]]:
     """Rewrite a batch of units into ``staging/<unit relpath>/`` and verify it; returns (done, skipped)."""
+    def lap(name: str, since: float) -> float:
+        now = time.time()
+        phases[name] = round(phases.get(name, 0.0) + now - since, 3)
+        return now
+
+    t = time.time()
     work = [rewrite.UnitWork(i, u.label, [f.path for f in u.files], 0) for i, u in enumerate(batch)]
     df = rewrite.read_batch(spark, work, schema)
     counts = rewrite.count_rows(df)
+    t = lap("count_s", t)
     live, skipped = [], []
     for w, u in zip(work, batch):
         w.rows = counts.get(w.index, 0)
@@ -169,11 +176,14 @@ def _stage_batch(spark, fs: FileSystem, opts: ClusterOptions, schema, columns: l
     if not live:
         return [], skipped
     rewrite.plan_batch(df, live, columns, opts.curve, opts.num_ranges, opts.salt_bits, opts.seed + b)
+    t = lap("sample_and_plan_s", t)
     out = join(staging, f"_batch{b}")
     obs_in, obs_out = rewrite.write_batch(spark, df, live, columns, out, opts.compression, f"b{b}")
+    t = lap("write_s", t)
     staged_df = rewrite.read_staged(spark, out, schema)
     full = rewrite.staged_checksum(staged_df) if opts.verify == "full" else None
     rewrite.verify(live, obs_in, obs_out, rewrite.count_rows(staged_df), full)
+    t = lap("verify_s", t)
     done = []
     for w in live:
         unit = batch[w.index]
@@ -232,7 +242,7 @@ def run_cluster(spark, opts: ClusterOptions) -> dict[str, Any]:
                 resolved_columns = _check_columns(types, ref.partition_columns, opts.columns)
             for b, start in enumerate(range(0, len(with_files), BATCH_UNITS)):
                 batch = with_files[start:start + BATCH_UNITS]
-                done, empty = _stage_batch(spark, fs, opts, schema, resolved_columns, batch, staging, b)
+                done, empty = _stage_batch(spark, fs, opts, schema, resolved_columns, batch, staging, b, phases)
                 done_units.extend(done)
                 skipped.extend(empty)
         except Exception:

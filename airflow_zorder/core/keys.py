@@ -30,7 +30,7 @@ class KeyPlan:
     positions: tuple[np.ndarray, ...]  # per column: range id -> curve coordinate (uint64, < 2**bits)
     bits: int
     salt_bits: int
-    file_bounds: np.ndarray  # sorted keys (numpy bytes dtype); file id = number of bounds <= key
+    file_bounds: np.ndarray  # sorted keys as_sortable(); file id = number of bounds <= key
 
     @property
     def num_files(self) -> int:
@@ -105,10 +105,25 @@ def compute_keys(plan_or_parts: KeyPlan, values: Sequence[pa.Array], salt: pa.Ar
     return np.ascontiguousarray(np.hstack([curve_bytes, _salt_bytes(salt, n, plan.salt_bits)]))
 
 
+def is_compact(plan: KeyPlan) -> bool:
+    """Keys of at most 8 bytes travel as one 64-bit integer: cheaper to shuffle, sort and search."""
+    return plan.key_width <= 8
+
+
 def as_sortable(keys: np.ndarray) -> np.ndarray:
-    """View (n, w) key bytes as a numpy fixed-width bytes array that sorts like the bytes (memcmp)."""
+    """Keys in a numpy form that sorts like their bytes: uint64 for <= 8 bytes, else fixed-width bytes."""
     keys = np.ascontiguousarray(keys, dtype=np.uint8)
-    return keys.view(f"S{keys.shape[1]}").reshape(keys.shape[0]) if keys.shape[1] else np.zeros(keys.shape[0], "S1")
+    n, w = keys.shape
+    if w <= 8:
+        padded = np.zeros((n, 8), dtype=np.uint8)
+        padded[:, 8 - w:] = keys
+        return padded.view(">u8").reshape(n).astype(np.uint64)
+    return keys.view(f"S{w}").reshape(n)
+
+
+def to_signed(sortable: np.ndarray) -> np.ndarray:
+    """uint64 keys as int64 with the same order (sign bit flipped), for a Spark LongType column."""
+    return (sortable ^ np.uint64(1 << 63)).view(np.int64)
 
 
 def file_ids(plan: KeyPlan, keys: np.ndarray) -> np.ndarray:
@@ -116,6 +131,66 @@ def file_ids(plan: KeyPlan, keys: np.ndarray) -> np.ndarray:
     if plan.num_files == 1:
         return np.zeros(keys.shape[0], dtype=np.int32)
     return np.searchsorted(plan.file_bounds, as_sortable(keys), side="right").astype(np.int32)
+
+
+def _words(keys: np.ndarray) -> np.ndarray:
+    """(n, w) key bytes -> (n, m) big-endian uint64 words (right-padded with zeros: order kept)."""
+    n, w = keys.shape
+    m = max(1, (w + 7) // 8)
+    padded = np.zeros((n, m * 8), dtype=np.uint8)
+    padded[:, :w] = keys
+    return padded.view(">u8").reshape(n, m).astype(np.uint64)
+
+
+def _msb(x: np.ndarray) -> np.ndarray:
+    """Index of the highest set bit of each uint64 (x > 0)."""
+    out = np.zeros(x.shape, dtype=np.int64)
+    x = x.copy()
+    for shift in (32, 16, 8, 4, 2, 1):
+        big = x >= (np.uint64(1) << np.uint64(shift))
+        out[big] += shift
+        x[big] >>= np.uint64(shift)
+    return out
+
+
+def aligned_bounds(sorted_keys: np.ndarray, num_files: int, tolerance: float = 0.2) -> np.ndarray:
+    """File boundaries (as key bytes) near the sample quantiles, snapped to coarse curve cells.
+
+    Plain quantiles cut the curve anywhere, so a file straddling two large cells spans
+    the whole range of the curve's lowest-order column inside them. Within +-tolerance
+    of each quantile we cut where neighbouring keys differ at the highest bit, and place
+    the boundary on the cell edge there (the key with the bits below cleared).
+    """
+    n, w = sorted_keys.shape
+    words = _words(sorted_keys)
+    m = words.shape[1]
+    diff = words[1:] ^ words[:-1]  # pair j-1, j  -> index j-1
+    nz = diff != 0
+    has = nz.any(axis=1)
+    q = np.argmax(nz, axis=1)
+    top = diff[np.arange(n - 1), q]
+    score = np.where(has, (m - 1 - q) * 64 + _msb(np.where(has, top, np.uint64(1))), -1)
+    half = max(1, int(tolerance * n / num_files))
+    out = np.zeros((num_files - 1, w), dtype=np.uint8)
+    for k in range(1, num_files):
+        target = (k * n) // num_files
+        lo, hi = max(1, target - half), min(n - 1, target + half)
+        if lo > hi:
+            j = min(max(target, 1), n - 1)
+        else:
+            cand = np.arange(lo, hi + 1)
+            s = score[cand - 1]
+            best = s.max()
+            j = int(cand[s == best][np.argmin(np.abs(cand[s == best] - target))]) if best >= 0 else target
+        jj = min(max(j, 1), n - 1)
+        b_words = words[jj].copy()
+        if score[jj - 1] >= 0:
+            qj = int(q[jj - 1])
+            bit = int(score[jj - 1] - (m - 1 - qj) * 64)
+            b_words[qj] &= ~np.uint64((1 << bit) - 1) if bit < 64 else np.uint64(0)
+            b_words[qj + 1:] = 0
+        out[k - 1] = b_words.astype(">u8").view(np.uint8)[:w]
+    return out
 
 
 def build_plan(
@@ -144,14 +219,14 @@ def build_plan(
     positions = tuple(
         mass_positions(ranges.range_ids(sample.column(c), b), ranges.num_ids(b), bits) for c, b in zip(cols, bounds)
     )
-    partial = KeyPlan(curve, cols, bounds, positions, bits, salt_bits, np.zeros(0, dtype="S1"))
+    partial = KeyPlan(curve, cols, bounds, positions, bits, salt_bits, np.zeros(0, dtype=np.uint64))
     if num_files == 1 or sample.num_rows == 0:
         return partial
     salt = sample.column(salt_column) if (salt_bits and salt_column) else None
     if salt_bits and salt is None:
         raise ValueError("salt_bits > 0 needs the sample's row-hash column (salt_column)")
-    keys = compute_keys(partial, [sample.column(c).combine_chunks() for c in cols], salt.combine_chunks() if salt is not None else None)
-    ordered = np.sort(as_sortable(keys))
-    cut = (np.arange(1, num_files) * len(ordered)) // num_files
-    file_bounds = ordered[np.clip(cut, 0, len(ordered) - 1)]
+    keys = compute_keys(partial, [sample.column(c).combine_chunks() for c in cols],
+                        salt.combine_chunks() if salt is not None else None)
+    ordered = keys[np.argsort(as_sortable(keys), kind="stable")]
+    file_bounds = np.sort(as_sortable(aligned_bounds(ordered, num_files)))
     return KeyPlan(curve, cols, bounds, positions, bits, salt_bits, file_bounds)
