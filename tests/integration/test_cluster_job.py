@@ -18,7 +18,7 @@ from airflow_zorder.core.layout_report import point_query_report
 from airflow_zorder.core.lock import TableLock, TableLockedError
 from airflow_zorder.core.fs import LocalFileSystem
 from spark_jobs import cluster_table
-from spark_jobs.cluster_table import ClusterOptions, ClusteringError, run_cluster
+from spark_jobs.cluster_table import ClusterOptions, ClusteringError, run_action, run_cluster
 from spark_jobs.table import TableError
 
 pytestmark = pytest.mark.spark
@@ -201,6 +201,20 @@ def test_catalog_table_switches_location_atomically(spark, tmp_path):
     again = run_cluster(spark, ClusterOptions(table="zorder_events", columns=["product_id"], num_files=1))
     assert again["after"]["rows"] == 30_000
     assert spark.table("zorder_events").orderBy("event_id").collect() == before
+    # once the retention has passed, cleanup deletes exactly the replaced files; the table still reads whole
+    cleaned = run_action(spark, ClusterOptions(table="zorder_events", columns=[], retention_hours=0), "cleanup")
+    assert not [f for f in os.listdir(os.path.join(src, "day=2026-01-01")) if f.endswith(".parquet")]
+    assert any("day=2026-01-01" in p for p in cleaned["cleaned"])
+    spark.sql("REFRESH TABLE zorder_events")
+    assert spark.table("zorder_events").orderBy("event_id").collect() == before
+
+
+def test_retention_zero_purges_replaced_files(spark, flat):
+    before_rows = rows_of(flat)
+    result = run_cluster(spark, ClusterOptions(table=flat, columns=["product_id"], num_files=2, retention_hours=0))
+    assert not os.path.exists(os.path.join(flat, "_zorder", "trash", result["run_id"]))
+    assert len(visible_files(flat)) == 2
+    assert rows_of(flat).equals(before_rows)
 
 
 def test_lost_staged_file_fails_verification_and_leaves_table(spark, partitioned, monkeypatch):
