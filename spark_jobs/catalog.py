@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from pyspark.sql import SparkSession
 
-from spark_jobs.table import HOME_PROPERTY, STATE_DIR, TableError, TableRef, Unit, join, list_units
+from airflow_zorder.core.fs import join
+from spark_jobs.table import HOME_PROPERTY, STATE_DIR, TableError, TableRef, Unit, list_units
 
 
 def _quote(name: str) -> str:

@@ -28,7 +28,8 @@ from airflow_zorder.core.fs import FileSystem, filesystem_for
 from airflow_zorder.core.lock import TableLock
 from airflow_zorder.core.sizing import DEFAULT_TARGET_FILE_SIZE, num_output_files, parse_size
 from spark_jobs import catalog, rewrite
-from spark_jobs.table import TableError, TableRef, Unit, check_parquet, is_path, join, list_units, parse_partitions, select_units
+from airflow_zorder.core.fs import join
+from spark_jobs.table import TableError, TableRef, Unit, check_parquet, is_path, list_units, parse_partitions, select_units
 
 
 BATCH_UNITS = 64  # partitions rewritten by one set of Spark jobs

@@ -12,7 +12,7 @@ import posixpath
 from dataclasses import dataclass, field
 from urllib.parse import unquote
 
-from airflow_zorder.core.fs import FileInfo, FileSystem
+from airflow_zorder.core.fs import FileInfo, FileSystem, join, relpath
 
 STATE_DIR = "_zorder"
 HOME_PROPERTY = "airflow_zorder.home"
@@ -60,15 +60,6 @@ class TableRef:
         return join(self.home, STATE_DIR)
 
 
-def join(base: str, *parts: str) -> str:
-    """Join path parts onto a path or URI without disturbing its scheme."""
-    out = base.rstrip("/")
-    for p in parts:
-        if p:
-            out = out + "/" + p.strip("/")
-    return out
-
-
 def is_path(table: str) -> bool:
     """A table argument with a slash or a URI scheme is a path; anything else a catalog name."""
     return "/" in table or "://" in table or table.startswith(".")
@@ -76,26 +67,6 @@ def is_path(table: str) -> bool:
 
 def _hidden(rel: str) -> bool:
     return any(part.startswith(("_", ".")) for part in rel.split("/"))
-
-
-def _relative(root: str, path: str) -> str:
-    """``path`` relative to ``root``, tolerant of file:/ vs file:/// vs plain-path spellings."""
-    def norm(p: str) -> str:
-        for prefix in ("file://", "file:"):
-            if p.startswith(prefix):
-                p = p[len(prefix):]
-                break
-        return "/" + p.lstrip("/") if not p.startswith("/") and "://" not in p else p
-
-    r, p = norm(root).rstrip("/"), norm(path)
-    if "://" in r:  # remote URIs: compare after the scheme://authority
-        r, p = r.split("://", 1)[1], p.split("://", 1)[1] if "://" in p else p
-        r, p = r.split("/", 1)[1] if "/" in r else "", p.split("/", 1)[1] if "/" in p else ""
-        r = "/" + r
-        p = "/" + p
-    if not p.startswith(r + "/"):
-        raise TableError(f"file {path} is not under table directory {root}")
-    return p[len(r) + 1:]
 
 
 def _spec_of(dir_rel: str) -> dict[str, str]:
@@ -113,7 +84,10 @@ def list_units(fs: FileSystem, root: str) -> tuple[list[str], list[Unit]]:
     units: dict[str, Unit] = {}
     partition_columns: list[str] | None = None
     for info in fs.list_files(root, recursive=True):
-        rel = _relative(root, info.path)
+        try:
+            rel = relpath(root, info.path)
+        except ValueError:
+            raise TableError(f"file {info.path} is not under table directory {root}") from None
         if _hidden(rel):
             continue
         dir_rel = posixpath.dirname(rel)

@@ -88,6 +88,10 @@ class FileSystem(Protocol):
         """Replace ``path``'s content so that readers see the old or the new text, never a mix."""
         ...
 
+    def read_tail(self, path: str, n: int) -> bytes:
+        """The last ``n`` bytes of a file (e.g. the Parquet magic), without reading the rest."""
+        ...
+
     def create_exclusive(self, path: str, text: str) -> bool:
         """Create ``path`` with ``text`` only if it does not exist (atomically); False if it existed."""
         ...
@@ -257,6 +261,13 @@ class LocalFileSystem:
     def read_text(self, path: str) -> str:
         """UTF-8 content of a file."""
         with open(self._local(path), encoding="utf-8") as f:
+            return f.read()
+
+    def read_tail(self, path: str, n: int) -> bytes:
+        """Last ``n`` bytes of a file."""
+        with open(self._local(path), "rb") as f:
+            f.seek(0, os.SEEK_END)
+            f.seek(max(0, f.tell() - n))
             return f.read()
 
     def _write_temp(self, target: str, text: str) -> str:
@@ -448,6 +459,20 @@ class HadoopFileSystem:
         finally:
             stream.close()
         return bytes(data).decode("utf-8")
+
+    def read_tail(self, path: str, n: int) -> bytes:
+        """Last ``n`` bytes: seek to the tail, read it with commons-io (py4j copies the array back)."""
+        jp = self._path(path)
+        fs = self._fs(jp)
+        size = fs.getFileStatus(jp).getLen()
+        want = min(n, size)
+        stream = fs.open(jp)
+        try:
+            stream.seek(size - want)
+            data = self._jvm.org.apache.commons.io.IOUtils.toByteArray(stream, want)
+        finally:
+            stream.close()
+        return bytes(data)
 
     def _write_new(self, fs: Any, jp: Any, text: str, overwrite: bool) -> None:
         out = fs.create(jp, overwrite)

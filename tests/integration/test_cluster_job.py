@@ -129,10 +129,13 @@ def test_missing_table_and_non_parquet_data_are_clear(spark, tmp_path):
         run_cluster(spark, ClusterOptions(table=str(tmp_path / "nothing"), columns=["a"]))
     bad = tmp_path / "csv"
     bad.mkdir()
-    (bad / "data.csv").write_text("a,b\n1,2\n")
-    with pytest.raises(TableError, match="not a Parquet file"):
+    text = "a,b\n" + "1,2\n" * 100
+    (bad / "data.csv").write_text(text)
+    with pytest.raises(TableError, match="data.csv is not a Parquet file"):
         run_cluster(spark, ClusterOptions(table=str(bad), columns=["a"]))
-    assert (bad / "data.csv").read_text() == "a,b\n1,2\n"
+    assert (bad / "data.csv").read_text() == text
+    from airflow_zorder.core.fs import HadoopFileSystem
+    assert HadoopFileSystem(spark).read_tail(str(bad / "data.csv"), 4) == b"1,2\n"
     with pytest.raises(TableError, match="does not exist in the Spark catalog"):
         run_cluster(spark, ClusterOptions(table="no_such_db_table", columns=["a"]))
 

@@ -256,3 +256,312 @@ def test_files_fraction_for_columns(tmp_path: Path) -> None:
     assert files_fraction_for_columns(files, ["a"], {"a": [0, 3199]}) == {"a": pytest.approx(1 / n_files)}
     with pytest.raises(ValueError):
         files_fraction_for_columns(files, ["p"], {"p": [0]})  # partition column: no footer stats
+
+
+# --------------------------------------------------------------------------
+# Clustering information (overlaps, depth, histogram, uniform point query)
+# --------------------------------------------------------------------------
+
+import json  # noqa: E402
+import sys  # noqa: E402
+
+from airflow_zorder.core.metrics import (  # noqa: E402
+    ColumnClustering,
+    column_clustering,
+    depth_histogram_keys,
+    file_overlaps_and_depths,
+    partition_clustering,
+    table_clustering,
+)
+
+INF = float("inf")
+
+
+def brute_overlaps_depths(mins: list, maxs: list, has: list[bool]) -> tuple[list[int], list[int]]:
+    """O(N^2) definition: unknown files span (-inf, inf), all-null files have no range (0, 0)."""
+    n = len(mins)
+    kind = []
+    for lo, hi, h in zip(mins, maxs, has):
+        if h and lo is None and hi is None:
+            kind.append("empty")
+        elif not h or lo is None or hi is None or lo > hi or (isinstance(lo, float) and (math.isnan(lo) or math.isnan(hi))):
+            kind.append("unknown")
+        else:
+            kind.append("bounded")
+
+    def contains(j: int, x: Any) -> bool:
+        return kind[j] == "unknown" or (kind[j] == "bounded" and mins[j] <= x <= maxs[j])
+
+    def meets(i: int, j: int) -> bool:
+        if "empty" in (kind[i], kind[j]):
+            return False
+        if "unknown" in (kind[i], kind[j]):
+            return True
+        return mins[i] <= maxs[j] and mins[j] <= maxs[i]
+
+    points = [mins[j] for j in range(n) if kind[j] == "bounded"] + [maxs[j] for j in range(n) if kind[j] == "bounded"]
+    n_unknown = kind.count("unknown")
+    ov, dp = [], []
+    for i in range(n):
+        if kind[i] == "empty":
+            ov.append(0)
+            dp.append(0)
+            continue
+        ov.append(sum(1 for j in range(n) if j != i and meets(i, j)))
+        cand = points if kind[i] == "unknown" else [x for x in points if mins[i] <= x <= maxs[i]]
+        dp.append(max((sum(1 for j in range(n) if contains(j, x)) for x in cand), default=n_unknown))
+    return ov, dp
+
+
+def test_fully_overlapping_and_disjoint_files() -> None:
+    for n in (1, 2, 7, 40):
+        full = column_clustering([0] * n, [100] * n, None, 1)
+        assert full.average_overlaps == n - 1 and full.max_overlaps == n - 1
+        assert full.average_depth == n and full.max_depth == n
+        assert full.expected_files_read == n and full.expected_fraction == 1.0
+        disjoint = column_clustering([10 * i for i in range(n)], [10 * i + 9 for i in range(n)], None, 1)
+        assert disjoint.average_overlaps == 0 and disjoint.average_depth == 1 and disjoint.max_depth == 1
+        assert disjoint.expected_files_read == pytest.approx(1.0)  # ranges tile [0, 10n - 1]
+        assert disjoint.expected_fraction == pytest.approx(1 / n) and disjoint.ratio_to_ideal == pytest.approx(1.0)
+        assert disjoint.depth_histogram["00001"] == n
+    assert column_clustering([0] * 40, [1] * 40).depth_histogram["00064"] == 40
+
+
+def test_staircase_nested_and_local_depth() -> None:
+    ov, dp = file_overlaps_and_depths([0, 6, 12, 18], [10, 16, 22, 28])
+    assert ov.tolist() == [1, 2, 2, 1] and dp.tolist() == [2, 2, 2, 2]
+    ov, dp = file_overlaps_and_depths([0, 5, 10, 15], [10, 15, 20, 25])  # closed intervals: touching counts
+    assert ov.tolist() == [2, 3, 3, 2] and dp.tolist() == [3, 3, 3, 3]
+    ov, dp = file_overlaps_and_depths([0, 10, 20, 30], [100, 90, 80, 70])  # nested
+    assert ov.tolist() == [3, 3, 3, 3] and dp.tolist() == [4, 4, 4, 4]
+    ov, dp = file_overlaps_and_depths([0, 10, 30], [100, 20, 40])  # one wide file over two siblings
+    assert ov.tolist() == [2, 1, 1] and dp.tolist() == [2, 2, 2]
+    # depth is local to the file's own range
+    ov, dp = file_overlaps_and_depths([0, 5, 5, 20], [10, 6, 7, 30])
+    assert ov.tolist() == [2, 2, 2, 0] and dp.tolist() == [3, 3, 3, 1]
+    cc = column_clustering([0, 5, 5, 20], [10, 6, 7, 30])
+    assert cc.average_depth == 2.5 and cc.max_depth == 3 and cc.average_overlaps == 1.5
+
+
+def test_constant_files() -> None:
+    cc = column_clustering([5, 5, 6], [5, 5, 6])
+    assert cc.constant_files == 3
+    assert cc.average_overlaps == pytest.approx(2 / 3) and cc.max_depth == 2
+    # v uniform over {5, 6}: v=5 reads 2 files, v=6 reads 1
+    assert cc.expected_files_read == pytest.approx(1.5) and cc.expected_fraction == pytest.approx(0.5)
+    assert cc.fraction_space == "value"
+    # a single constant file is read by every query on its (one-value) range
+    assert column_clustering([7], [7]).expected_fraction == 1.0
+    # dates: resolution one day
+    d0 = dt.date(2024, 1, 1)
+    cc = column_clustering(pa.array([d0, d0 + dt.timedelta(1)]), pa.array([d0, d0 + dt.timedelta(3)]))
+    assert cc.expected_files_read == pytest.approx((1 + 3) / 4) and cc.constant_files == 1
+
+
+def test_missing_stats_overlap_everything_and_all_null_files_are_left_out() -> None:
+    mins = pa.array([0, 10, 20, None, None], pa.int64())
+    maxs = pa.array([9, 19, 29, None, None], pa.int64())
+    has = [True, True, True, False, True]  # file 3: no stats, file 4: all null
+    ov, dp = file_overlaps_and_depths(mins, maxs, has)
+    assert ov.tolist() == [1, 1, 1, 3, 0] and dp.tolist() == [2, 2, 2, 2, 0]
+    cc = column_clustering(mins, maxs, has, 1)
+    assert (cc.num_files, cc.files_with_stats, cc.files_without_stats, cc.all_null_files) == (5, 4, 1, 1)
+    assert cc.average_overlaps == 1.5 and cc.average_depth == 2.0 and cc.max_depth == 2
+    assert sum(cc.depth_histogram.values()) == 4 and cc.depth_histogram["00000"] == 0
+    # 3 disjoint files tile [0, 29]: 1 file + the unknown one per query; the all-null file is never read
+    assert cc.expected_files_read == pytest.approx(2.0) and cc.expected_fraction == pytest.approx(2 / 5)
+    # untrustworthy bounds (min > max, one bound null) count as missing
+    cc = column_clustering(pa.array([5, 1, 0]), pa.array([1, None, 3]), [True, True, True])
+    assert cc.files_without_stats == 2 and cc.average_overlaps == 2 and cc.average_depth == 3
+    # nothing usable at all
+    cc = column_clustering(pa.nulls(3, pa.int64()), pa.nulls(3, pa.int64()), [False, False, True])
+    assert cc.average_overlaps == 1 and cc.average_depth == 2 and cc.expected_files_read == 2
+    assert cc.fraction_space is None
+    cc = column_clustering(pa.array([], pa.int64()), pa.array([], pa.int64()))
+    assert cc.num_files == 0 and cc.average_depth is None and cc.expected_fraction is None
+
+
+def test_depth_histogram_buckets() -> None:
+    assert depth_histogram_keys(0) == list(range(17)) == depth_histogram_keys(16)
+    assert depth_histogram_keys(17)[-2:] == [16, 32]
+    assert depth_histogram_keys(32)[-1] == 32 and depth_histogram_keys(33)[-2:] == [32, 64]
+    # depths 1, 16, 17, 32, 33 -> buckets 1, 16, 32, 32, 64
+    mins, maxs = [], []
+    for depth_, base in ((16, 1000), (17, 2000), (32, 3000), (33, 4000)):
+        mins += [base] * depth_
+        maxs += [base] * depth_
+    mins.append(0)
+    maxs.append(0)
+    cc = column_clustering(mins, maxs)
+    h = cc.depth_histogram
+    assert list(h) == [f"{k:05d}" for k in depth_histogram_keys(33)]
+    assert h["00001"] == 1 and h["00016"] == 16 and h["00032"] == 17 + 32 and h["00064"] == 33
+    assert sum(h.values()) == len(mins)
+
+
+def test_to_dict_is_json_and_round_trips() -> None:
+    cc = column_clustering(pa.array(["a", "b", None]), pa.array(["c", "d", None]), [True, True, False], 2, column="s")
+    d = json.loads(json.dumps(cc.to_dict()))
+    assert d["column"] == "s" and d["arrow_type"] == "string" and d["fraction_space"] == "rank"
+    assert ColumnClustering.from_dict(d) == cc
+    assert d["ideal_fraction"] == pytest.approx(3 ** -0.5)
+    assert d["ratio_to_ideal"] == pytest.approx(d["expected_fraction"] / d["ideal_fraction"])
+
+
+def test_uniform_fraction_spaces() -> None:
+    # strings: v uniform over the distinct bound values {a, b, c, d}
+    cc = column_clustering(pa.array(["a", "c"]), pa.array(["b", "d"]))
+    assert cc.fraction_space == "rank" and cc.expected_files_read == pytest.approx(1.0)
+    cc = column_clustering(pa.array(["a", "a"]), pa.array(["d", "b"]))  # points a, b, d: 2, 2, 1
+    assert cc.expected_files_read == pytest.approx(5 / 3)
+    # floats: continuous value space; constant files weigh one ulp
+    cc = column_clustering([0.0, 0.5, 0.25], [0.5, 1.0, 0.25])
+    assert cc.fraction_space == "value" and cc.expected_files_read == pytest.approx(1.0)
+    # infinite float range: rank space
+    cc = column_clustering([-INF, 0.0], [0.0, INF])
+    assert cc.fraction_space == "rank" and cc.expected_files_read == pytest.approx(4 / 3)
+    # extreme integer ranges stay exact
+    cc = column_clustering(pa.array([-(2**63)], pa.int64()), pa.array([2**63 - 1], pa.int64()))
+    assert cc.expected_fraction == 1.0
+    cc = column_clustering(pa.array([0, 2**63], pa.uint64()), pa.array([2**63 - 1, 2**64 - 1], pa.uint64()))
+    assert cc.expected_files_read == 1.0
+    # nanosecond timestamps far from 0: widths exact in integer arithmetic
+    t0 = 1_700_000_000_000_000_000
+    cc = column_clustering(pa.array([t0, t0 + 10], pa.timestamp("ns")), pa.array([t0 + 9, t0 + 19], pa.timestamp("ns")))
+    assert cc.expected_files_read == 1.0
+    # wide decimals: value space in float64 (approximate), resolution 10**-scale
+    typ = pa.decimal128(30, 2)
+    cc = column_clustering(pa.array([Decimal("0.00"), Decimal("1.00")], typ), pa.array([Decimal("0.99"), Decimal("1.99")], typ))
+    assert cc.fraction_space == "value" and cc.expected_files_read == pytest.approx(1.0)
+    # bool
+    assert column_clustering([False, True], [True, True]).expected_files_read == pytest.approx(1.5)
+
+
+def brute_files_read(mins: list, maxs: list, has: list[bool], domain: list) -> float:
+    """Mean over v in ``domain`` of the files a point query reads (definition, one value at a time)."""
+    return float(np.mean([brute_force(mins, maxs, has, [v])[0] * len(mins) for v in domain]))
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(data=st.data())
+def test_overlaps_depth_and_fraction_match_brute_force(data: st.DataObject) -> None:
+    elem_kind = data.draw(st.sampled_from(["int", "str", "float"]))
+    elem = {"int": st.integers(-30, 30), "str": st.text(alphabet="abc", max_size=3), "float": st.floats(-5, 5, width=32)}[elem_kind]
+    mins, maxs, has = _files(data.draw, elem, max_files=30)
+    typ = {"int": pa.int64(), "str": pa.string(), "float": pa.float64()}[elem_kind]
+    lo, hi = pa.array(mins, typ), pa.array(maxs, typ)
+    ov, dp = file_overlaps_and_depths(lo, hi, np.array(has))
+    eov, edp = brute_overlaps_depths(mins, maxs, has)
+    assert ov.tolist() == eov and dp.tolist() == edp
+    cc = column_clustering(lo, hi, np.array(has), 2)
+    ranged = [i for i in range(len(mins)) if not (has[i] and mins[i] is None)]
+    assert cc.max_depth == max((edp[i] for i in ranged), default=0)
+    if ranged:
+        assert cc.average_overlaps == pytest.approx(np.mean([eov[i] for i in ranged]))
+        assert cc.average_depth == pytest.approx(np.mean([edp[i] for i in ranged]))
+    hist = {}
+    for i in ranged:
+        key = next(k for k in depth_histogram_keys(edp[i]) if k >= edp[i])
+        hist[f"{key:05d}"] = hist.get(f"{key:05d}", 0) + 1
+    assert {k: v for k, v in cc.depth_histogram.items() if v} == hist
+    bounded = [i for i in range(len(mins)) if has[i] and mins[i] is not None]
+    if bounded and elem_kind != "float":
+        if elem_kind == "int":
+            domain = list(range(min(mins[i] for i in bounded), max(maxs[i] for i in bounded) + 1))
+        else:
+            domain = sorted({mins[i] for i in bounded} | {maxs[i] for i in bounded})
+        assert cc.expected_files_read == pytest.approx(brute_files_read(mins, maxs, has, domain))
+    # the per-partition pass gives the same answers as each partition alone
+    groups = data.draw(st.lists(st.integers(0, 3), min_size=len(mins), max_size=len(mins)))
+    table = _stats_table_from_bounds("c", lo, hi, has, [None if p == 0 else f"p={p}" for p in groups])
+    parts = partition_clustering(table, ["c"])
+    for p in set(groups):
+        idx = [i for i, x in enumerate(groups) if x == p]
+        alone = column_clustering(lo.take(pa.array(idx)), hi.take(pa.array(idx)), np.array(has)[idx], 1, column="c")
+        got = parts[None if p == 0 else f"p={p}"]["c"]
+        assert _same(got, alone)
+
+
+def _same(a: ColumnClustering, b: ColumnClustering) -> bool:
+    da, db = a.to_dict(), b.to_dict()
+    for k in da:
+        if isinstance(da[k], float) and isinstance(db[k], float):
+            assert da[k] == pytest.approx(db[k], rel=1e-12), k
+        else:
+            assert da[k] == db[k], k
+    return True
+
+
+def _stats_table_from_bounds(column: str, lo: pa.Array, hi: pa.Array, has: list[bool], partitions: list) -> pa.Table:
+    """A STATS_SCHEMA table for one column, in read_footers' text encoding."""
+    n = len(lo)
+    text = footer_stats._to_text
+    cols = {name: pa.nulls(n, field.type) for name, field in zip(footer_stats.STATS_SCHEMA.names, footer_stats.STATS_SCHEMA)}
+    cols.update(
+        path=pa.array([f"{p or ''}/f{i}.parquet" for i, p in enumerate(partitions)]),
+        column=pa.array([column] * n),
+        arrow_type=pa.array([str(lo.type)] * n),
+        min=text(lo),
+        max=text(hi),
+        has_stats=pa.array(has, pa.bool_()),
+        partition=pa.array(partitions, pa.string()),
+    )
+    return pa.Table.from_pydict(cols, schema=footer_stats.STATS_SCHEMA)
+
+
+def test_table_clustering_on_real_footers(tmp_path: Path) -> None:
+    # two partitions of 8 files; "a" sorted inside each partition, "b" random, "s" strings with a shared prefix
+    rng = np.random.default_rng(3)
+    for p in range(2):
+        part = tmp_path / f"dt=2024-01-0{p + 1}"
+        part.mkdir()
+        a = np.arange(800)
+        for i in range(8):
+            sl = slice(i * 100, (i + 1) * 100)
+            pq.write_table(
+                pa.table(
+                    {
+                        "a": a[sl],
+                        "b": rng.integers(0, 10_000, 100),
+                        "s": [f"key-{x:05d}" for x in a[sl]],
+                    }
+                ),
+                part / f"f{i}.parquet",
+            )
+    files = footer_stats.list_parquet_files(str(tmp_path))
+    stats = footer_stats.read_footers(files, ["a", "b", "s"])
+    out = table_clustering(stats, ["a", "b", "s"])
+    json.dumps(out)
+    assert out["num_files"] == 16 and out["num_clustering_columns"] == 3
+    # table-wide, both partitions hold the same values of "a": every value is in 2 files
+    assert out["per_column"]["a"]["average_overlaps"] == 1 and out["per_column"]["a"]["average_depth"] == 2
+    assert set(out["partitions"]) == {"dt=2024-01-01", "dt=2024-01-02"}
+    pa_ = out["partitions"]["dt=2024-01-01"]["columns"]["a"]
+    assert pa_["average_overlaps"] == 0 and pa_["average_depth"] == 1 and pa_["expected_fraction"] == pytest.approx(1 / 8)
+    assert out["partitions"]["dt=2024-01-01"]["columns"]["s"]["average_depth"] == 1
+    assert out["partitions"]["dt=2024-01-01"]["num_files"] == 8
+    assert out["worst_column"] == "b" and out["headline"] == out["partition_ratio"]["b"]
+    assert out["partition_ratio"]["b"] > 1.5 > out["partition_ratio"]["a"]
+    # agrees with column_bounds + column_clustering
+    mins, maxs, has = footer_stats.column_bounds(stats, "b")
+    assert out["per_column"]["b"] == column_clustering(mins, maxs, has, 3, column="b").to_dict()
+    parts = partition_clustering(stats, ["a", "b"])
+    assert set(parts) == {"dt=2024-01-01", "dt=2024-01-02"} and set(parts["dt=2024-01-02"]) == {"a", "b"}
+    # unpartitioned table: headline == worst ratio_to_ideal
+    flat = table_clustering(stats.drop_columns(["partition"]).append_column(
+        "partition", pa.nulls(stats.num_rows, pa.string())).select(footer_stats.STATS_SCHEMA.names), ["a", "b"])
+    assert list(flat["partitions"]) == [""]
+    assert flat["headline"] == pytest.approx(max(flat["per_column"][c]["ratio_to_ideal"] for c in ("a", "b")))
+
+
+def test_table_clustering_is_fast() -> None:
+    sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "benchmarks"))
+    from bench_metrics import build_stats_table
+
+    stats = build_stats_table(100_000, 50)  # 400k stats rows
+    table_clustering(stats.slice(0, 4000), ["id", "k", "x", "d"])  # warm-up
+    t0 = time.perf_counter()
+    out = table_clustering(stats, ["id", "k", "x", "d"])
+    elapsed = time.perf_counter() - t0
+    assert out["per_column"]["id"]["num_files"] == 100_000
+    assert elapsed < 3.0, f"{elapsed:.2f}s for 400k stats rows"
