@@ -163,7 +163,7 @@ def _stage_batch(spark, fs: FileSystem, opts: ClusterOptions, schema, columns: l
 
     t = time.time()
     work = [rewrite.UnitWork(i, u.label, [f.path for f in u.files], 0) for i, u in enumerate(batch)]
-    df = rewrite.read_batch(spark, work, schema)
+    df = rewrite.read_batch(spark, [(w.index, w.paths) for w in work], schema)
     counts = rewrite.count_rows(df)
     t = lap("count_s", t)
     live, skipped = [], []
@@ -181,15 +181,17 @@ def _stage_batch(spark, fs: FileSystem, opts: ClusterOptions, schema, columns: l
     out = join(staging, f"_batch{b}")
     obs_in, obs_out = rewrite.write_batch(spark, df, live, columns, out, opts.compression, f"b{b}")
     t = lap("write_s", t)
-    staged_df = rewrite.read_staged(spark, out, schema)
-    full = rewrite.staged_checksum(staged_df) if opts.verify == "full" else None
-    rewrite.verify(live, obs_in, obs_out, rewrite.count_rows(staged_df), full)
+    by_unit = rewrite.files_by_unit(_staged_files(fs, out), live)
+    parts = [(i, [f.path for f in files]) for i, files in by_unit.items() if files]
+    staged_df = rewrite.read_batch(spark, parts, schema) if parts else None
+    full = rewrite.staged_checksum(staged_df) if opts.verify == "full" and staged_df is not None else None
+    rewrite.verify(live, obs_in, obs_out, rewrite.count_rows(staged_df) if staged_df is not None else {}, full)
     t = lap("verify_s", t)
     done = []
     for w in live:
         unit = batch[w.index]
         placed = []
-        for f in _staged_files(fs, join(out, f"{rewrite.UNIT_COL}={w.index}")):
+        for f in by_unit[w.index]:
             dst = join(staging, unit.relpath, f.path.rsplit("/", 1)[1])
             fs.rename(f.path, dst)
             placed.append(type(f)(dst, f.size, f.mtime_ms))

@@ -20,6 +20,7 @@ than a decimal(38,0) sum; checksum = high_sum * 2^32 + low_sum.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -28,12 +29,13 @@ import pyarrow as pa
 import pyarrow.compute as pc
 from pyspark.sql import DataFrame, Observation, SparkSession
 from pyspark.sql import functions as F
-from pyspark.sql.types import IntegerType, StructField, StructType
+from pyspark.sql.types import StructType
 
 from airflow_zorder.core import curves
 from airflow_zorder.core.keys import KeyPlan, as_sortable, build_plan, compute_keys, file_ids, is_compact, to_signed
 
 UNIT_COL, KEY_COL, ROUTE_COL, HASH_COL = "__zorder_unit", "__zorder_key", "__zorder_route", "__zorder_hash"
+ARROW_BATCH_CONF, ARROW_BATCH_ROWS = "spark.sql.execution.arrow.maxRecordsPerBatch", 100_000
 MAX_SAMPLE_ROWS = 2_000_000
 
 
@@ -89,9 +91,9 @@ def checksum_columns(columns: Sequence[str] | None = None, hash_col: str | None 
     ]
 
 
-def read_batch(spark: SparkSession, units: Sequence[UnitWork], schema: StructType) -> DataFrame:
-    """Union of the units' files, each row tagged with its unit index; every unit read with ``schema``."""
-    frames = [spark.read.schema(schema).parquet(*u.paths).withColumn(UNIT_COL, F.lit(u.index)) for u in units]
+def read_batch(spark: SparkSession, parts: Sequence[tuple[int, Sequence[str]]], schema: StructType) -> DataFrame:
+    """Union of the units' files (``(unit index, paths)`` pairs), each row tagged with its unit; all read with ``schema``."""
+    frames = [spark.read.schema(schema).parquet(*paths).withColumn(UNIT_COL, F.lit(index)) for index, paths in parts]
     out = frames[0]
     for f in frames[1:]:
         out = out.unionByName(f)
@@ -187,15 +189,26 @@ def _key_udf(plans: dict[int, KeyPlan], offsets: dict[int, int], lut: np.ndarray
     return zorder_key
 
 
-def write_batch(spark: SparkSession, df: DataFrame, units: Sequence[UnitWork], columns: list[str], out_dir: str,
-                compression: str, name: str) -> tuple[Checksum, Checksum]:
-    """Write every unit of ``df`` under ``out_dir/__zorder_unit=<i>/`` in curve order; return (read, written) checksums."""
-    data_cols = [c for c in df.columns if c != UNIT_COL]
-    plans = {u.index: u.plan for u in units if u.plan is not None}
+def file_offsets(units: Sequence[UnitWork]) -> tuple[dict[int, int], int]:
+    """Global output-file index of each unit's first file, and the total number of files."""
     offsets, total = {}, 0
     for u in units:
         offsets[u.index] = total
         total += u.plan.num_files if u.plan else 0
+    return offsets, total
+
+
+def write_batch(spark: SparkSession, df: DataFrame, units: Sequence[UnitWork], columns: list[str], out_dir: str,
+                compression: str, name: str) -> tuple[Checksum, Checksum]:
+    """Write every unit of ``df`` into ``out_dir`` in curve order, file i = Spark partition i; return (read, written) checksums.
+
+    Each output partition holds exactly one file of one unit, so the files are sorted by
+    the key alone (a 64-bit prefix sort) and written without ``partitionBy``; Spark names
+    them ``part-<partition>-...``, which :func:`files_by_unit` maps back to their unit.
+    """
+    data_cols = [c for c in df.columns if c != UNIT_COL]
+    plans = {u.index: u.plan for u in units if u.plan is not None}
+    offsets, total = file_offsets(units)
     obs_in, obs_out = Observation(f"{name}_in"), Observation(f"{name}_out")
     hashed = df.withColumn(HASH_COL, row_hash(data_cols))  # computed once: checksum of the input and salt
     observed = hashed.observe(obs_in, *checksum_columns(hash_col=HASH_COL))
@@ -205,18 +218,36 @@ def write_batch(spark: SparkSession, df: DataFrame, units: Sequence[UnitWork], c
         *[_col(c) for c in data_cols], F.col(UNIT_COL),
         F.col(f"__zorder.{KEY_COL}").alias(KEY_COL), F.col(f"__zorder.{ROUTE_COL}").alias(ROUTE_COL),
     )
-    # each output partition holds one file of one unit, so sorting by (unit, key) is sorting by key,
-    # and it already satisfies the ordering the partitioned writer needs (no extra sort)
-    laid_out = (keyed.repartition(total, F.col(ROUTE_COL)).sortWithinPartitions(UNIT_COL, KEY_COL)
-                .select(*[_col(c) for c in data_cols], F.col(UNIT_COL)))
-    final = laid_out.observe(obs_out, *checksum_columns(data_cols))
-    final.write.mode("errorifexists").option("compression", compression).partitionBy(UNIT_COL).parquet(out_dir)
+    laid_out = keyed.repartition(total, F.col(ROUTE_COL)).sortWithinPartitions(KEY_COL)
+    final = laid_out.observe(obs_out, *checksum_columns(data_cols)).select(*[_col(c) for c in data_cols])
+    previous = spark.conf.get(ARROW_BATCH_CONF, None)
+    spark.conf.set(ARROW_BATCH_CONF, str(ARROW_BATCH_ROWS))  # fewer, larger batches through the Python worker
+    try:
+        final.write.mode("errorifexists").option("compression", compression).parquet(out_dir)
+    finally:
+        if previous is None:
+            spark.conf.unset(ARROW_BATCH_CONF)
+        else:
+            spark.conf.set(ARROW_BATCH_CONF, previous)
     return Checksum.from_observation(obs_in), Checksum.from_observation(obs_out)
 
 
-def read_staged(spark: SparkSession, out_dir: str, schema: StructType) -> DataFrame:
-    """The staged batch as written, with the unit id back from the directory names."""
-    return spark.read.schema(StructType([*schema.fields, StructField(UNIT_COL, IntegerType())])).parquet(out_dir)
+_PART = re.compile(r"^part-(\d+)-")
+
+
+def files_by_unit(files: Sequence, units: Sequence[UnitWork]) -> dict[int, list]:
+    """Assign written files to units by the partition number in Spark's ``part-<n>-`` file names."""
+    offsets, total = file_offsets(units)
+    starts = sorted((off, idx) for idx, off in offsets.items())
+    out: dict[int, list] = {u.index: [] for u in units}
+    for f in files:
+        m = _PART.match(f.path.rsplit("/", 1)[1])
+        if not m or int(m.group(1)) >= total:
+            raise VerificationError(f"unexpected file in the staging dir: {f.path}")
+        part = int(m.group(1))
+        unit = max((o, i) for o, i in starts if o <= part)[1]
+        out[unit].append(f)
+    return out
 
 
 def staged_checksum(df: DataFrame) -> Checksum:

@@ -109,6 +109,11 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
+try:  # the low-level reader behind pq.ParquetFile (see _metadata_from_footer)
+    from pyarrow._parquet import ParquetReader as _ParquetReader
+except ImportError:  # pragma: no cover - other pyarrow layouts: use the public path
+    _ParquetReader = None
+
 __all__ = [
     "STATS_SCHEMA",
     "read_footers",
@@ -119,6 +124,8 @@ __all__ = [
     "list_parquet_files",
     "hive_partition_values",
     "parse_arrow_type",
+    "rows_to_table",
+    "bounds_to_text",
 ]
 
 # --------------------------------------------------------------------------
@@ -157,6 +164,7 @@ STATS_SCHEMA = pa.schema(
 _MAGIC = b"PAR1"
 _MAGIC_ENCRYPTED = b"PARE"
 _TAIL_READ = 64 * 1024
+_LOCAL_TAIL_READ = 16 * 1024
 
 
 # --------------------------------------------------------------------------
@@ -226,19 +234,22 @@ def _partition_string(path: str) -> str | None:
 def _read_footer_bytes(path: str, filesystem: Any) -> tuple[bytes, int]:
     """Return (thrift FileMetaData bytes, file size) with one tail read (two if huge)."""
     if filesystem is None:
-        with open(path, "rb") as f:
-            size = os.fstat(f.fileno()).st_size
+        # Local: positional reads, and a smaller first read (local reads are cheap;
+        # typical footers are a few KiB).
+        fd = os.open(path, os.O_RDONLY)
+        try:
+            size = os.fstat(fd).st_size
             if size < 12:
                 raise ValueError(f"{path}: not a Parquet file ({size} bytes)")
-            n = min(size, _TAIL_READ)
-            f.seek(size - n)
-            tail = f.read(n)
+            n = min(size, _LOCAL_TAIL_READ)
+            tail = os.pread(fd, n, size - n)
             footer = _footer_from_tail(path, tail, size)
             if footer is None:
                 flen = struct.unpack("<I", tail[-8:-4])[0]
-                f.seek(size - 8 - flen)
-                footer = f.read(flen)
+                footer = os.pread(fd, flen, size - 8 - flen)
             return footer, size
+        finally:
+            os.close(fd)
     with filesystem.open_input_file(path) as f:
         size = f.size()
         if size < 12:
@@ -268,6 +279,12 @@ def _footer_from_tail(path: str, tail: bytes, size: int) -> bytes | None:
 
 def _metadata_from_footer(footer: bytes) -> pq.FileMetaData:
     buf = _MAGIC + footer + struct.pack("<I", len(footer)) + _MAGIC
+    if _ParquetReader is not None:
+        # pyarrow's reader without ``ParquetFile``'s Python set-up (nested path
+        # maps etc.), which costs more than the footer parse itself.
+        reader = _ParquetReader()
+        reader.open(pa.BufferReader(buf))
+        return reader.metadata
     return pq.read_metadata(pa.BufferReader(buf))
 
 
@@ -669,13 +686,50 @@ def _stat_value(s: Any, kind: int, is_min: bool) -> Any:
     return s.min if is_min else s.max
 
 
+# One-entry cache of the per-schema work (leaf lookup, column types): the files of
+# a table nearly always share one schema, and ``ParquetSchema.equals`` (C++) is
+# much cheaper than rebuilding the plan from the schema's Python objects.
+_PLAN_CACHE: tuple | None = None
+
+
+def _schema_plan(
+    schema: Any, num_columns: int
+) -> tuple[dict[str, int], set[str], dict[int, _ColType], list[str]]:
+    """(leaf index by name, nested top-level names, column types (filled lazily), top-level names in order)."""
+    global _PLAN_CACHE
+    cached = _PLAN_CACHE
+    if cached is not None and cached[0].equals(schema):
+        return cached[1], cached[2], cached[3], cached[4]
+    leaf_of: dict[str, int] = {}
+    nested_tops: set[str] = set()
+    tops: dict[str, None] = {}
+    for i in range(num_columns):
+        col = schema.column(i)
+        p = col.path
+        if p == col.name and col.max_repetition_level == 0:
+            leaf_of[p] = i
+            tops[p] = None
+        else:
+            top = p.split(".", 1)[0]
+            nested_tops.add(top)
+            tops[top] = None
+    type_of: dict[int, _ColType] = {}
+    _PLAN_CACHE = (schema, leaf_of, nested_tops, type_of, list(tops))
+    return leaf_of, nested_tops, type_of, list(tops)
+
+
 def read_file_footer(
     path: str,
-    columns: Sequence[str],
+    columns: Sequence[str] | None,
     filesystem: Any = None,
     on_error: str = "raise",
 ) -> list[_Row]:
-    """Statistics for one file (internal row objects; see :func:`read_footers`)."""
+    """Statistics for one file (internal row objects; see :func:`read_footers`).
+
+    ``columns=None``: every top-level column of the file, in schema order
+    (an unreadable file then gives no rows with ``on_error="missing"``).
+    :func:`rows_to_table` turns the rows into a :data:`STATS_SCHEMA` table.
+    """
     try:
         footer, size = _read_footer_bytes(path, filesystem)
         md = _metadata_from_footer(footer)
@@ -686,20 +740,14 @@ def read_file_footer(
         return [
             _Row(path, c, None, None, None, None, None, None, False, None, None,
                  f"unreadable_file:{type(exc).__name__}: {exc}", 0, 0, 0, part, None)
-            for c in columns
+            for c in (columns or ())
         ]
 
     created_by = md.created_by
     schema = md.schema
-    leaf_of: dict[str, int] = {}
-    nested_tops: set[str] = set()
-    for i in range(md.num_columns):
-        col = schema.column(i)
-        p = col.path
-        if p == col.name and col.max_repetition_level == 0:
-            leaf_of[p] = i
-        else:
-            nested_tops.add(p.split(".", 1)[0])
+    leaf_of, nested_tops, type_of, top_names = _schema_plan(schema, md.num_columns)
+    if columns is None:
+        columns = top_names
     partition_keys = hive_partition_values(path)
     part = _partition_string(path)
     num_rgs = md.num_row_groups
@@ -720,7 +768,9 @@ def read_file_footer(
             reason = "nested_column" if name in nested_tops else "column_not_in_file"
             plans.append((name, None, None, reason))
             continue
-        ctype = _column_type(schema.column(idx))
+        ctype = type_of.get(idx)
+        if ctype is None:
+            ctype = type_of[idx] = _column_type(schema.column(idx))
         plans.append((name, idx, ctype, ctype.reason))
         if ctype.reason is None and ctype.kind in _BYTE_KINDS and not writer_truncates_never:
             need_flags = True
@@ -844,6 +894,24 @@ def _to_text(arr: pa.Array) -> pa.Array:
     return arr.cast(pa.string())
 
 
+def bounds_to_text(values: pa.Array) -> pa.Array:
+    """The table's lossless text encoding (``min``/``max`` column) of typed bound values.
+
+    Inverse of :func:`decode_bounds`.  Timestamps with a zone are written in
+    UTC (``...Z``), as footer bounds of UTC-adjusted columns are.
+    """
+    if isinstance(values, pa.ChunkedArray):
+        values = values.combine_chunks()
+    t = values.type
+    if pa.types.is_timestamp(t) and t.tz is not None and t.tz != "UTC":
+        values = values.cast(pa.timestamp(t.unit, "UTC"))
+    elif pa.types.is_large_string(t) or pa.types.is_string_view(t):
+        values = values.cast(pa.string())
+    elif pa.types.is_large_binary(t) or pa.types.is_binary_view(t) or pa.types.is_fixed_size_binary(t):
+        values = values.cast(pa.binary())
+    return _to_text(values)
+
+
 def decode_bounds(text: pa.Array, t: pa.DataType) -> pa.Array:
     """Decode the table's text encoding (``min``/``max`` column) to Arrow type ``t``."""
     if isinstance(text, pa.ChunkedArray):
@@ -857,6 +925,11 @@ def decode_bounds(text: pa.Array, t: pa.DataType) -> pa.Array:
     if pa.types.is_string(t):
         return text.cast(pa.string())
     return text.cast(t)
+
+
+def rows_to_table(rows: list[_Row]) -> pa.Table:
+    """A :data:`STATS_SCHEMA` table from :func:`read_file_footer` rows."""
+    return _rows_to_table(rows)
 
 
 def _rows_to_table(rows: list[_Row]) -> pa.Table:

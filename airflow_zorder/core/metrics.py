@@ -41,6 +41,7 @@ but *empty* files.  ``-0.0 == 0.0`` as in IEEE comparisons.
 
 from __future__ import annotations
 
+import datetime as dt
 import os
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -110,6 +111,14 @@ def _to_arrow(x: ArrayLike, type_: pa.DataType | None = None) -> pa.Array:
             arr = pa.array(x)  # NaN stays NaN, NaT becomes null
     else:
         seq = list(x)
+        if any(isinstance(v, dt.datetime) for v in seq) and any(
+            isinstance(v, dt.date) and not isinstance(v, dt.datetime) for v in seq
+        ):
+            # pa.array([date, datetime]) infers date32 and silently truncates the datetime
+            seq = [
+                dt.datetime(v.year, v.month, v.day) if isinstance(v, dt.date) and not isinstance(v, dt.datetime) else v
+                for v in seq
+            ]
         try:
             arr = pa.array(seq)
         except (OverflowError, pa.ArrowInvalid, pa.ArrowTypeError):
@@ -118,10 +127,16 @@ def _to_arrow(x: ArrayLike, type_: pa.DataType | None = None) -> pa.Array:
                 if type_ is None:
                     raise
                 arr = pa.array(seq, type=type_)
+                if arr.to_pylist() != seq:  # e.g. Decimal("5.5") silently truncated to an int64 5
+                    raise pa.ArrowInvalid("lossy conversion")
             except (OverflowError, pa.ArrowInvalid, pa.ArrowTypeError):
-                if not all(v is None or (isinstance(v, int) and not isinstance(v, bool)) for v in seq):
+                exact = (int, Decimal)
+                if not all(v is None or (isinstance(v, exact) and not isinstance(v, bool)) for v in seq):
                     raise
-                arr = pa.array([None if v is None else Decimal(v) for v in seq], pa.decimal128(38, 0))
+                if all(v is None or isinstance(v, int) for v in seq):
+                    arr = pa.array([None if v is None else Decimal(v) for v in seq], pa.decimal128(38, 0))
+                else:  # ints mixed with Decimals: exact decimals
+                    arr = pa.array([None if v is None else Decimal(v) for v in seq])
     if pa.types.is_dictionary(arr.type):
         arr = arr.dictionary_decode()
     t = arr.type
@@ -209,6 +224,10 @@ def _common_value_type(t: pa.DataType, u: pa.DataType) -> pa.DataType:
         return pa.unify_schemas(
             [pa.schema([pa.field("x", t)]), pa.schema([pa.field("x", u)])], promote_options="permissive"
         ).field("x").type  # finer unit
+    if pa.types.is_date(t) and pa.types.is_timestamp(u):
+        return u  # a date is midnight: exact as a timestamp (the reverse cast would truncate)
+    if pa.types.is_date(t) and pa.types.is_date(u):
+        return pa.date64()  # exact for both
     return t  # cast the query values to the bounds' type
 
 

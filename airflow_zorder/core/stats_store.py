@@ -1,0 +1,816 @@
+"""Where the stats table lives, how snapshots are committed atomically, and the fast readers.
+
+Airflow-free and Spark-free: pyarrow (plus fsspec, if installed, for stores
+pyarrow has no native filesystem for).  The Spark collector
+(``spark_jobs/collect_stats.py``) writes through :func:`write_snapshot` /
+:func:`write_run`; the sensor and the UI read with :func:`load_latest`,
+:func:`load_history` and :func:`load_events`; the clustering job calls
+:func:`record_event`.  Row schemas: :mod:`airflow_zorder.core.stats_schema`.
+
+Layout of a stats location (default ``<table home>/_zorder/stats``, hidden from
+the table's readers by the leading underscore)::
+
+    <location>/
+      files/snapshot-000000000007.parquet   one complete snapshot per file (FILE_STATS_SCHEMA)
+      runs/run-20260101T120000123456Z-<run id>.json     one JSON line per collection run (RUNS_SCHEMA)
+      events/event-20260101T130000123456Z-<run id>.json one JSON line per event, e.g. a clustering (EVENTS_SCHEMA)
+      _latest.json                          pointer to the newest snapshot (a cache, written last)
+
+Commit protocol (no reader ever sees a partial snapshot)
+--------------------------------------------------------
+1. Snapshot ids are 1, 2, 3, ...: the new id is one more than the highest
+   snapshot present.  The snapshot file is written under a hidden temporary
+   name and renamed to ``snapshot-<id>.parquet`` without replacing anything
+   (local disk: ``renameat2(RENAME_NOREPLACE)``; HDFS: rename fails if the
+   target exists).  That rename is the commit point: a snapshot file is
+   complete or absent, and two concurrent collectors cannot both commit the
+   same id (the loser gets :class:`StatsConflictError`).  On object stores
+   (S3, GCS, ABFS) the object is written in one PUT, which the store
+   publishes atomically; concurrent collectors of one table must be
+   serialised by the scheduler there.
+2. The run record is written (its own file; also embedded in the snapshot's
+   Parquet metadata, so it can be rebuilt).
+3. ``_latest.json`` is replaced atomically.
+
+Readers: SQL engines read ``files/*.parquet`` and take ``max(snapshot_id)``
+for the latest snapshot; :func:`load_latest` reads the pointer, then checks
+that no newer snapshot file exists (one existence check), so it agrees with
+the SQL view even right after a crash between steps 1 and 3.  The next
+collection run repairs missing run records and the pointer.
+
+Querying
+--------
+DuckDB::
+
+    SELECT * FROM read_parquet('<loc>/files/*.parquet')
+    WHERE snapshot_id = (SELECT max(snapshot_id) FROM read_parquet('<loc>/files/*.parquet'));
+    SELECT * FROM read_json('<loc>/runs/*.json') ORDER BY collected_at;
+
+Spark SQL::
+
+    SELECT * FROM parquet.`<loc>/files` WHERE snapshot_id = (SELECT max(snapshot_id) FROM parquet.`<loc>/files`)
+    SELECT * FROM json.`<loc>/runs`
+
+pyarrow: :func:`load_latest`, or ``pyarrow.dataset.dataset('<loc>/files')``.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+import os
+import re
+import uuid
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any
+
+import pyarrow as pa
+import pyarrow.compute as pc
+import pyarrow.json as pajson
+import pyarrow.parquet as pq
+from pyarrow import fs as pafs
+
+from airflow_zorder.core import stats_schema as ss
+
+__all__ = [
+    "StatsNotFoundError",
+    "StatsConflictError",
+    "StatsIO",
+    "ArrowIO",
+    "FsIO",
+    "default_location",
+    "resolve_io",
+    "snapshot_path",
+    "list_snapshots",
+    "latest_snapshot_id",
+    "load_latest",
+    "load_snapshot",
+    "write_snapshot",
+    "write_run",
+    "check_writable",
+    "load_runs",
+    "load_history",
+    "record_event",
+    "cluster_event",
+    "load_events",
+    "run_file_name",
+]
+
+STATS_DIR = "stats"
+FILES_DIR = "files"
+RUNS_DIR = "runs"
+EVENTS_DIR = "events"
+POINTER = "_latest.json"
+_SNAP_RE = re.compile(r"^snapshot-(\d{12,})\.parquet$")
+_ROW_GROUP_ROWS = 64 * 1024
+
+
+class StatsNotFoundError(FileNotFoundError):
+    """No committed snapshot at the stats location (stats never collected, or a wrong location)."""
+
+
+class StatsConflictError(RuntimeError):
+    """Another collection run committed the same snapshot id first."""
+
+
+def default_location(table_home: str) -> str:
+    """The default stats location of a table: ``<table home>/_zorder/stats``."""
+    return _join(table_home, "_zorder", STATS_DIR)
+
+
+def _join(base: str, *parts: str) -> str:
+    out = base.rstrip("/") if base not in ("/", "") else base
+    for p in parts:
+        p = p.strip("/")
+        if p:
+            out = out + p if out.endswith("/") else out + "/" + p
+    return out
+
+
+def snapshot_path(location: str, snapshot_id: int) -> str:
+    """Path of a snapshot's file under ``location``."""
+    return _join(location, FILES_DIR, f"snapshot-{int(snapshot_id):012d}.parquet")
+
+
+def run_file_name(run: Mapping[str, Any]) -> str:
+    """``run-<collected_at as YYYYmmddTHHMMSSffffffZ>-<run_id>.json``: names sort by time."""
+    return f"run-{_stamp(run.get('collected_at'))}-{_safe(run.get('run_id') or 'run')}.json"
+
+
+def _event_file_name(event: Mapping[str, Any]) -> str:
+    return f"event-{_stamp(event.get('at'))}-{_safe(event.get('run_id') or uuid.uuid4().hex[:8])}.json"
+
+
+def _safe(s: Any) -> str:
+    return re.sub(r"[^A-Za-z0-9_.-]", "_", str(s))[:120]
+
+
+def _stamp(ts: Any) -> str:
+    t = _as_datetime(ts) or dt.datetime.now(dt.timezone.utc)
+    return t.astimezone(dt.timezone.utc).strftime("%Y%m%dT%H%M%S%fZ")
+
+
+def _as_datetime(ts: Any) -> dt.datetime | None:
+    if ts is None:
+        return None
+    if isinstance(ts, dt.datetime):
+        return ts if ts.tzinfo else ts.replace(tzinfo=dt.timezone.utc)
+    if isinstance(ts, (int, float)):
+        return dt.datetime.fromtimestamp(float(ts), dt.timezone.utc)
+    s = str(ts).strip().replace(" ", "T")
+    if s.endswith("Z"):
+        s = s[:-1] + "+00:00"
+    t = dt.datetime.fromisoformat(s)
+    return t if t.tzinfo else t.replace(tzinfo=dt.timezone.utc)
+
+
+def iso_utc(ts: Any = None) -> str:
+    """``YYYY-mm-ddTHH:MM:SS.ffffffZ`` (what the JSON records hold; parsed by Spark, DuckDB and pyarrow)."""
+    t = _as_datetime(ts) or dt.datetime.now(dt.timezone.utc)
+    return t.astimezone(dt.timezone.utc).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+
+
+# --------------------------------------------------------------------------
+# Storage access
+# --------------------------------------------------------------------------
+
+
+class StatsIO:
+    """The handful of storage operations the store needs.  Paths are full paths in this IO's namespace."""
+
+    def read_bytes(self, path: str) -> bytes:
+        """Whole file; FileNotFoundError if missing."""
+        raise NotImplementedError
+
+    def write_bytes(self, path: str, data: bytes) -> None:
+        """Create or replace ``path`` so readers see the old or the new content, never a mix."""
+        raise NotImplementedError
+
+    def publish_bytes(self, path: str, data: bytes) -> None:
+        """Create ``path`` complete-or-absent; FileExistsError if it exists (atomically where the store allows)."""
+        raise NotImplementedError
+
+    def list_names(self, directory: str) -> list[str]:
+        """Names of the files directly in ``directory`` (hidden ``.``/``_`` names excluded); [] if missing."""
+        raise NotImplementedError
+
+    def exists(self, path: str) -> bool:
+        raise NotImplementedError
+
+    def delete(self, path: str) -> None:
+        """Delete a file; no error if it is absent."""
+        raise NotImplementedError
+
+    def mkdirs(self, path: str) -> None:
+        raise NotImplementedError
+
+    def read_text(self, path: str) -> str:
+        return self.read_bytes(path).decode("utf-8")
+
+    def write_text(self, path: str, text: str) -> None:
+        self.write_bytes(path, text.encode("utf-8"))
+
+    def read_parquet(self, path: str, filters: Any = None) -> pa.Table:
+        """One Parquet file as a table (optionally with pyarrow ``filters``)."""
+        return pq.read_table(pa.BufferReader(self.read_bytes(path)), filters=filters)
+
+    def read_json_lines(self, directory: str, schema: pa.Schema) -> pa.Table:
+        """All JSON-lines files directly in ``directory`` as one table with ``schema``."""
+        names = sorted(n for n in self.list_names(directory) if n.endswith(".json"))
+        chunks = [self.read_bytes(_join(directory, n)).rstrip(b"\n") for n in names]
+        return _parse_json_lines(chunks, schema)
+
+
+def _parse_json_lines(chunks: list[bytes], schema: pa.Schema) -> pa.Table:
+    chunks = [c for c in chunks if c.strip()]
+    if not chunks:
+        return schema.empty_table()
+    opts = pajson.ParseOptions(explicit_schema=schema, unexpected_field_behavior="ignore")
+    t = pajson.read_json(pa.BufferReader(b"\n".join(chunks) + b"\n"), parse_options=opts)
+    return t.select(schema.names).cast(schema)
+
+
+class ArrowIO(StatsIO):
+    """:class:`StatsIO` over a ``pyarrow.fs.FileSystem`` (local, S3, GCS, HDFS, ABFS, or fsspec-wrapped)."""
+
+    def __init__(self, filesystem: pafs.FileSystem) -> None:
+        self.fs = filesystem
+        self.local = isinstance(filesystem, pafs.LocalFileSystem)
+
+    def read_bytes(self, path: str) -> bytes:
+        with self.fs.open_input_stream(path) as f:
+            return f.read()
+
+    def _write_direct(self, path: str, data: bytes) -> None:
+        parent = path.rsplit("/", 1)[0]
+        if parent and parent != path:
+            self.fs.create_dir(parent, recursive=True)
+        with self.fs.open_output_stream(path) as f:
+            f.write(data)
+
+    def _write_temp(self, path: str, data: bytes) -> str:
+        d, name = os.path.split(path)
+        os.makedirs(d or ".", exist_ok=True)
+        tmp = os.path.join(d, f".{name}.tmp-{uuid.uuid4().hex}")
+        with open(tmp, "xb") as f:
+            f.write(data)
+            f.flush()
+            os.fsync(f.fileno())
+        return tmp
+
+    def write_bytes(self, path: str, data: bytes) -> None:
+        if not self.local:
+            self._write_direct(path, data)  # object stores publish a PUT atomically
+            return
+        tmp = self._write_temp(path, data)
+        try:
+            os.replace(tmp, path)
+        except BaseException:
+            _unlink(tmp)
+            raise
+
+    def publish_bytes(self, path: str, data: bytes) -> None:
+        if not self.local:
+            if self.exists(path):
+                raise FileExistsError(path)
+            self._write_direct(path, data)
+            return
+        from airflow_zorder.core.fs import LocalFileSystem
+
+        tmp = self._write_temp(path, data)
+        try:
+            LocalFileSystem().rename(tmp, path)  # renameat2(RENAME_NOREPLACE)
+        except BaseException:
+            _unlink(tmp)
+            raise
+
+    def list_names(self, directory: str) -> list[str]:
+        sel = pafs.FileSelector(directory, allow_not_found=True, recursive=False)
+        return sorted(
+            i.base_name for i in self.fs.get_file_info(sel)
+            if i.type == pafs.FileType.File and not i.base_name.startswith((".", "_"))
+        )
+
+    def exists(self, path: str) -> bool:
+        return self.fs.get_file_info(path).type != pafs.FileType.NotFound
+
+    def delete(self, path: str) -> None:
+        try:
+            self.fs.delete_file(path)
+        except FileNotFoundError:
+            pass
+
+    def mkdirs(self, path: str) -> None:
+        self.fs.create_dir(path, recursive=True)
+
+    def read_parquet(self, path: str, filters: Any = None) -> pa.Table:
+        return pq.read_table(path, filesystem=self.fs, filters=filters)
+
+    def read_json_lines(self, directory: str, schema: pa.Schema) -> pa.Table:
+        if self.fs.get_file_info(directory).type == pafs.FileType.NotFound:
+            return schema.empty_table()
+        import pyarrow.dataset as ds
+
+        fmt = ds.JsonFileFormat(
+            parse_options=pajson.ParseOptions(explicit_schema=schema, unexpected_field_behavior="ignore")
+        )
+        sel = pafs.FileSelector(directory, recursive=False)
+        files = sorted(
+            i.path for i in self.fs.get_file_info(sel)
+            if i.type == pafs.FileType.File and i.base_name.endswith(".json") and not i.base_name.startswith((".", "_"))
+        )
+        if not files:
+            return schema.empty_table()
+        return ds.dataset(files, format=fmt, schema=schema, filesystem=self.fs).to_table()
+
+
+def _unlink(p: str) -> None:
+    try:
+        os.unlink(p)
+    except FileNotFoundError:
+        pass
+
+
+class FsIO(StatsIO):
+    """:class:`StatsIO` over the project's :class:`airflow_zorder.core.fs.FileSystem` (text operations only).
+
+    Enough for events and run records (JSON); reading/writing snapshot
+    Parquet files needs binary access (:class:`ArrowIO`, or the Spark job's
+    Hadoop IO which subclasses this one).
+    """
+
+    def __init__(self, fs: Any) -> None:
+        self.fs = fs
+
+    def read_text(self, path: str) -> str:
+        return self.fs.read_text(path)
+
+    def write_text(self, path: str, text: str) -> None:
+        self.fs.write_text_atomic(path, text)
+
+    def read_bytes(self, path: str) -> bytes:
+        return self.fs.read_text(path).encode("utf-8")
+
+    def list_names(self, directory: str) -> list[str]:
+        out = []
+        for f in self.fs.list_files(directory, recursive=False):
+            name = f.path.rstrip("/").rsplit("/", 1)[-1]
+            if not name.startswith((".", "_")):
+                out.append(name)
+        return sorted(out)
+
+    def exists(self, path: str) -> bool:
+        return bool(self.fs.exists(path))
+
+    def delete(self, path: str) -> None:
+        self.fs.delete(path)
+
+    def mkdirs(self, path: str) -> None:
+        self.fs.mkdirs(path)
+
+
+def _arrow_fs_for(location: str) -> tuple[pafs.FileSystem, str]:
+    if "://" not in location and not location.startswith("file:"):
+        return pafs.LocalFileSystem(), os.path.abspath(location)
+    scheme = location.split(":", 1)[0].lower()
+    if scheme == "file":
+        from airflow_zorder.core.fs import LocalFileSystem
+
+        return pafs.LocalFileSystem(), LocalFileSystem._local(location)
+    uri = location
+    if scheme in ("s3a", "s3n"):
+        uri = "s3" + location[len(scheme):]
+    try:
+        return pafs.FileSystem.from_uri(uri)
+    except (pa.ArrowInvalid, pa.ArrowNotImplementedError, OSError, ValueError) as arrow_err:
+        try:
+            import fsspec
+            from pyarrow.fs import FSSpecHandler, PyFileSystem
+
+            fs, path = fsspec.core.url_to_fs(uri)
+            return PyFileSystem(FSSpecHandler(fs)), path
+        except Exception as exc:  # noqa: BLE001 - report both failures
+            raise ValueError(
+                f"cannot open {location!r}: pyarrow has no filesystem for it ({arrow_err}) and fsspec failed ({exc}); "
+                "pass filesystem= explicitly"
+            ) from exc
+
+
+def resolve_io(location: str, filesystem: Any = None) -> tuple[StatsIO, str]:
+    """``(io, base path)`` for a stats location.
+
+    ``filesystem``: ``None`` (plain paths and ``file:`` URIs are local; other
+    URIs go through ``pyarrow.fs.FileSystem.from_uri``, with ``s3a://`` read
+    as ``s3://``, and fsspec as a fallback), a ``pyarrow.fs.FileSystem``
+    (``location`` is then a path in it), an fsspec filesystem, the project's
+    :class:`~airflow_zorder.core.fs.FileSystem` (text-only), or a
+    :class:`StatsIO`.
+    """
+    location = os.fspath(location)
+    if isinstance(filesystem, StatsIO):
+        return filesystem, location
+    if filesystem is None:
+        fs, path = _arrow_fs_for(location)
+        return ArrowIO(fs), path.rstrip("/") or "/"
+    if isinstance(filesystem, pafs.FileSystem):
+        path = location
+        if "://" in location and not isinstance(filesystem, pafs.LocalFileSystem):
+            path = location.split("://", 1)[1]
+        elif location.startswith("file:"):
+            from airflow_zorder.core.fs import LocalFileSystem
+
+            path = LocalFileSystem._local(location)
+        return ArrowIO(filesystem), path.rstrip("/") or "/"
+    from airflow_zorder.core.fs import LocalFileSystem as ProjectLocal
+
+    if isinstance(filesystem, ProjectLocal):
+        fs, path = _arrow_fs_for(location)
+        return ArrowIO(fs), path
+    if hasattr(filesystem, "write_text_atomic") and hasattr(filesystem, "list_files"):
+        return FsIO(filesystem), location.rstrip("/")
+    try:
+        import fsspec
+
+        if isinstance(filesystem, fsspec.AbstractFileSystem):
+            from pyarrow.fs import FSSpecHandler, PyFileSystem
+
+            path = filesystem._strip_protocol(location)
+            return ArrowIO(PyFileSystem(FSSpecHandler(filesystem))), path
+    except ImportError:  # pragma: no cover
+        pass
+    raise TypeError(f"unsupported filesystem object {type(filesystem).__name__}")
+
+
+# --------------------------------------------------------------------------
+# Snapshots
+# --------------------------------------------------------------------------
+
+
+def _snapshot_ids(io: StatsIO, base: str) -> list[int]:
+    out = []
+    for name in io.list_names(_join(base, FILES_DIR)):
+        m = _SNAP_RE.match(name)
+        if m:
+            out.append(int(m.group(1)))
+    return sorted(out)
+
+
+def _read_pointer(io: StatsIO, base: str) -> dict[str, Any] | None:
+    try:
+        return json.loads(io.read_text(_join(base, POINTER)))
+    except FileNotFoundError:
+        return None
+    except (ValueError, OSError):
+        return None  # unreadable pointer: fall back to listing
+
+
+def list_snapshots(location: str, filesystem: Any = None) -> list[int]:
+    """Ids of the snapshots present (kept by the retention), ascending."""
+    io, base = resolve_io(location, filesystem)
+    return _snapshot_ids(io, base)
+
+
+def _latest_id(io: StatsIO, base: str) -> int | None:
+    ptr = _read_pointer(io, base)
+    if ptr is None or not isinstance(ptr.get("snapshot_id"), int):
+        ids = _snapshot_ids(io, base)
+        return ids[-1] if ids else None
+    n = int(ptr["snapshot_id"])
+    while io.exists(snapshot_path(base, n + 1)):  # committed after the pointer was written (crash window)
+        n += 1
+    return n
+
+
+def latest_snapshot_id(location: str, filesystem: Any = None) -> int | None:
+    """The newest committed snapshot's id, or ``None`` when stats were never collected there."""
+    io, base = resolve_io(location, filesystem)
+    return _latest_id(io, base)
+
+
+def load_snapshot(location: str, snapshot_id: int, filesystem: Any = None,
+                  columns: Sequence[str] | None = None) -> pa.Table:
+    """One snapshot's rows (all, or only those of ``columns``)."""
+    io, base = resolve_io(location, filesystem)
+    return _load(io, base, snapshot_id, columns)
+
+
+def _load(io: StatsIO, base: str, snapshot_id: int, columns: Sequence[str] | None) -> pa.Table:
+    filters = None
+    if columns is not None:
+        cols = [columns] if isinstance(columns, str) else list(columns)
+        filters = [("column_name", "in", cols)]
+    try:
+        t = io.read_parquet(snapshot_path(base, snapshot_id), filters)
+    except FileNotFoundError as exc:
+        raise StatsNotFoundError(f"snapshot {snapshot_id} not found under {base}") from exc
+    return _conform(t)
+
+
+def _conform(t: pa.Table) -> pa.Table:
+    """Cast to the current :data:`FILE_STATS_SCHEMA` (adds missing nullable fields as nulls)."""
+    cols = []
+    for f in ss.FILE_STATS_SCHEMA:
+        if f.name in t.column_names:
+            cols.append(t[f.name].cast(f.type))
+        else:
+            cols.append(pa.nulls(t.num_rows, f.type))
+    return pa.Table.from_arrays(cols, schema=ss.FILE_STATS_SCHEMA.remove_metadata()).replace_schema_metadata(
+        t.schema.metadata or ss.FILE_STATS_SCHEMA.metadata)
+
+
+def load_latest(location: str, filesystem: Any = None, columns: Sequence[str] | None = None) -> pa.Table:
+    """The latest snapshot of a table's stats (one row per live file and column).
+
+    ``location``: the stats location (see :func:`default_location`), local
+    path or URI.  ``columns``: only these columns' rows (read with row-group
+    filtering; rows are stored sorted by column).  Raises
+    :class:`StatsNotFoundError` if nothing was ever committed there.  The
+    snapshot's run record is in ``table.schema.metadata[RUN_METADATA_KEY]``
+    (JSON).
+    """
+    io, base = resolve_io(location, filesystem)
+    sid = _latest_id(io, base)
+    if sid is None:
+        raise StatsNotFoundError(
+            f"no statistics at {location}: run the stats collection job (spark_jobs/collect_stats.py) first"
+        )
+    return _load(io, base, sid, columns)
+
+
+def check_writable(location: str, filesystem: Any = None) -> None:
+    """Create the stats directories and write/delete a probe file; OSError with a clear message if impossible."""
+    io, base = resolve_io(location, filesystem)
+    probe = _join(base, FILES_DIR, f".probe-{uuid.uuid4().hex}")
+    try:
+        for d in (FILES_DIR, RUNS_DIR):
+            io.mkdirs(_join(base, d))
+        io.write_bytes(probe, b"probe")
+        io.delete(probe)
+    except Exception as exc:  # noqa: BLE001 - one clear message for every store
+        raise PermissionError(f"stats location {location} is not writable: {type(exc).__name__}: {exc}") from exc
+
+
+def _snapshot_bytes(rows: pa.Table, run: Mapping[str, Any]) -> bytes:
+    meta = dict(ss.FILE_STATS_SCHEMA.metadata)
+    meta[ss.RUN_METADATA_KEY] = json.dumps(run, default=str).encode()
+    t = rows.replace_schema_metadata(meta)
+    sink = pa.BufferOutputStream()
+    pq.write_table(t, sink, compression="zstd", row_group_size=_ROW_GROUP_ROWS, write_statistics=True)
+    return sink.getvalue().to_pybytes()
+
+
+def _sorted_rows(rows: pa.Table, snapshot_id: int) -> pa.Table:
+    rows = _conform(rows)
+    idx = rows.schema.get_field_index("snapshot_id")
+    rows = rows.set_column(idx, ss.FILE_STATS_SCHEMA.field("snapshot_id"),
+                           pa.array([snapshot_id] * rows.num_rows, pa.int64()))
+    if rows.num_rows:
+        rows = rows.sort_by([("column_name", "ascending"), ("path", "ascending")])
+    return rows
+
+
+def _write_run_record(io: StatsIO, base: str, run: Mapping[str, Any]) -> str:
+    path = _join(base, RUNS_DIR, run_file_name(run))
+    io.write_text(path, json.dumps(run, default=str, separators=(",", ":")) + "\n")
+    return path
+
+
+def _write_pointer(io: StatsIO, base: str, run: Mapping[str, Any], snapshot_id: int) -> None:
+    ptr = {
+        "schema_version": ss.SCHEMA_VERSION,
+        "snapshot_id": snapshot_id,
+        "file": f"{FILES_DIR}/snapshot-{snapshot_id:012d}.parquet",
+        "run_id": run.get("run_id"),
+        "table_name": run.get("table_name"),
+        "collected_at": run.get("collected_at"),
+    }
+    io.write_text(_join(base, POINTER), json.dumps(ptr) + "\n")
+
+
+def repair(location: str, filesystem: Any = None) -> list[int]:
+    """Finish commits interrupted after step 1: rebuild missing run records and the pointer.
+
+    Returns the snapshot ids whose run record was rebuilt.  Called by the
+    writers before they commit; safe to call any time.
+    """
+    io, base = resolve_io(location, filesystem)
+    return _repair(io, base)
+
+
+def _repair(io: StatsIO, base: str) -> list[int]:
+    ids = _snapshot_ids(io, base)
+    if not ids:
+        return []
+    ptr = _read_pointer(io, base)
+    ptr_id = ptr.get("snapshot_id") if ptr else None
+    if isinstance(ptr_id, int) and ptr_id >= ids[-1]:
+        return []
+    fixed = []
+    runs = set(io.list_names(_join(base, RUNS_DIR)))
+    run = None
+    for sid in [i for i in ids if not isinstance(ptr_id, int) or i > ptr_id]:
+        md = pq.read_schema(pa.BufferReader(io.read_bytes(snapshot_path(base, sid)))).metadata or {}
+        raw = md.get(ss.RUN_METADATA_KEY)
+        if raw is None:
+            continue
+        run = json.loads(raw)
+        if run_file_name(run) not in runs:
+            _write_run_record(io, base, run)
+            fixed.append(sid)
+    _write_pointer(io, base, run or {}, ids[-1])
+    return fixed
+
+
+def write_snapshot(
+    location: str,
+    rows: pa.Table,
+    run: dict[str, Any],
+    filesystem: Any = None,
+    keep_snapshots: int | None = None,
+) -> int:
+    """Commit a complete snapshot (see the module doc) and return its id.
+
+    ``rows``: FILE_STATS_SCHEMA rows (``snapshot_id`` is set here; missing
+    nullable fields become null).  ``run``: the run record (RUNS_SCHEMA keys);
+    ``snapshot_id``, ``new_snapshot``, ``previous_snapshot_id``,
+    ``schema_version`` and ``collected_at`` (if absent) are filled in.
+    ``keep_snapshots``: delete snapshot files older than the newest N after
+    committing (run records are always kept); ``None``/0 keeps all.
+    """
+    io, base = resolve_io(location, filesystem)
+    _repair(io, base)
+    ids = _snapshot_ids(io, base)
+    prev = ids[-1] if ids else None
+    sid = (prev or 0) + 1
+    run = dict(run)
+    run.setdefault("collected_at", iso_utc())
+    run.update(snapshot_id=sid, new_snapshot=True, previous_snapshot_id=prev, schema_version=ss.SCHEMA_VERSION)
+    data = _snapshot_bytes(_sorted_rows(rows, sid), run)
+    io.mkdirs(_join(base, FILES_DIR))
+    try:
+        io.publish_bytes(snapshot_path(base, sid), data)  # ---- COMMIT POINT ----
+    except FileExistsError as exc:
+        raise StatsConflictError(
+            f"snapshot {sid} at {location} was committed by another collection run meanwhile; run again"
+        ) from exc
+    _write_run_record(io, base, run)
+    _write_pointer(io, base, run, sid)
+    if keep_snapshots and keep_snapshots > 0:
+        for old in ids:
+            if old <= sid - keep_snapshots:
+                io.delete(snapshot_path(base, old))
+    return sid
+
+
+def write_run(location: str, run: dict[str, Any], filesystem: Any = None) -> None:
+    """Record a run that committed no new snapshot (nothing changed): the latest snapshot stands."""
+    io, base = resolve_io(location, filesystem)
+    _repair(io, base)
+    run = dict(run)
+    run.setdefault("collected_at", iso_utc())
+    sid = _latest_id(io, base)
+    run.update(snapshot_id=sid, new_snapshot=False, previous_snapshot_id=sid, schema_version=ss.SCHEMA_VERSION)
+    io.mkdirs(_join(base, RUNS_DIR))
+    _write_run_record(io, base, run)
+
+
+# --------------------------------------------------------------------------
+# History
+# --------------------------------------------------------------------------
+
+
+def load_runs(location: str, filesystem: Any = None) -> pa.Table:
+    """Every collection run's record (RUNS_SCHEMA), oldest first."""
+    io, base = resolve_io(location, filesystem)
+    t = io.read_json_lines(_join(base, RUNS_DIR), ss.RUNS_SCHEMA)
+    if t.num_rows:
+        t = t.sort_by([("collected_at", "ascending"), ("run_id", "ascending")])
+    return t
+
+
+def load_history(
+    location: str,
+    filesystem: Any = None,
+    clustering_columns: Sequence[str] | None = None,
+) -> pa.Table:
+    """Health over time: one row per collection run (RUNS_SCHEMA), oldest first.
+
+    With ``clustering_columns``, adds per run the clustering summary of the
+    snapshot it left (``headline``: files a point query reads relative to an
+    ideal layout, 1.0 = ideal; ``worst_column``; ``average_depth`` of the
+    worst column), computed with :func:`metrics.table_clustering` on that
+    snapshot (null for snapshots removed by the retention).  Events (e.g.
+    re-clustering runs) are in :func:`load_events`.
+    """
+    io, base = resolve_io(location, filesystem)
+    runs = io.read_json_lines(_join(base, RUNS_DIR), ss.RUNS_SCHEMA)
+    if runs.num_rows:
+        runs = runs.sort_by([("collected_at", "ascending"), ("run_id", "ascending")])
+    if not clustering_columns:
+        return runs
+    from airflow_zorder.core import metrics
+
+    cols = list(clustering_columns)
+    kept = set(_snapshot_ids(io, base))
+    cache: dict[int, tuple[float | None, str | None, float | None]] = {}
+    headline, worst, depth = [], [], []
+    for sid in runs["snapshot_id"].to_pylist():
+        if sid not in cache:
+            val: tuple[float | None, str | None, float | None] = (None, None, None)
+            if sid is not None and sid in kept:
+                snap = _load(io, base, sid, cols)
+                summary = metrics.table_clustering(ss.to_footer_stats(snap), cols)
+                w = summary.get("worst_column")
+                pc_ = (summary.get("per_column") or {}).get(w) or {}
+                val = (summary.get("headline"), w, pc_.get("average_depth"))
+            cache[sid] = val
+        h, w, d = cache[sid]
+        headline.append(h)
+        worst.append(w)
+        depth.append(d)
+    return (runs.append_column("headline", pa.array(headline, pa.float64()))
+                .append_column("worst_column", pa.array(worst, pa.string()))
+                .append_column("average_depth", pa.array(depth, pa.float64())))
+
+
+# --------------------------------------------------------------------------
+# Events
+# --------------------------------------------------------------------------
+
+_EVENT_INT_FIELDS = ("files_before", "files_after", "rows_before", "rows_after", "bytes_before", "bytes_after")
+
+
+def record_event(location: str, event: Mapping[str, Any], filesystem: Any = None) -> str:
+    """Append an event (EVENTS_SCHEMA keys; ``kind`` required) to the stats location; returns its path.
+
+    ``filesystem`` may be the clustering job's :class:`airflow_zorder.core.fs.FileSystem`
+    (``HadoopFileSystem`` works: events are text).  ``at`` defaults to now.
+    Unknown keys are moved into ``details`` (JSON) so nothing is lost.
+    """
+    if not event.get("kind"):
+        raise ValueError("an event needs a 'kind' (e.g. 'cluster')")
+    io, base = resolve_io(location, filesystem)
+    known = set(ss.EVENTS_SCHEMA.names)
+    rec: dict[str, Any] = {k: v for k, v in event.items() if k in known}
+    extra = {k: v for k, v in event.items() if k not in known}
+    details = rec.get("details")
+    if isinstance(details, (dict, list)):
+        details = json.dumps(details, default=str)
+    if extra:
+        merged = json.loads(details) if isinstance(details, str) and details.startswith("{") else {}
+        merged.update(extra)
+        details = json.dumps(merged, default=str)
+    rec["details"] = details
+    rec["at"] = iso_utc(rec.get("at"))
+    rec["schema_version"] = ss.SCHEMA_VERSION
+    for k in _EVENT_INT_FIELDS:
+        if rec.get(k) is not None:
+            rec[k] = int(rec[k])
+    for k in ("columns", "partitions"):
+        if rec.get(k) is not None:
+            rec[k] = [str(x) for x in rec[k]]
+    path = _join(base, EVENTS_DIR, _event_file_name(rec))
+    io.mkdirs(_join(base, EVENTS_DIR))
+    io.write_text(path, json.dumps(rec, default=str, separators=(",", ":")) + "\n")
+    return path
+
+
+def cluster_event(result: Mapping[str, Any]) -> dict[str, Any]:
+    """The event for a clustering job result (``spark_jobs.cluster_table.run_cluster``'s dict)."""
+    before = result.get("before") or {}
+    after = result.get("after") or {}
+    parts = [p.get("partition") if isinstance(p, Mapping) else str(p) for p in result.get("partitions") or []]
+    details = {k: result.get(k) for k in ("kind", "partition_columns", "phases", "skipped", "messages") if result.get(k)}
+    return {
+        "kind": "cluster",
+        "run_id": result.get("run_id"),
+        "table_name": result.get("table"),
+        "at": iso_utc(),
+        "status": result.get("status"),
+        "columns": list(result.get("columns") or []),
+        "curve": result.get("curve"),
+        "partitions": parts,
+        "files_before": before.get("files"),
+        "files_after": after.get("files"),
+        "rows_before": before.get("rows"),
+        "rows_after": after.get("rows"),
+        "bytes_before": before.get("bytes"),
+        "bytes_after": after.get("bytes"),
+        "duration_s": result.get("duration_s"),
+        "details": json.dumps(details, default=str),
+    }
+
+
+def load_events(location: str, filesystem: Any = None, kind: str | None = None) -> pa.Table:
+    """Events (EVENTS_SCHEMA), oldest first; only those of ``kind`` if given."""
+    io, base = resolve_io(location, filesystem)
+    t = io.read_json_lines(_join(base, EVENTS_DIR), ss.EVENTS_SCHEMA)
+    if kind is not None and t.num_rows:
+        t = t.filter(pc.equal(t["kind"], kind))
+    if t.num_rows:
+        t = t.sort_by([("at", "ascending")])
+    return t
+
+
+def _flatten(xs: Iterable[Iterable[Any]]) -> list[Any]:
+    return [x for part in xs for x in part]
