@@ -759,7 +759,7 @@ def _cluster_groups(
     arrow_type = None if pa.types.is_null(t) else str(t)
     kind = _value_kind(t)
 
-    bounded, empty, unknown = fb.bounded, fb.empty, fb.unknown
+    empty, unknown = fb.empty, fb.unknown
     N_g = np.bincount(groups, minlength=G)
     U_g = np.bincount(groups[unknown], minlength=G)
     E_g = np.bincount(groups[empty], minlength=G)

@@ -93,9 +93,9 @@ from __future__ import annotations
 import datetime as dt
 import math
 import re
-from collections.abc import Collection, Iterable, Sequence
+from collections.abc import Collection, Iterable
 from dataclasses import dataclass, field
-from decimal import Decimal, InvalidOperation
+from decimal import Decimal
 from typing import Any
 
 import numpy as np
@@ -564,10 +564,11 @@ class _Parser:
             elif self.kw("TRUE") or self.kw("FALSE"):
                 val = self.peek().text.upper() == "TRUE"
                 self.i += 1
-                # c IS TRUE: TRUE exactly when c = TRUE (never UNKNOWN)
-                inner = Compare(left.name, "=", val) if isinstance(left, _ColRef) else Opaque(str(left))
-                if neg_is:  # c IS NOT TRUE matches NULLs too: not expressible by the atoms
+                if not isinstance(left, _ColRef):
                     return Opaque(self.text[start : self.peek().pos].strip())
+                # c IS TRUE is never UNKNOWN: (c IS NOT NULL) AND (c = TRUE) is FALSE for a NULL c,
+                # so its negation (c IS NOT TRUE) is TRUE for NULLs, as it must be
+                inner = And((Not(IsNull(left.name)), Compare(left.name, "=", val)))
             else:
                 self.fail("expected NULL, TRUE or FALSE after IS")
             e = Not(inner) if neg_is else inner
@@ -944,7 +945,6 @@ class _Evaluator:
         return fb.unknown | interval
 
     def _like(self, cs: _ColumnStats, e: Like, negated: bool) -> np.ndarray:
-        n = cs.has.shape[0]
         if not pa.types.is_string(cs.type):
             return self._keep_all(cs, f"{e.to_sql()}: LIKE on a {cs.type} column: never prunes")
         prefix, kind = like_prefix(e.pattern, e.escape)

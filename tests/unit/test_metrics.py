@@ -167,6 +167,21 @@ def test_mixed_query_types_are_exact() -> None:
         point_query_fractions(pa.array(["a"]), pa.array(["b"]), None, [dt.date(2020, 1, 1)])
 
 
+def test_query_value_lists_are_converted_exactly() -> None:
+    # ints mixed with a fractional Decimal must not be truncated to the bounds' int type
+    np.testing.assert_array_equal(point_query_fractions([5], [5], None, [10, 0, Decimal("5.5")]), [0, 0, 0])
+    np.testing.assert_array_equal(point_query_fractions([5], [6], None, [Decimal("5.5"), 6]), [1, 1])
+    # [date, datetime] lists: pyarrow alone would infer date32 and drop the time of day
+    d0 = dt.date(2024, 1, 1)
+    ts = pa.array([dt.datetime(2024, 1, 1, 0, 0, 3)], pa.timestamp("us"))
+    np.testing.assert_array_equal(point_query_fractions(ts, ts, None, [d0, dt.datetime(2024, 1, 1, 0, 0, 3)]), [0, 1])
+    # a timestamp queried on a date column compares as a timestamp (midnight), not truncated
+    dates = pa.array([d0], pa.date32())
+    np.testing.assert_array_equal(
+        point_query_fractions(dates, dates, None, [dt.datetime(2024, 1, 1), dt.datetime(2024, 1, 1, 10)]), [1, 0]
+    )
+
+
 def test_mean_and_empty_inputs() -> None:
     assert mean_point_query_fraction([0, 10], [9, 19], None, [5, 15, None]) == 0.5
     assert math.isnan(mean_point_query_fraction([0], [1], None, [None]))
@@ -495,7 +510,7 @@ def _same(a: ColumnClustering, b: ColumnClustering) -> bool:
 def _stats_table_from_bounds(column: str, lo: pa.Array, hi: pa.Array, has: list[bool], partitions: list) -> pa.Table:
     """A STATS_SCHEMA table for one column, in read_footers' text encoding."""
     n = len(lo)
-    text = footer_stats._to_text
+    text = footer_stats.bounds_to_text
     cols = {name: pa.nulls(n, field.type) for name, field in zip(footer_stats.STATS_SCHEMA.names, footer_stats.STATS_SCHEMA)}
     cols.update(
         path=pa.array([f"{p or ''}/f{i}.parquet" for i, p in enumerate(partitions)]),

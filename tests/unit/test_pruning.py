@@ -361,6 +361,15 @@ def test_typed_literals(tmp_path: Path) -> None:
     assert kept_names(stats, "NOT b") == no
     assert kept_names(stats, "b") == yes
     assert kept_names(stats, "b IS TRUE") == yes
+    assert kept_names(stats, "b IS NOT TRUE") == no
+    assert kept_names(stats, "b IS FALSE") == no
+    assert kept_names(stats, "NOT b IS FALSE") == yes
+    nb = one_column_files(tmp_path / "nb", "b", pa.bool_(), {"t": [True], "n": [None], "tn": [True, None], "f": [False]})
+    assert kept_names(nb, "b IS TRUE") == ["t", "tn"]
+    assert kept_names(nb, "b IS NOT TRUE") == ["n", "tn", "f"]  # NULL IS NOT TRUE is TRUE
+    assert kept_names(nb, "NOT (b IS TRUE)") == ["n", "tn", "f"]
+    assert kept_names(nb, "NOT b") == ["f"]  # NOT NULL is UNKNOWN
+    assert kept_names(nb, "b IS NOT FALSE") == ["t", "n", "tn"]
     assert kept_names(stats, "bin = X'03'") == yes
     assert kept_names(stats, "bin > X'05'") == no
     # incomparable literal: never prunes, with a warning
@@ -580,6 +589,8 @@ def atoms(draw: Any, ds: Dataset) -> Expr:
         if form == "escaped":
             return c.like(p.replace("!", "!!").replace("%", "!%").replace("_", "!_") + "%", "!")
         return c.like(v.replace("%", "").replace("_", ""))
+    if kind == "like" and name == "b":
+        return parse(f"b IS {draw(st.sampled_from(['', 'NOT ']))}{draw(st.sampled_from(['TRUE', 'FALSE']))}")
     op = draw(st.sampled_from(["=", "!=", "<", "<=", ">", ">="]))
     v = None if draw(st.integers(0, 30)) == 0 else literal(draw, ds, name)
     return Compare(name, op, v)
