@@ -493,14 +493,13 @@ def main(argv: list[str] | None = None) -> int:
     try:
         spark.sparkContext.setLogLevel("WARN")
         warm_up(spark, src, work / "warmup", n)
-        for label in ("baseline_before",):
-            d: dict[str, Any] = {}
-            out = work / "baseline"
-            with phase(mon, "baseline (before)", d):
-                run_baseline(spark, src, out, n)
-            d["files"] = len(layout_report.data_files(str(out)))
-            d["report"] = report_of(out, values)
-            res[label] = d
+        d: dict[str, Any] = {}
+        out = work / "baseline"
+        with phase(mon, "baseline (before)", d):
+            run_baseline(spark, src, out, n)
+        d["files"] = len(layout_report.data_files(str(out)))
+        d["report"] = report_of(out, values)
+        res["baseline_before"] = d
 
         for curve in curves:
             dst = work / f"cluster_{curve}"
