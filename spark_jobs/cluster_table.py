@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from airflow_zorder.core import commit as commit_mod
-from airflow_zorder.core import curves, keys, ranges
+from airflow_zorder.core import curves, keys, ranges, stats_store
 from airflow_zorder.core.faults import fault_point
 from airflow_zorder.core.fs import FileSystem, filesystem_for
 from airflow_zorder.core.lock import TableLock
@@ -280,7 +280,18 @@ def run_cluster(spark, opts: ClusterOptions) -> dict[str, Any]:
     result["after"] = {**after, "rows": rows}
     result["phases"] = phases
     result["duration_s"] = round(time.time() - started, 3)
+    if result["status"] == "clustered":
+        _record_event(fs, ref, result)
     return result
+
+
+def _record_event(fs: FileSystem, ref: TableRef, result: dict[str, Any]) -> None:
+    """Add the run to the table's stats history, so health over time shows when it was re-clustered."""
+    try:
+        stats_store.record_event(stats_store.default_location(ref.home), stats_store.cluster_event(result),
+                                 filesystem=fs)
+    except Exception as exc:  # noqa: BLE001 - the table is committed; the history entry is best effort
+        result["messages"].append(f"could not record the clustering event: {exc}")
 
 
 def _recover(spark, fs: FileSystem, ref: TableRef) -> list[str]:

@@ -50,7 +50,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import math
 import os
 import re
 import sys
@@ -62,6 +61,7 @@ from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import unquote
 
+import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
@@ -176,9 +176,15 @@ def _log(msg: str) -> None:
 # --------------------------------------------------------------------------- filesystems
 
 
+_DEFAULT_FS_LOCAL: dict[int, bool] = {}
+
+
 def _default_fs_is_local(spark) -> bool:
-    default = str(spark._jsc.hadoopConfiguration().get("fs.defaultFS") or "file:///")
-    return default.startswith("file:")
+    key = id(spark.sparkContext._jsc)
+    if key not in _DEFAULT_FS_LOCAL:
+        default = str(spark._jsc.hadoopConfiguration().get("fs.defaultFS") or "file:///")
+        _DEFAULT_FS_LOCAL[key] = default.startswith("file:")
+    return _DEFAULT_FS_LOCAL[key]
 
 
 def _is_local(spark, path: str) -> bool:
@@ -331,9 +337,13 @@ def _executor_fs(path: str) -> tuple[Any, str]:
             fs = PyFileSystem(FSSpecHandler(fsspec.core.url_to_fs(uri)[0]))
         _EXEC_FS[key] = fs
     fs = _EXEC_FS[key]
-    if scheme.lower() in ("s3a", "s3n", "s3", "gs", "gcs"):
-        return fs, rest
-    return fs, "/" + rest.split("/", 1)[1] if "/" in rest else "/"
+    s = scheme.lower()
+    if s in ("s3a", "s3n", "s3", "gs", "gcs"):
+        return fs, rest  # bucket/key
+    if s in ("abfs", "abfss", "az", "adl"):
+        container = authority.split("@", 1)[0]
+        return fs, container + "/" + (rest.split("/", 1)[1] if "/" in rest else "")
+    return fs, "/" + (rest.split("/", 1)[1] if "/" in rest else "")
 
 
 def _fix_case(read_path: str, fs: Any, rows: list, wanted: list[str]) -> list:
@@ -349,8 +359,7 @@ def _fix_case(read_path: str, fs: Any, rows: list, wanted: list[str]) -> list:
     for r in rows:
         alt = by_lower.get(r.column.lower()) if r.reason == "column_not_in_file" else None
         if alt is not None:
-            alt.column = r.column
-            out.append(alt)
+            out.append(alt)  # under the file's own spelling; the driver unifies the names
         else:
             out.append(r)
     return out
@@ -428,7 +437,7 @@ def _first_collection(spark, opts: CollectOptions) -> bool:
         _local_path(opts.table) if _is_local(spark, opts.table) else opts.table)
     try:
         io, base = stats_io_for(spark, loc)
-        return stats_store._latest_id(io, base) is None
+        return not io.exists(stats_store._join(base, stats_store.POINTER))  # one metadata call
     except Exception:  # noqa: BLE001 - only decides an optimisation
         return False
 
@@ -630,6 +639,29 @@ def _rows_from_dicts(rows: list[dict[str, Any]]) -> pa.Table:
     return pa.Table.from_pylist(rows, schema=ss.FILE_STATS_SCHEMA)
 
 
+def _scan_candidates(t: pa.Table, method: str) -> np.ndarray:
+    """Vectorised pre-filter for :func:`_needs_scan` (a superset of the rows it selects)."""
+    ok = pc.and_(pc.is_null(t["error"]), pc.is_valid(t["column_name"]))
+    reason = pc.fill_null(t["reason"], "")
+    structural = pc.is_in(reason, pa.array(["column_not_in_file", "nested_column"]))
+    ok = pc.and_(ok, pc.invert(structural))
+    if method == "auto":
+        missing = pc.invert(t["has_stats"])
+        truncated = pc.or_(pc.equal(pc.fill_null(t["min_exact"], True), False),
+                           pc.equal(pc.fill_null(t["max_exact"], True), False))
+        ok = pc.and_(ok, pc.or_(missing, truncated))
+    return np.asarray(ok.to_numpy(zero_copy_only=False), dtype=bool)
+
+
+def _spark_columns(spark, read_path: str, partition_columns: list[str]) -> list[str]:
+    """Top-level column names of a file as Spark reads it (when pyarrow cannot open the store)."""
+    skip = {c.lower() for c in partition_columns}
+    try:
+        return [f.name for f in spark.read.parquet(_escape_glob(read_path)).schema.fields if f.name.lower() not in skip]
+    except Exception:  # noqa: BLE001 - the scan will then report the file as failed
+        return []
+
+
 def _needs_scan(row: dict[str, Any], method: str) -> str | None:
     """Why a footer row must be (re)computed by the scan, or None."""
     if row["error"] is not None or row["column_name"] is None:
@@ -723,10 +755,6 @@ def run_collect(spark, opts: CollectOptions) -> dict[str, Any]:
     # -- stats location
     location = opts.stats_location or stats_store.default_location(table.home)
     io, base = stats_io_for(spark, location)
-    try:
-        stats_store.check_writable(base, io)
-    except PermissionError as exc:
-        raise StatsCollectionError(str(exc)) from exc
 
     # -- previous snapshot
     t = time.time()
@@ -743,52 +771,63 @@ def run_collect(spark, opts: CollectOptions) -> dict[str, Any]:
     if requested is not None and prev is not None and prev.num_rows and table.schema_columns is None:
         requested = _resolve_names(requested, [c for c in pc.unique(prev["column_name"]).to_pylist() if c])
 
-    # -- what to read
+    # -- what to read (vectorised: a million stats rows must not cost a Python loop per row)
     reuse_mask = None
-    prev_cols: dict[str, set[str]] = defaultdict(set)
+    complete: set[str] = set()  # unchanged files whose previous rows cover every requested column
     gone: list[str] = []
     n_new = n_changed = 0
     if prev is not None and prev.num_rows:
-        live = {p: (f.size, f.mtime_ms) for p, f in files.items()}
-        ppath = prev["path"].to_pylist()
-        psize = prev["file_size"].to_pylist()
-        pmtime = prev["file_mtime_ms"].to_pylist()
-        perr = prev["error"].to_pylist()
-        pcol = prev["column_name"].to_pylist()
-        keep = []
+        pfiles = prev.group_by(["path", "file_size", "file_mtime_ms"], use_threads=False).aggregate(
+            [("error", "count")])
+        ok_paths = []
         seen_prev: dict[str, bool] = {}
-        for p, sz, mt, err, col in zip(ppath, psize, pmtime, perr, pcol):
-            same = live.get(p) == (sz, mt)
-            if p not in seen_prev:
-                seen_prev[p] = same
-            ok = same and err is None
-            if ok and col is not None and (requested is None or col in requested):
-                prev_cols[p].add(col)
-            keep.append(ok and (requested is None or col is None or col in requested))
+        for p, sz, mt, n_err in zip(pfiles["path"].to_pylist(), pfiles["file_size"].to_pylist(),
+                                    pfiles["file_mtime_ms"].to_pylist(), pfiles["error_count"].to_pylist()):
+            f = files.get(p)
+            same = f is not None and (f.size, f.mtime_ms) == (sz, mt) and seen_prev.get(p, True)
+            seen_prev[p] = same
+            if same and n_err == 0:
+                ok_paths.append(p)
+        ok_paths = [p for p in ok_paths if seen_prev[p]]
         for p, same in seen_prev.items():
-            if p not in live:
+            if p not in files:
                 gone.append(p)
             elif not same:
                 n_changed += 1
         n_new = sum(1 for p in files if p not in seen_prev)
-        reuse_mask = pa.array(keep)
-        if requested is None and not prev_all:
-            reuse_mask = None  # the previous run collected a column subset: read everything again
-            prev_cols.clear()
+        ok_mask = pc.is_in(prev["path"], pa.array(ok_paths, pa.string()))
+        if requested is None:
+            reuse_mask = ok_mask
+            complete = set(ok_paths) if prev_all else set()
+            if not prev_all:
+                reuse_mask = None  # the previous run collected a column subset: read everything again
+        else:
+            wanted_col = pc.fill_null(pc.is_in(prev["column_name"], pa.array(requested, pa.string())), False)
+            reuse_mask = pc.and_(ok_mask, pc.or_(wanted_col, pc.is_null(prev["column_name"])))
+            cov = prev.filter(pc.and_(ok_mask, wanted_col)).group_by("path", use_threads=False).aggregate(
+                [("column_name", "count_distinct")])
+            complete = {p for p, n in zip(cov["path"].to_pylist(), cov["column_name_count_distinct"].to_pylist())
+                        if n == len(requested)}
     else:
         n_new = len(files)
 
-    items: list[tuple[str, str, list[str] | None]] = []
-    for f in table.files:
-        have = prev_cols.get(f.path)
-        if requested is None:
-            if have and reuse_mask is not None:
-                continue
-            items.append((f.read_path, f.path, None))
-        elif any(c not in (have or ()) for c in requested):
-            # one footer read gives every column: re-read all requested columns of the file
-            items.append((f.read_path, f.path, list(requested)))
+    items: list[tuple[str, str, list[str] | None]] = [
+        (f.read_path, f.path, None if requested is None else list(requested))
+        for f in table.files if f.path not in complete  # one footer read gives every column of a file
+    ]
+
+    # -- nothing new, changed or gone: record the run, keep the snapshot (costs the listing + one read)
+    if prev is not None and not items and not gone and reuse_mask is not None and (
+            not prev.num_rows or pc.all(reuse_mask).as_py()):
+        return _noop_run(spark, opts, table, prev, io, base, location, requested, started, started_at,
+                         phases, messages)
+
     read_paths = {p for _, p, _ in items}
+    if items or prev is None:
+        try:  # fail before the expensive part, not after it
+            stats_store.check_writable(base, io)
+        except PermissionError as exc:
+            raise StatsCollectionError(str(exc)) from exc
 
     if warm is not None and items:
         warm.join(timeout=120)
@@ -798,9 +837,27 @@ def run_collect(spark, opts: CollectOptions) -> dict[str, Any]:
     t = time.time()
     footer_table, failures = read_footers_distributed(spark, items, opts.parallelism)
     phases["footer_s"] = round(time.time() - t, 3)
+    if requested is not None and footer_table.num_rows:
+        # spell requested names as the files do, and use one spelling for every row
+        found = [c for c in pc.unique(footer_table.filter(pc.invert(pc.fill_null(
+            pc.equal(footer_table["reason"], "column_not_in_file"), False)))["column"]).to_pylist()]
+        requested = _resolve_names(requested, found)
+        canon = {c.lower(): c for c in requested}
+        footer_table = footer_table.set_column(
+            footer_table.schema.get_field_index("column"), fst.STATS_SCHEMA.field("column"),
+            pa.array([canon.get(c.lower(), c) for c in footer_table["column"].to_pylist()], pa.string()))
     new_rows = _footer_rows_to_stats(footer_table, files, table.name, collected_at)
 
-    vanished = {p for p, kind, _ in failures if kind == "vanished"}
+    vanished = set()
+    lister = _ListingFS(spark)
+    for p, kind, msg in list(failures):
+        if kind != "vanished":
+            continue
+        if lister.exists(p):  # the driver still sees it: the executors' path mapping is wrong, not the table
+            failures.remove((p, kind, msg))
+            failures.append((p, _NO_PY_FS, f"executors could not find the file: {msg}"))
+        else:
+            vanished.add(p)
     failed: dict[str, str] = {p: msg for p, kind, msg in failures if kind == "error"}
     no_py = {p: msg for p, kind, msg in failures if kind == _NO_PY_FS}
     if vanished:
@@ -819,7 +876,7 @@ def run_collect(spark, opts: CollectOptions) -> dict[str, Any]:
             reused = reused.filter(pc.invert(pc.is_in(reused["path"], pa.array(sorted(read_paths | vanished), pa.string()))))
             reused = reused.set_column(reused.schema.get_field_index("table_name"),
                                        ss.FILE_STATS_SCHEMA.field("table_name"),
-                                       pa.array([table.name] * reused.num_rows, pa.string()))
+                                       pa.repeat(pa.scalar(table.name, pa.string()), reused.num_rows))
     live_paths = [p for p in files if p not in vanished]
 
     # -- final column set
@@ -837,27 +894,25 @@ def run_collect(spark, opts: CollectOptions) -> dict[str, Any]:
             checked = len(new_rows) + len(reused) > 0 and len(failed) + len(no_py) < len(read_paths)
             unknown = [c for c in names if c not in seen]
             if unknown and checked and table.schema_columns is None:
-                known = sorted(seen) or ["(none readable)"]
-                raise StatsCollectionError(f"unknown column {unknown[0]!r}; the table's columns are: {', '.join(known)}")
+                raise StatsCollectionError(f"unknown column {unknown[0]!r}; the table's columns are: "
+                                           f"{', '.join(_table_columns(spark, table, failed) or sorted(seen))}")
 
     # -- rows needing the scan; failed / unopenable files
     extra_rows: list[dict[str, Any]] = []
     scan_rows: list[dict[str, Any]] = []
-    keep_mask = [True] * new_rows.num_rows
-    if new_rows.num_rows and (opts.method != "footer"):
-        cand = new_rows.select(["column_name", "reason", "has_stats", "min_exact", "max_exact", "error"]).to_pylist()
-        whys = {}
-        for i, r in enumerate(cand):
-            why = _needs_scan(r, opts.method)
-            if why is not None:
-                keep_mask[i] = False
-                whys[i] = why
-        if whys:
-            idx = sorted(whys)
-            for i, d in zip(idx, new_rows.take(pa.array(idx)).to_pylist()):
-                d["_why"] = whys[i]
-                scan_rows.append(d)
-    base_rows = new_rows.filter(pa.array(keep_mask)) if not all(keep_mask) else new_rows
+    keep_mask = None
+    if new_rows.num_rows and opts.method != "footer":
+        cand_idx = np.flatnonzero(_scan_candidates(new_rows, opts.method))
+        if len(cand_idx):
+            keep = np.ones(new_rows.num_rows, dtype=bool)
+            for i, d in zip(cand_idx, new_rows.take(pa.array(cand_idx)).to_pylist()):
+                why = _needs_scan(d, opts.method)
+                if why is not None:
+                    keep[i] = False
+                    d["_why"] = why
+                    scan_rows.append(d)
+            keep_mask = pa.array(keep)
+    base_rows = new_rows.filter(keep_mask) if keep_mask is not None else new_rows
 
     def file_row(path: str, column: str | None, **kw: Any) -> dict[str, Any]:
         f = files[path]
@@ -869,6 +924,8 @@ def run_collect(spark, opts: CollectOptions) -> dict[str, Any]:
         row.update(kw)
         return row
 
+    if no_py and not names and opts.method != "footer":
+        names = _spark_columns(spark, files[sorted(no_py)[0]].read_path, table.partition_columns)
     for path in sorted(set(no_py) - vanished):
         cols_for = names if names else [None]
         if opts.method == "footer":
@@ -931,64 +988,112 @@ def run_collect(spark, opts: CollectOptions) -> dict[str, Any]:
     final = pa.concat_tables([fresh, _norm(reused)]) if reused.num_rows else fresh
     final = final.filter(pc.invert(pc.is_in(final["path"], pa.array(sorted(vanished), pa.string())))) if vanished else final
 
-    # -- summary
-    methods = defaultdict(Counter)
-    for c, m, h in zip(final["column_name"].to_pylist(), final["method"].to_pylist(), final["has_stats"].to_pylist()):
-        if c is None:
-            continue
-        methods[c][m if h else "no_stats"] += 1
-    column_methods = [{"column_name": c, "footer": methods[c]["footer"], "scan": methods[c]["scan"],
-                       "no_stats": methods[c]["no_stats"]} for c in names if c in methods]
-    live_rows: dict[str, int] = {}
-    for p, fr in zip(final["path"].to_pylist(), final["file_rows"].to_pylist()):
-        if fr is not None:
-            live_rows[p] = fr
+    # -- summary and commit
+    column_methods, rows_total = _summary(final, names)
     errors = [{"path": p, "error": m} for p, m in sorted(failed.items())]
-    status = "partial" if failed else "ok"
     changed = bool(read_paths - vanished) or bool(gone) or prev is None or synthesized or (
         reused.num_rows != prev.num_rows)
     run = {
         "run_id": opts.run_id, "table_name": table.name, "table_kind": table.kind, "table_root": table.root,
-        "status": status, "started_at": started_at, "method": opts.method, "columns": names,
+        "status": "partial" if failed else "ok", "started_at": started_at, "method": opts.method, "columns": names,
         "columns_requested": "all" if opts.columns is None else ",".join(opts.columns),
         "files_total": len(live_paths), "files_read": len(read_paths - vanished),
-        "files_reused": len({p for p in reused["path"].to_pylist()}),
+        "files_reused": int(pc.count_distinct(reused["path"]).as_py()) if reused.num_rows else 0,
         "files_new": n_new, "files_changed": n_changed, "files_gone": len(gone), "files_failed": len(failed),
-        "files_scanned": len(scanned_files), "rows_total": sum(live_rows.values()),
+        "files_scanned": len(scanned_files), "rows_total": rows_total,
         "bytes_total": sum(files[p].size for p in live_paths), "column_methods": column_methods,
         "errors": errors, "gone_paths": sorted(gone),
-        "list_s": phases.get("list_s"), "footer_s": phases.get("footer_s"), "scan_s": phases.get("scan_s"),
     }
+    return _commit(spark, opts, table, run, final if changed else None, prev, io, base, location, started,
+                   phases, messages)
 
-    # -- commit
+
+def _summary(final: pa.Table, names: list[str]) -> tuple[list[dict[str, Any]], int]:
+    """Rows per column by method (``no_stats`` when has_stats is false), and the live files' total rows."""
+    if not final.num_rows:
+        return [], 0
+    kind = pc.if_else(final["has_stats"], final["method"], pa.scalar("no_stats"))
+    g = pa.table({"c": final["column_name"], "k": kind}).group_by(["c", "k"], use_threads=False).aggregate(
+        [("k", "count")])
+    counts: dict[str, Counter] = defaultdict(Counter)
+    for c, k, n in zip(g["c"].to_pylist(), g["k"].to_pylist(), g["k_count"].to_pylist()):
+        if c is not None:
+            counts[c][k] += n
+    column_methods = [{"column_name": c, "footer": counts[c]["footer"], "scan": counts[c]["scan"],
+                       "no_stats": counts[c]["no_stats"]} for c in names if c in counts]
+    per_file = final.group_by("path", use_threads=False).aggregate([("file_rows", "max")])
+    return column_methods, int(pc.sum(per_file["file_rows_max"]).as_py() or 0)
+
+
+def _noop_run(spark, opts: CollectOptions, table: _Table, prev: pa.Table, io, base: str, location: str,
+              requested: list[str] | None, started: float, started_at: str, phases: dict[str, float],
+              messages: list[str]) -> dict[str, Any]:
+    """Nothing changed since the latest snapshot: record the run only (listing + one stats read + one small write)."""
+    names = list(requested) if requested is not None else list(dict.fromkeys(
+        c for c in pc.unique(prev["column_name"]).to_pylist() if c is not None))
+    if requested is not None:
+        prev = prev.filter(pc.fill_null(pc.is_in(prev["column_name"], pa.array(requested, pa.string())), True))
+    column_methods, rows_total = _summary(prev, names)
+    n = len(table.files)
+    phases.update(footer_s=0.0, scan_s=0.0)
+    run = {
+        "run_id": opts.run_id, "table_name": table.name, "table_kind": table.kind, "table_root": table.root,
+        "status": "ok", "started_at": started_at, "method": opts.method, "columns": names,
+        "columns_requested": "all" if opts.columns is None else ",".join(opts.columns),
+        "files_total": n, "files_read": 0, "files_reused": n, "files_new": 0, "files_changed": 0,
+        "files_gone": 0, "files_failed": 0, "files_scanned": 0, "rows_total": rows_total,
+        "bytes_total": sum(f.size for f in table.files), "column_methods": column_methods, "errors": [],
+        "gone_paths": [],
+    }
+    return _commit(spark, opts, table, run, None, prev, io, base, location, started, phases, messages)
+
+
+def _commit(spark, opts: CollectOptions, table: _Table, run: dict[str, Any], final: pa.Table | None,
+            prev: pa.Table | None, io, base: str, location: str, started: float, phases: dict[str, float],
+            messages: list[str]) -> dict[str, Any]:
+    """Write the snapshot (``final``) or only the run record (``final`` None), and build the result."""
     t = time.time()
-    if changed:
-        run["collected_at"] = stats_store.iso_utc()
-        run["duration_s"] = round(time.time() - started, 3)
-        snapshot_id = stats_store.write_snapshot(base, final, run, io, keep_snapshots=opts.keep_snapshots)
-        new_snapshot = True
-    else:
-        run["collected_at"] = stats_store.iso_utc()
-        run["duration_s"] = round(time.time() - started, 3)
-        stats_store.write_run(base, run, io)
-        snapshot_id = stats_store.latest_snapshot_id(base, io)
-        new_snapshot = False
+    run.update(list_s=phases.get("list_s"), footer_s=phases.get("footer_s"), scan_s=phases.get("scan_s"))
+    run["collected_at"] = stats_store.iso_utc()
+    run["duration_s"] = round(time.time() - started, 3)
+    try:
+        if final is not None:
+            snapshot_id = stats_store.write_snapshot(base, final, run, io, keep_snapshots=opts.keep_snapshots)
+        else:
+            stats_store.write_run(base, run, io)
+            snapshot_id = (prev["snapshot_id"][0].as_py() if prev is not None and prev.num_rows
+                           else stats_store.latest_snapshot_id(base, io))
+    except stats_store.StatsConflictError:
+        raise
+    except OSError as exc:
+        raise StatsCollectionError(f"cannot write the stats to {location}: {type(exc).__name__}: {exc}") from exc
     phases["write_s"] = round(time.time() - t, 3)
     if opts.stats_table:
         _register_catalog_tables(spark, opts.stats_table, location)
-
     result = {
-        "status": status, "run_id": opts.run_id, "table": opts.table, "kind": table.kind,
-        "stats_location": location, "snapshot_id": snapshot_id, "new_snapshot": new_snapshot,
-        "method": opts.method, "columns": names,
+        "status": run["status"], "run_id": opts.run_id, "table": opts.table, "kind": table.kind,
+        "stats_location": location, "snapshot_id": snapshot_id, "new_snapshot": final is not None,
+        "method": opts.method, "columns": run["columns"],
         **{k: run[k] for k in ("files_total", "files_read", "files_reused", "files_new", "files_changed",
                                "files_gone", "files_failed", "files_scanned", "rows_total", "bytes_total")},
-        "column_methods": column_methods, "errors": errors, "gone_paths": sorted(gone), "messages": messages,
-        "phases": phases, "duration_s": round(time.time() - started, 3),
+        "column_methods": run["column_methods"], "errors": run["errors"], "gone_paths": run["gone_paths"],
+        "messages": messages, "phases": phases, "duration_s": round(time.time() - started, 3),
     }
     if opts.stats_table:
         result["stats_table"] = opts.stats_table
     return result
+
+
+def _table_columns(spark, table: _Table, failed: dict[str, str]) -> list[str]:
+    """The columns of a readable file of the table (for error messages): one small footer job."""
+    f = next((f for f in reversed(table.files) if f.path not in failed), None)
+    if f is None:
+        return []
+    try:
+        t, _ = read_footers_distributed(spark, [(f.read_path, f.path, None)], 1)
+        return [c for c in t["column"].to_pylist() if c]
+    except Exception:  # noqa: BLE001 - only for the message
+        return []
 
 
 def _scan(spark, scan_rows: list[dict[str, Any]], files: dict[str, _File], failed: dict[str, str],
@@ -1128,8 +1233,13 @@ def main(argv: list[str] | None = None) -> int:
         if result["status"] == "partial":
             _log(f"{result['files_failed']} file(s) could not be read: " +
                  "; ".join(f"{e['path']}: {e['error']}" for e in result["errors"][:5]))
-    except (StatsCollectionError, TableError, stats_store.StatsConflictError, ValueError, OSError, RuntimeError) as exc:
-        result = {"status": "failed", "table": opts.table, "run_id": opts.run_id, "error": str(exc),
+    except Exception as exc:  # noqa: BLE001 - every failure becomes a result JSON and exit code 1
+        expected_kinds = (StatsCollectionError, TableError, stats_store.StatsConflictError, ValueError, OSError)
+        if not isinstance(exc, expected_kinds):
+            import traceback
+
+            traceback.print_exc()
+        result = {"status": "failed", "table": opts.table, "run_id": opts.run_id, "error": str(exc).strip(),
                   "error_type": type(exc).__name__}
         _log(f"FAILED: {exc}")
         code = 1

@@ -61,7 +61,7 @@ import json
 import os
 import re
 import uuid
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import pyarrow as pa
@@ -810,7 +810,3 @@ def load_events(location: str, filesystem: Any = None, kind: str | None = None) 
     if t.num_rows:
         t = t.sort_by([("at", "ascending")])
     return t
-
-
-def _flatten(xs: Iterable[Iterable[Any]]) -> list[Any]:
-    return [x for part in xs for x in part]

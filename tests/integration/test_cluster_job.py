@@ -79,6 +79,9 @@ def test_zorder_keeps_every_row_and_cuts_files_read(spark, flat):
         assert after["fractions"][c] < 0.4, (c, after)
     # the replaced files are kept in the trash until the retention passes
     assert len(os.listdir(os.path.join(flat, "_zorder", "trash", result["run_id"]))) == 16
+    from airflow_zorder.core import stats_store
+    events = stats_store.load_events(stats_store.default_location(flat))
+    assert events.num_rows == 1 and events.column("run_id")[0].as_py() == result["run_id"]
     assert result["partitions"][0]["plan"]["num_files"] == 64
 
 

@@ -308,7 +308,7 @@ def test_incremental_reads_only_new_files_and_drops_removed_ones(spark, tmp_path
     latest = stats_store.load_latest(fifth["stats_location"])
     assert set(latest["column_name"].to_pylist()) == {"id"} and latest.num_rows == 4
     row = latest.filter(pc.equal(latest["path"], new[0])).to_pylist()[0]
-    assert decoded(row) == (800, 1099) and row["file_rows"] == 300
+    assert decoded(row) == (1200, 1499) and row["file_rows"] == 300
 
 
 # --------------------------------------------------------------------------- failures and bad input
@@ -349,7 +349,7 @@ def test_bad_input_fails_clearly_and_commits_nothing(spark, tmp_path):
         run_collect(spark, CollectOptions(table=str(tmp_path / "missing")))
     root = tmp_path / "t"
     _write_events(root, 0)
-    with pytest.raises(StatsCollectionError, match="unknown column 'nope'.*id, name, v"):
+    with pytest.raises(StatsCollectionError, match="unknown column 'nope'; the table's columns are: id, v, name"):
         run_collect(spark, CollectOptions(table=str(root), columns=["id", "nope"]))
     assert stats_store.latest_snapshot_id(stats_store.default_location(str(root))) is None
     blocker = tmp_path / "blocker"
@@ -420,3 +420,77 @@ def test_spark_submit_writes_stats_and_result(tmp_path):
     st = stats_store.load_latest(result["stats_location"])
     assert st.num_rows == 8 and set(st["column_name"].to_pylist()) == {"id", "v"}
     assert st.filter(pc.is_null(st["error"]))["has_stats"].to_pylist() == [True] * 6
+
+
+def test_hadoop_stats_io_commits_snapshots_readable_by_pyarrow(spark, tmp_path):
+    """The driver-side Hadoop IO (used for hdfs://, s3a://, ...), exercised on file: URIs."""
+    from spark_jobs.collect_stats import HadoopStatsIO
+
+    loc = "file://" + str(tmp_path / "stats")
+    io = HadoopStatsIO(spark)
+    stats_store.check_writable(loc, io)
+    rows = pa.Table.from_pylist([{
+        "snapshot_id": 0, "table_name": "t", "path": "/t/a.parquet", "column_name": "x", "arrow_type": "int64",
+        "min_value": "1", "max_value": "9", "has_stats": True, "method": "footer",
+        "collected_at": dt.datetime(2026, 1, 1, tzinfo=UTC)}], schema=stats_schema.FILE_STATS_SCHEMA)
+    assert stats_store.write_snapshot(loc, rows, {"run_id": "h1"}, io) == 1
+    assert stats_store.write_snapshot(loc, rows, {"run_id": "h2"}, io) == 2
+    stats_store.write_run(loc, {"run_id": "h3"}, io)
+    for reader in (io, None):  # back through Hadoop, and with plain pyarrow
+        got = stats_store.load_latest(loc, reader)
+        assert got["snapshot_id"].to_pylist() == [2] and got["min_value"].to_pylist() == ["1"]
+        assert stats_store.load_runs(loc, reader)["run_id"].to_pylist() == ["h1", "h2", "h3"]
+    visible = sorted(os.listdir(tmp_path / "stats" / "files"))
+    assert [v for v in visible if not v.startswith(".")] == ["snapshot-000000000001.parquet",
+                                                            "snapshot-000000000002.parquet"]
+
+
+def test_schema_evolution_and_empty_table(spark, tmp_path):
+    root = tmp_path / "evo"
+    old = _write_events(root, 0)
+    first = run_collect(spark, CollectOptions(table=str(root)))
+    assert first["columns"] == ["id", "v", "name"]
+    newer = str(root / "f001.parquet")  # a later file adds a column
+    pq.write_table(pa.table({"id": pa.array([7, 8], pa.int64()), "v": [1.0, 2.0], "name": ["a", "b"],
+                             "extra": pa.array([None, 5], pa.int32())}), newer)
+    second = run_collect(spark, CollectOptions(table=str(root)))
+    assert second["files_read"] == 1 and second["columns"] == ["id", "v", "name", "extra"]
+    st = stats_store.load_latest(second["stats_location"], columns=["extra"]).to_pylist()
+    by = {r["path"]: r for r in st}
+    # the old file (not read again) reads as all-null in the new column
+    assert by[old]["has_stats"] and by[old]["min_value"] is None and by[old]["null_count"] == 200
+    assert by[old]["reason"] == "column_not_in_file"
+    assert decoded(by[newer]) == (5, 5) and by[newer]["null_count"] == 1
+
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    res = run_collect(spark, CollectOptions(table=str(empty)))
+    assert res["status"] == "ok" and res["files_total"] == 0 and res["snapshot_id"] == 1
+    assert stats_store.load_latest(res["stats_location"]).num_rows == 0
+    _write_events(tmp_path / "parted" / "day=1", 0)
+    with pytest.raises(StatsCollectionError, match="no data column"):
+        run_collect(spark, CollectOptions(table=str(tmp_path / "parted"), columns=["DAY"]))
+
+
+def test_files_python_cannot_open_fall_back_to_the_scan(spark, tmp_path, monkeypatch):
+    """A store only Hadoop can reach (no pyarrow/fsspec filesystem on the executors): auto scans it all."""
+    from spark_jobs import collect_stats as cs
+
+    root = tmp_path / "remote"
+    paths = [_write_events(root, i) for i in range(2)]
+
+    def no_python_fs(spark, items, parallelism=None):
+        return footer_stats.STATS_SCHEMA.empty_table(), [(p, cs._NO_PY_FS, "ArrowInvalid: no filesystem")
+                                                        for _, p, _ in items]
+
+    monkeypatch.setattr(cs, "read_footers_distributed", no_python_fs)
+    res = run_collect(spark, CollectOptions(table=str(root)))
+    assert res["status"] == "ok" and res["files_scanned"] == 2 and res["columns"] == ["id", "v", "name"]
+    st = stats_store.load_latest(res["stats_location"])
+    assert set(st["method"].to_pylist()) == {"scan"} and st.num_rows == 6
+    assert check_rows_exact(st, {p: pq.read_table(p) for p in paths}) == 6
+    assert any("could not be opened from Python executors" in m for m in res["messages"])
+    footer_only = run_collect(spark, CollectOptions(table=str(root), method="footer", full=True,
+                                                    stats_location=str(tmp_path / "f")))
+    st = stats_store.load_latest(footer_only["stats_location"])
+    assert not any(st["has_stats"].to_pylist()) and st["reason"][0].as_py().startswith("no_python_filesystem")
