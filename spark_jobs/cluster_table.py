@@ -13,8 +13,6 @@ location switch) and clean up what passed its retention. See ``--help`` for ever
 from __future__ import annotations
 
 import argparse
-import json
-import os
 import sys
 import time
 import uuid
@@ -27,6 +25,7 @@ from airflow_zorder.core.faults import fault_point
 from airflow_zorder.core.fs import FileSystem, filesystem_for
 from airflow_zorder.core.lock import TableLock
 from airflow_zorder.core.sizing import DEFAULT_TARGET_FILE_SIZE, num_output_files, parse_size
+from spark_jobs.cli import build_session, emit_result
 from spark_jobs import catalog, rewrite
 from airflow_zorder.core.fs import join
 from spark_jobs.table import TableError, TableRef, Unit, check_parquet, is_path, list_units, parse_partitions, select_units
@@ -393,20 +392,10 @@ def run_action(spark, opts: ClusterOptions, action: str) -> dict[str, Any]:
         return {"status": "cleaned", "table": opts.table, "cleaned": cleaned}
 
 
-def build_session(app_name: str = "airflow-zorder-cluster"):
-    """The job's SparkSession; master and resources come from spark-submit."""
-    from pyspark.sql import SparkSession
-
-    builder = SparkSession.builder.appName(app_name)
-    if os.environ.get("ZORDER_HIVE", "") == "1":
-        builder = builder.enableHiveSupport()
-    return builder.getOrCreate()
-
-
 def main(argv: list[str] | None = None) -> int:
     """Command-line entry: run, print a one-line summary, write the JSON result; exit 1 with a clear message on failure."""
     opts, result_path, action = parse_args(argv)
-    spark = build_session()
+    spark = build_session("airflow-zorder-cluster")
     try:
         result = run_action(spark, opts, action)
         code = 0
@@ -415,12 +404,7 @@ def main(argv: list[str] | None = None) -> int:
                   "error_type": type(exc).__name__}
         _log(f"FAILED: {exc}")
         code = 1
-    text = json.dumps(result, indent=2, default=str)
-    if result_path:
-        os.makedirs(os.path.dirname(os.path.abspath(result_path)) or ".", exist_ok=True)
-        with open(result_path, "w", encoding="utf-8") as fh:
-            fh.write(text)
-    print(text)
+    emit_result(result, result_path)
     spark.stop()
     return code
 

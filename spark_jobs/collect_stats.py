@@ -69,6 +69,7 @@ from airflow_zorder.core import footer_stats as fst
 from airflow_zorder.core import stats_schema as ss
 from airflow_zorder.core import stats_store
 from airflow_zorder.core.fs import FileInfo, HadoopFileSystem, LocalFileSystem, scheme_of
+from spark_jobs.cli import build_session, emit_result
 
 METHODS = ("auto", "footer", "scan")
 # footer reasons that the auto method repairs with a scan
@@ -1207,16 +1208,6 @@ def _register_catalog_tables(spark, name: str, location: str) -> None:
     spark.sql(f"REFRESH TABLE {q_runs}")
 
 
-def build_session(app_name: str = "airflow-zorder-collect-stats"):
-    """The job's SparkSession; master and resources come from spark-submit."""
-    from pyspark.sql import SparkSession
-
-    builder = SparkSession.builder.appName(app_name)
-    if os.environ.get("ZORDER_HIVE", "") == "1":
-        builder = builder.enableHiveSupport()
-    return builder.getOrCreate()
-
-
 def main(argv: list[str] | None = None) -> int:
     """Command-line entry: run, print the JSON result, write it to --result-json.
 
@@ -1226,7 +1217,7 @@ def main(argv: list[str] | None = None) -> int:
     from spark_jobs.table import TableError
 
     opts, result_path, allow_errors = parse_args(argv)
-    spark = build_session()
+    spark = build_session("airflow-zorder-collect-stats")
     try:
         result = run_collect(spark, opts)
         code = 2 if result["status"] == "partial" and not allow_errors else 0
@@ -1243,12 +1234,7 @@ def main(argv: list[str] | None = None) -> int:
                   "error_type": type(exc).__name__}
         _log(f"FAILED: {exc}")
         code = 1
-    text = json.dumps(result, indent=2, default=str)
-    if result_path:
-        os.makedirs(os.path.dirname(os.path.abspath(result_path)) or ".", exist_ok=True)
-        with open(result_path, "w", encoding="utf-8") as fh:
-            fh.write(text)
-    print(text)
+    emit_result(result, result_path)
     spark.stop()
     return code
 

@@ -1,0 +1,27 @@
+"""What every spark-submit entry point shares: its SparkSession and how it reports its JSON result."""
+
+from __future__ import annotations
+
+import json
+import os
+from typing import Any
+
+
+def build_session(app_name: str):
+    """The job's SparkSession; master and resources come from spark-submit (ZORDER_HIVE=1 adds Hive support)."""
+    from pyspark.sql import SparkSession
+
+    builder = SparkSession.builder.appName(app_name)
+    if os.environ.get("ZORDER_HIVE", "") == "1":
+        builder = builder.enableHiveSupport()
+    return builder.getOrCreate()
+
+
+def emit_result(result: dict[str, Any], result_path: str | None) -> None:
+    """Print the result as JSON and, when asked, write it to ``result_path`` (the operators' XCom source)."""
+    text = json.dumps(result, indent=2, default=str)
+    if result_path:
+        os.makedirs(os.path.dirname(os.path.abspath(result_path)) or ".", exist_ok=True)
+        with open(result_path, "w", encoding="utf-8") as fh:
+            fh.write(text)
+    print(text)
