@@ -223,8 +223,6 @@ def run_cluster(spark, opts: ClusterOptions) -> dict[str, Any]:
             result["messages"].append(f"finished earlier interrupted runs first: {', '.join(recovered)}")
             ref, fs = resolve_table(spark, opts.table)  # the layout may have changed
         units = select_units(ref.units, opts.partitions)
-        if ref.partition_columns and opts.partitions is None and not units:
-            units = []
         inputs = [f for u in units for f in u.files] if ref.kind == "path" else []
         journal = commit_mod.begin(fs, ref.home, opts.run_id, inputs)
         staging = commit_mod.staging_dir(ref.home, opts.run_id)
