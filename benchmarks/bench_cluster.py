@@ -35,16 +35,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-os.environ["PYSPARK_PYTHON"] = sys.executable
-os.environ["PYSPARK_DRIVER_PYTHON"] = sys.executable
-os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
-
-REPO = Path(__file__).resolve().parent.parent
-for _p in (str(REPO), str(REPO / "benchmarks")):
-    if _p not in sys.path:
-        sys.path.insert(0, _p)
-# Spark's Python workers must import airflow_zorder / spark_jobs too.
-os.environ["PYTHONPATH"] = os.pathsep.join([str(REPO)] + [p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p])
+from bench_env import REPO  # noqa: E402  (sets PYSPARK_PYTHON, sys.path, PYTHONPATH)
 
 import psutil  # noqa: E402
 

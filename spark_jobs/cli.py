@@ -25,3 +25,9 @@ def emit_result(result: dict[str, Any], result_path: str | None) -> None:
         with open(result_path, "w", encoding="utf-8") as fh:
             fh.write(text)
     print(text)
+
+
+def failure_result(table: str, run_id: str, exc: BaseException) -> dict[str, Any]:
+    """The JSON result of a failed run: what failed and why, in the message the user should read."""
+    return {"status": "failed", "table": table, "run_id": run_id, "error": str(exc).strip(),
+            "error_type": type(exc).__name__}

@@ -25,7 +25,7 @@ from airflow_zorder.core.faults import fault_point
 from airflow_zorder.core.fs import FileSystem, filesystem_for
 from airflow_zorder.core.lock import TableLock
 from airflow_zorder.core.sizing import DEFAULT_TARGET_FILE_SIZE, num_output_files, parse_size
-from spark_jobs.cli import build_session, emit_result
+from spark_jobs.cli import build_session, emit_result, failure_result
 from spark_jobs import catalog, rewrite
 from airflow_zorder.core.fs import join
 from spark_jobs.table import TableError, TableRef, Unit, check_parquet, is_path, list_units, parse_partitions, select_units
@@ -398,8 +398,7 @@ def main(argv: list[str] | None = None) -> int:
         result = run_action(spark, opts, action)
         code = 0
     except (ClusteringError, TableError, ValueError, RuntimeError) as exc:
-        result = {"status": "failed", "table": opts.table, "run_id": opts.run_id, "error": str(exc),
-                  "error_type": type(exc).__name__}
+        result = failure_result(opts.table, opts.run_id, exc)
         _log(f"FAILED: {exc}")
         code = 1
     emit_result(result, result_path)

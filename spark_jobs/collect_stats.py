@@ -69,7 +69,7 @@ from airflow_zorder.core import footer_stats as fst
 from airflow_zorder.core import stats_schema as ss
 from airflow_zorder.core import stats_store
 from airflow_zorder.core.fs import FileInfo, HadoopFileSystem, LocalFileSystem, scheme_of
-from spark_jobs.cli import build_session, emit_result
+from spark_jobs.cli import build_session, emit_result, failure_result
 
 METHODS = ("auto", "footer", "scan")
 # footer reasons that the auto method repairs with a scan
@@ -1230,8 +1230,7 @@ def main(argv: list[str] | None = None) -> int:
             import traceback
 
             traceback.print_exc()
-        result = {"status": "failed", "table": opts.table, "run_id": opts.run_id, "error": str(exc).strip(),
-                  "error_type": type(exc).__name__}
+        result = failure_result(opts.table, opts.run_id, exc)
         _log(f"FAILED: {exc}")
         code = 1
     emit_result(result, result_path)

@@ -90,9 +90,8 @@ def _salt_bytes(salt: pa.Array | np.ndarray | None, n: int, salt_bits: int) -> n
     return be[:, 8 - nbytes :]
 
 
-def compute_keys(plan_or_parts: KeyPlan, values: Sequence[pa.Array], salt: pa.Array | np.ndarray | None) -> np.ndarray:
+def compute_keys(plan: KeyPlan, values: Sequence[pa.Array], salt: pa.Array | np.ndarray | None) -> np.ndarray:
     """Key bytes (n, key_width) for one batch: range ids, scaled, curve-encoded, salt appended."""
-    plan = plan_or_parts
     if len(values) != len(plan.columns):
         raise ValueError(f"expected {len(plan.columns)} columns, got {len(values)}")
     n = len(values[0])
