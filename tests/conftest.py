@@ -1,16 +1,37 @@
-"""Shared fixtures: one real local SparkSession per test session (JVM start costs ~10 s)."""
+"""Shared fixtures: one real local SparkSession per test session (JVM start costs ~10 s), and a
+throw-away Airflow home with a real SQLite metadata DB (set before anything imports Airflow)."""
 
 from __future__ import annotations
 
 import os
 import sys
+import tempfile
 from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
 
 os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
 os.environ.setdefault("PYSPARK_DRIVER_PYTHON", sys.executable)
 os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
+
+REPO = Path(__file__).resolve().parents[1]
+# Never touch the user's Airflow home: every test session gets its own, with the repo's dags/.
+AIRFLOW_HOME = tempfile.mkdtemp(prefix="zorder-airflow-home-")
+os.environ["AIRFLOW_HOME"] = AIRFLOW_HOME
+os.environ["AIRFLOW__CORE__LOAD_EXAMPLES"] = "False"
+os.environ["AIRFLOW__CORE__DAGS_FOLDER"] = str(REPO / "dags")
+os.environ["AIRFLOW__CORE__UNIT_TEST_MODE"] = "True"
+os.environ.setdefault("AIRFLOW__LOGGING__LOGGING_LEVEL", "WARNING")
+
+
+@pytest.fixture(scope="session")
+def airflow_db() -> str:
+    """Create the real SQLite metadata DB of the session's Airflow home once; returns AIRFLOW_HOME."""
+    from airflow.utils import db
+
+    db.initdb()
+    return AIRFLOW_HOME
 
 
 @pytest.fixture(scope="session")
