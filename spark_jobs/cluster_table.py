@@ -54,6 +54,7 @@ class ClusterOptions:
     compression: str = "snappy"
     retention_hours: float = 168.0
     lock_ttl_s: int = 600
+    key_engine: str = "auto"
     seed: int = 42
     run_id: str = field(default_factory=lambda: time.strftime("%Y%m%dT%H%M%S") + "-" + uuid.uuid4().hex[:8])
 
@@ -79,6 +80,9 @@ def parse_args(argv: list[str] | None = None) -> tuple[ClusterOptions, str | Non
     p.add_argument("--action", default="cluster", choices=("cluster", "recover", "cleanup"),
                    help="cluster (default); recover: finish/roll back an interrupted run only; cleanup: purge expired files only")
     p.add_argument("--run-id", default=None)
+    p.add_argument("--key-engine", default="auto", choices=("auto", "jvm", "arrow"),
+                   help="where curve keys are computed: JVM expressions (auto picks them whenever the key fits "
+                        "8 bytes and no column is binary/timestamp_ntz/collated) or an Arrow UDF (default auto)")
     a = p.parse_args(argv)
     cols = [c.strip() for c in a.columns.split(",") if c.strip()]
     if a.action == "cluster" and not cols:
@@ -87,7 +91,7 @@ def parse_args(argv: list[str] | None = None) -> tuple[ClusterOptions, str | Non
         table=a.table, columns=cols, curve=a.curve, target_file_size=parse_size(a.target_file_size),
         num_files=a.num_files, partitions=parse_partitions(a.partitions), num_ranges=a.num_ranges,
         salt_bits=a.salt_bits, verify=a.verify, compression=a.compression, retention_hours=a.retention_hours,
-        lock_ttl_s=a.lock_ttl,
+        lock_ttl_s=a.lock_ttl, key_engine=a.key_engine,
     )
     if a.run_id:
         opts.run_id = a.run_id
@@ -178,7 +182,8 @@ def _stage_batch(spark, fs: FileSystem, opts: ClusterOptions, schema, columns: l
     rewrite.plan_batch(df, live, columns, opts.curve, opts.num_ranges, opts.salt_bits, opts.seed + b)
     t = lap("sample_and_plan_s", t)
     out = join(staging, f"_batch{b}")
-    obs_in, obs_out = rewrite.write_batch(spark, df, live, columns, out, opts.compression, f"b{b}")
+    obs_in, obs_out, engine = rewrite.write_batch(spark, df, live, columns, out, opts.compression, f"b{b}",
+                                                  opts.key_engine)
     t = lap("write_s", t)
     by_unit = rewrite.files_by_unit(_staged_files(fs, out), live)
     parts = [(i, [f.path for f in files]) for i, files in by_unit.items() if files]
@@ -196,7 +201,7 @@ def _stage_batch(spark, fs: FileSystem, opts: ClusterOptions, schema, columns: l
             placed.append(type(f)(dst, f.size, f.mtime_ms))
         done.append({
             "partition": unit.label, "spec": unit.spec, "rows": w.rows,
-            "before": _stats(unit.files), "after": _stats(placed), "plan": w.plan.describe(),
+            "before": _stats(unit.files), "after": _stats(placed), "plan": {**w.plan.describe(), "key_engine": engine},
             "_unit": unit, "_staged": placed,
         })
         _log(f"staged {unit.label}: {len(unit.files)} -> {len(placed)} files, {w.rows} rows verified")

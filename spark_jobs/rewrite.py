@@ -5,7 +5,8 @@ costs about what re-clustering one does, not 300 times its job overhead:
 
 1. per-unit row counts (footer metadata only);
 2. a stratified sample of the clustering columns -> one KeyPlan per unit, on the driver;
-3. the write: read -> observe(count, checksum) -> Arrow UDF (curve key + output file) ->
+3. the write: read -> observe(count, checksum) -> curve key + output file (JVM expressions,
+   ``jvm_keys``, or an Arrow UDF for wide keys and binary columns) ->
    repartition by file (a precomputed int per file, so no second sampling job as in
    ``repartitionByRange``) -> sort by (unit, key) within each file -> observe(count,
    checksum) of what is written -> Parquet, one directory per unit, in the staging dir;
@@ -33,6 +34,7 @@ from pyspark.sql.types import StructType
 
 from airflow_zorder.core import curves
 from airflow_zorder.core.keys import KeyPlan, as_sortable, build_plan, compute_keys, file_ids, is_compact, to_signed
+from spark_jobs import jvm_keys
 
 UNIT_COL, KEY_COL, ROUTE_COL, HASH_COL = "__zorder_unit", "__zorder_key", "__zorder_route", "__zorder_hash"
 ARROW_BATCH_CONF, ARROW_BATCH_ROWS = "spark.sql.execution.arrow.maxRecordsPerBatch", 100_000
@@ -124,9 +126,13 @@ def plan_batch(df: DataFrame, units: Sequence[UnitWork], columns: list[str], cur
         sample_df = sample_df.sampleBy(UNIT_COL, fractions=fractions, seed=seed)
     sample = sample_df.toArrow()
     unit_ids = sample.column(UNIT_COL)
+    parts = {u.index: sample.filter(pc.equal(unit_ids, u.index)) for u in units}
     for u in units:
-        part = sample.filter(pc.equal(unit_ids, u.index))
-        u.plan = build_plan(part, columns, curve, u.num_files, num_ranges, salt_bits, HASH_COL)
+        u.plan = build_plan(parts[u.index], columns, curve, u.num_files, num_ranges, salt_bits, HASH_COL)
+    widest = max(u.plan.bits for u in units)
+    for u in units:  # one bit width per batch: the keys of all units then come from the same expressions
+        if u.plan.bits < widest:
+            u.plan = build_plan(parts[u.index], columns, curve, u.num_files, num_ranges, salt_bits, HASH_COL, widest)
 
 
 _ROUTES: dict[int, np.ndarray] = {}
@@ -198,27 +204,42 @@ def file_offsets(units: Sequence[UnitWork]) -> tuple[dict[int, int], int]:
     return offsets, total
 
 
+def add_keys(spark: SparkSession, df: DataFrame, units: Sequence[UnitWork], columns: list[str],
+             engine: str = "auto") -> tuple[DataFrame, str]:
+    """``df`` plus the curve key and route columns, computed in the JVM when possible, else by the Arrow UDF.
+
+    Returns the frame and the engine used (``jvm`` or ``arrow``).
+    """
+    plans = {u.index: u.plan for u in units if u.plan is not None}
+    offsets, total = file_offsets(units)
+    lut = route_values(spark, total)
+    used, _ = jvm_keys.key_engine(engine, plans, df.schema)
+    if used == "jvm":
+        return jvm_keys.add_key_and_route(df, plans, offsets, lut, UNIT_COL, HASH_COL, KEY_COL, ROUTE_COL), used
+    udf = _key_udf(plans, offsets, lut, len(columns))
+    packed = F.struct(F.col(UNIT_COL), *[_col(c) for c in columns], F.col(HASH_COL))
+    return df.withColumn("__zorder", udf(packed)).select(
+        *[_col(c) for c in df.columns],
+        F.col(f"__zorder.{KEY_COL}").alias(KEY_COL), F.col(f"__zorder.{ROUTE_COL}").alias(ROUTE_COL),
+    ), used
+
+
 def write_batch(spark: SparkSession, df: DataFrame, units: Sequence[UnitWork], columns: list[str], out_dir: str,
-                compression: str, name: str) -> tuple[Checksum, Checksum]:
+                compression: str, name: str, engine: str = "auto") -> tuple[Checksum, Checksum, str]:
     """Write every unit of ``df`` into ``out_dir`` in curve order, file i = Spark partition i; return (read, written) checksums.
 
     Each output partition holds exactly one file of one unit, so the files are sorted by
     the key alone (a 64-bit prefix sort) and written without ``partitionBy``; Spark names
     them ``part-<partition>-...``, which :func:`files_by_unit` maps back to their unit.
+    Also returns the key engine used (see :func:`add_keys`).
     """
     data_cols = [c for c in df.columns if c != UNIT_COL]
-    plans = {u.index: u.plan for u in units if u.plan is not None}
-    offsets, total = file_offsets(units)
+    _, total = file_offsets(units)
     obs_in, obs_out = Observation(f"{name}_in"), Observation(f"{name}_out")
     hashed = df.withColumn(HASH_COL, row_hash(data_cols))  # computed once: checksum of the input and salt
     observed = hashed.observe(obs_in, *checksum_columns(hash_col=HASH_COL))
-    udf = _key_udf(plans, offsets, route_values(spark, total), len(columns))
-    packed = F.struct(F.col(UNIT_COL), *[_col(c) for c in columns], F.col(HASH_COL))
-    keyed = observed.withColumn("__zorder", udf(packed)).select(
-        *[_col(c) for c in data_cols], F.col(UNIT_COL),
-        F.col(f"__zorder.{KEY_COL}").alias(KEY_COL), F.col(f"__zorder.{ROUTE_COL}").alias(ROUTE_COL),
-    )
-    laid_out = keyed.repartition(total, F.col(ROUTE_COL)).sortWithinPartitions(KEY_COL)
+    keyed, used = add_keys(spark, observed, units, columns, engine)
+    laid_out = keyed.drop(HASH_COL).repartition(total, F.col(ROUTE_COL)).sortWithinPartitions(KEY_COL)
     final = laid_out.observe(obs_out, *checksum_columns(data_cols)).select(*[_col(c) for c in data_cols])
     previous = spark.conf.get(ARROW_BATCH_CONF, None)
     spark.conf.set(ARROW_BATCH_CONF, str(ARROW_BATCH_ROWS))  # fewer, larger batches through the Python worker
@@ -229,7 +250,7 @@ def write_batch(spark: SparkSession, df: DataFrame, units: Sequence[UnitWork], c
             spark.conf.unset(ARROW_BATCH_CONF)
         else:
             spark.conf.set(ARROW_BATCH_CONF, previous)
-    return Checksum.from_observation(obs_in), Checksum.from_observation(obs_out)
+    return Checksum.from_observation(obs_in), Checksum.from_observation(obs_out), used
 
 
 _PART = re.compile(r"^part-(\d+)-")

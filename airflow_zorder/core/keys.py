@@ -200,6 +200,7 @@ def build_plan(
     num_ranges: int = ranges.DEFAULT_NUM_RANGES,
     salt_bits: int = DEFAULT_SALT_BITS,
     salt_column: str | None = None,
+    min_bits: int = 1,
 ) -> KeyPlan:
     """Build a plan from a sample of the clustering columns (and the row-hash column used as salt).
 
@@ -214,7 +215,7 @@ def build_plan(
         raise ValueError(f"salt_bits must be between 0 and 32, got {salt_bits}")
     cols = tuple(columns)
     bounds = tuple(ranges.compute_boundaries(sample.column(c), num_ranges) for c in cols)
-    bits = _bits_for_plan(bounds)
+    bits = max(_bits_for_plan(bounds), min(int(min_bits), MAX_BITS_PER_COLUMN))
     positions = tuple(
         mass_positions(ranges.range_ids(sample.column(c), b), ranges.num_ids(b), bits) for c, b in zip(cols, bounds)
     )

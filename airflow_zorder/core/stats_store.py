@@ -89,6 +89,7 @@ __all__ = [
     "write_run",
     "check_writable",
     "load_runs",
+    "latest_run",
     "load_history",
     "record_event",
     "cluster_event",
@@ -686,6 +687,24 @@ def load_runs(location: str, filesystem: Any = None) -> pa.Table:
     if t.num_rows:
         t = t.sort_by([("collected_at", "ascending"), ("run_id", "ascending")])
     return t
+
+
+def latest_run(location: str, filesystem: Any = None) -> dict[str, Any] | None:
+    """The newest collection run's record (a dict), or ``None``: one listing and one small read.
+
+    Run file names sort by time, so this does not read the whole history; a run that found nothing new
+    still confirms the latest snapshot is current (``collected_at`` is when the table was last checked).
+    """
+    io, base = resolve_io(location, filesystem)
+    names = [n for n in io.list_names(_join(base, RUNS_DIR)) if n.startswith("run-") and n.endswith(".json")]
+    for name in sorted(names, reverse=True):
+        try:
+            lines = io.read_text(_join(base, RUNS_DIR, name)).strip().splitlines()
+            if lines:
+                return json.loads(lines[-1])
+        except (FileNotFoundError, ValueError):
+            continue  # removed or half-written meanwhile: the one before
+    return None
 
 
 def load_history(

@@ -1,0 +1,143 @@
+"""SparkCollectFileStatsOperator: refresh a table's per-file min/max/null statistics with ``spark_jobs/collect_stats.py``."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from airflow_zorder.operators._spark_job import SparkJobFailed, SparkZorderJobOperator, as_name_list
+
+METHODS = ("auto", "footer", "scan")  # = spark_jobs.collect_stats.METHODS (tested)
+
+
+def clustering_summary(table: str, stats_location: str, columns: list[str] | None) -> dict[str, Any]:
+    """Headline, worst column and per-column point-query figures of the latest snapshot.
+
+    ``FileStatsHook.clustering`` (``core.metrics.table_clustering``); ``columns`` default to the last
+    clustering's columns, else every column with statistics.
+    """
+    from airflow_zorder.hooks.file_stats import FileStatsHook
+
+    summary = FileStatsHook(table, stats_location).clustering(columns)
+    keep = ("num_files", "expected_fraction", "ideal_fraction", "ratio_to_ideal", "average_depth",
+            "average_overlaps", "max_depth")
+    return {
+        "columns": summary["columns"],
+        "num_files": summary["num_files"],
+        "headline": summary["headline"],
+        "worst_column": summary["worst_column"],
+        "worst_partition": summary["worst_partition"],
+        "per_column": {c: ({k: d.get(k) for k in keep} if d else None) for c, d in summary["per_column"].items()},
+    }
+
+
+class SparkCollectFileStatsOperator(SparkZorderJobOperator):
+    """Collect per-file, per-column statistics (footers, or a scan where footers fall short) into the stats table.
+
+    Reruns read only new or changed files. The task's XCom is the job's JSON result (files read/reused,
+    snapshot id, stats location, ...) plus ``spark`` and, when ``clustering_columns`` (or ``columns``)
+    are known, ``clustering``: the snapshot's headline (files a point query reads relative to the ideal
+    layout, 1.0 = ideal), worst column and per-column expected fraction / average depth, computed on the
+    worker with :func:`airflow_zorder.core.metrics.table_clustering`. Outlet assets get the headline,
+    worst column and file counts in their event's ``extra``.
+
+    :param table: Parquet directory path/URI or catalog table ``db.table`` (templated).
+    :param columns: columns to collect (list, ``"a,b"``, JSON list; templated); default all.
+    :param clustering_columns: columns whose clustering is summarised (default: ``columns``).
+    :param stats_location: where the stats table lives (templated); default ``<table>/_zorder/stats``.
+    :param method: ``auto`` (default), ``footer`` or ``scan``.
+    :param stats_table: also register the stats as catalog tables ``NAME`` and ``NAME_runs``.
+    :param full: read every file again; ``keep_snapshots``: keep the newest N snapshots;
+        ``parallelism``: footer-reading tasks; ``allow_errors``: succeed even if some files are unreadable.
+
+    Every :class:`~airflow.providers.apache.spark.operators.spark_submit.SparkSubmitOperator`
+    parameter passes through (``conn_id``, ``conf``, ``executor_memory``, ``deploy_mode``, ...).
+    """
+
+    job_script = "collect_stats.py"
+    job_label = "stats"
+    template_fields: Sequence[str] = (*SparkZorderJobOperator.template_fields, "stats_location", "clustering_columns")
+
+    def __init__(
+        self,
+        *,
+        columns: list[str] | str | None = None,
+        clustering_columns: list[str] | str | None = None,
+        stats_location: str | None = None,
+        method: str = "auto",
+        stats_table: str | None = None,
+        full: bool = False,
+        keep_snapshots: int | None = None,
+        parallelism: int | None = None,
+        allow_errors: bool = False,
+        **kwargs: Any,
+    ) -> None:
+        super().__init__(columns=columns, **kwargs)
+        if method not in METHODS:
+            raise ValueError(f"method={method!r} is not one of {', '.join(METHODS)}")
+        self.clustering_columns = clustering_columns
+        self.stats_location = stats_location
+        self.method = method
+        self.stats_table = stats_table
+        self.full = full
+        self.keep_snapshots = keep_snapshots
+        self.parallelism = parallelism
+        self.allow_errors = allow_errors
+
+    def job_arguments(self) -> list[str]:
+        args = ["--table", str(self.table), "--method", self.method]
+        columns = as_name_list(self.columns, "columns")
+        if columns:
+            args += ["--columns", ",".join(columns)]
+        for flag, value in (("--stats-location", self.stats_location), ("--stats-table", self.stats_table),
+                            ("--keep-snapshots", self.keep_snapshots), ("--parallelism", self.parallelism)):
+            if value:
+                args += [flag, str(value)]
+        args += ["--full"] if self.full else []
+        args += ["--allow-errors"] if self.allow_errors else []
+        return args
+
+    def check_result(self, result: dict[str, Any]) -> None:
+        super().check_result(result)
+        if result.get("status") == "partial" and not self.allow_errors:
+            names = "; ".join(f"{e.get('path')}: {e.get('error')}" for e in (result.get("errors") or [])[:3])
+            raise SparkJobFailed(f"stats collected but {result.get('files_failed')} file(s) of {self.table} could "
+                                 f"not be read ({names}); fix or remove them, or pass allow_errors=True")
+
+    def enrich_result(self, result: dict[str, Any]) -> None:
+        """Add ``clustering`` (headline, worst column, per-column figures) of the snapshot just written."""
+        location = result.get("stats_location")
+        if not location or result.get("status") not in ("ok", "partial"):
+            return
+        columns = as_name_list(self.clustering_columns, "clustering_columns") or as_name_list(self.columns, "columns")
+        try:
+            result["clustering"] = clustering_summary(str(self.table), location, columns)
+        except (ValueError, OSError) as exc:  # the stats are committed; a summary problem must not fail the task
+            self.log.warning("clustering summary of %s not computed: %s", self.table, exc)
+            result["clustering_error"] = f"{type(exc).__name__}: {exc}"
+
+    def asset_extra(self, result: dict[str, Any]) -> dict[str, Any]:
+        c = result.get("clustering") or {}
+        return {"table": result.get("table", self.table), "status": result.get("status"),
+                "run_id": result.get("run_id"), "snapshot_id": result.get("snapshot_id"),
+                "stats_location": result.get("stats_location"), "files_total": result.get("files_total"),
+                "rows_total": result.get("rows_total"), "headline": c.get("headline"),
+                "worst_column": c.get("worst_column")}
+
+    def result_from_store(self, run_id: str) -> dict[str, Any] | None:
+        """The run record the job wrote to the stats location (``runs/*.json``)."""
+        from airflow_zorder.core import stats_store
+        from airflow_zorder.hooks.file_stats import is_path_table
+
+        if not self.stats_location and not is_path_table(self.table):
+            return None  # a catalog table's default stats location is only known to the metastore
+        location = self.stats_location or stats_store.default_location(self.table)
+        rows = [r for r in stats_store.load_runs(location).to_pylist() if r.get("run_id") == run_id]
+        if not rows:
+            return None
+        run = rows[-1]
+        keep = ("status", "snapshot_id", "new_snapshot", "method", "columns", "files_total", "files_read",
+                "files_reused", "files_new", "files_changed", "files_gone", "files_failed", "rows_total",
+                "bytes_total", "duration_s")
+        return {"table": self.table, "run_id": run_id, "stats_location": location,
+                **{k: run.get(k) for k in keep}}

@@ -1,0 +1,7 @@
+"""The Airflow UI plugin: table health pages served by the Airflow API server under ``/zorder``.
+
+Registered through the ``airflow.plugins`` entry point (:class:`~airflow_zorder.plugins.plugin.ZorderPlugin`).
+Modules: ``urls`` (links to the pages), ``discovery`` (which tables), ``page_data`` (what the pages
+show, from ``core.health`` / ``core.metrics`` / ``core.stats_store``), ``charts`` (server-side SVG),
+``auth`` (Airflow's own authentication), ``app`` (the FastAPI routes).
+"""

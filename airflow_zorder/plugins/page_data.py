@@ -1,0 +1,235 @@
+"""What the health pages show, computed by the core: ``health.evaluate`` (the sensor's decision rules) and
+``metrics.table_clustering`` (depth histograms, partitions) on snapshots read with ``stats_store``.
+
+Nothing here derives a metric.  The current evaluation is the sensor's own: ``FileStatsHook.evaluate``,
+with the sensor's policy and columns when it has recorded a decision (``health.last_decision``), else
+``HealthPolicy()`` defaults.  Past snapshots are judged with ``health.evaluate`` as of their time.  Snapshots are
+immutable (an id names fixed content), so per-snapshot results are cached by ``(stats location, snapshot
+id, columns, policy)``; the current evaluation, which depends on the clock (stats age), is cached for at
+most ``[zorder] cache_ttl_s`` seconds (default 60) and recomputed when a new snapshot, run or event lands.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import threading
+import time
+from collections import OrderedDict
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from airflow_zorder.core import health, metrics, stats_schema, stats_store
+from airflow_zorder.hooks.file_stats import FileStatsHook
+from airflow_zorder.plugins import urls
+from airflow_zorder.plugins.discovery import TableRef
+
+HISTORY_LIMIT = 120  # newest snapshots charted per table
+PARTITION_LIMIT = 200  # partitions listed per table (worst first)
+_CACHE_SIZE = 2048
+_DEFAULT_TTL_S = 60
+
+
+class _Cache:
+    """A small thread-safe LRU (the API server answers requests from a thread pool)."""
+
+    def __init__(self, size: int) -> None:
+        self.size = size
+        self.data: OrderedDict[Any, Any] = OrderedDict()
+        self.lock = threading.Lock()
+
+    def get(self, key: Any, compute: Callable[[], Any]) -> Any:
+        with self.lock:
+            if key in self.data:
+                self.data.move_to_end(key)
+                return self.data[key]
+        value = compute()
+        with self.lock:
+            self.data[key] = value
+            while len(self.data) > self.size:
+                self.data.popitem(last=False)
+        return value
+
+    def clear(self) -> None:
+        with self.lock:
+            self.data.clear()
+
+
+CACHE = _Cache(_CACHE_SIZE)
+
+
+def _ttl_s() -> float:
+    from airflow.sdk import conf
+
+    return max(conf.getfloat("zorder", "cache_ttl_s", fallback=_DEFAULT_TTL_S), 0.0)
+
+
+def as_utc(t: Any) -> dt.datetime | None:
+    """A timestamp (datetime or ISO text, as in the payloads and records) as an aware UTC datetime."""
+    if t is None or t == "":
+        return None
+    if not isinstance(t, dt.datetime):
+        t = dt.datetime.fromisoformat(str(t))
+    return t if t.tzinfo else t.replace(tzinfo=dt.timezone.utc)
+
+
+def _policy_key(policy: health.HealthPolicy) -> str:
+    return repr(sorted(policy.to_dict().items()))
+
+
+def _sensor_basis(last: dict[str, Any] | None) -> tuple[health.HealthPolicy, list[str] | None, str]:
+    """Policy and columns of the sensor's last decision, so the page judges the table as the sensor does."""
+    if not last:
+        return health.HealthPolicy(), None, "the default policy (the sensor has not recorded a decision yet)"
+    try:
+        policy = health.HealthPolicy.from_dict(last.get("policy")) if last.get("policy") else health.HealthPolicy()
+    except (TypeError, ValueError):
+        return health.HealthPolicy(), None, "the default policy (the sensor's recorded one could not be read)"
+    cols = [str(c) for c in (last.get("columns") or {})] or None
+    return policy, cols, "the sensor's policy and columns (from its last decision)"
+
+
+def _runs_by_snapshot(location: str, fs: Any) -> dict[int, dict[str, Any]]:
+    """The run that committed each snapshot (its ``collected_at`` is the snapshot's time)."""
+    out: dict[int, dict[str, Any]] = {}
+    for r in stats_store.load_runs(location, fs).to_pylist():
+        if r.get("snapshot_id") is None:
+            continue
+        sid = int(r["snapshot_id"])
+        if sid not in out or (r.get("new_snapshot") and not out[sid].get("new_snapshot")):
+            out[sid] = r
+    return out
+
+
+def _state(ref: TableRef) -> dict[str, Any]:
+    """Cheap reads every request: latest snapshot id, events (a few small files), the sensor's last decision."""
+    if ref.error or not ref.stats_location:
+        raise LookupError(ref.error or f"no stats location for {ref.table}")
+    defaulted = ref.stats_location == stats_store.default_location(ref.table)  # lets the hook say "no such table"
+    hook = FileStatsHook(ref.table, None if defaulted else ref.stats_location, ref.conn_id)
+    fs = hook.get_conn()
+    loc = hook.stats_location
+    sid = stats_store.latest_snapshot_id(loc, fs)
+    if sid is None:
+        hook.get_snapshot()  # raises StatsNotFoundError saying why (never collected, wrong location, no table)
+        raise stats_store.StatsNotFoundError(f"no statistics at {loc}")
+    events = hook.get_events()
+    last = health.last_decision(loc, fs, events=events)
+    policy, cols, basis = _sensor_basis(last)
+    run = hook.get_latest_run() or {}
+    return {"hook": hook, "fs": fs, "location": loc, "snapshot_id": sid, "events": events,
+            "last_decision": last, "policy": policy, "columns": cols, "basis": basis,
+            "run_at": str(run.get("collected_at"))}
+
+
+def current(ref: TableRef, state: dict[str, Any] | None = None) -> dict[str, Any]:
+    """The table's health now, as the sensor judges it (``FileStatsHook.evaluate``); cached up to the TTL."""
+    st = state or _state(ref)
+    ttl = _ttl_s()
+    bucket = int(time.time() // ttl) if ttl else time.time()
+    key = ("current", st["location"], st["snapshot_id"], st["run_at"], st["events"].num_rows,
+           tuple(st["columns"] or ()), _policy_key(st["policy"]), bucket)
+    return CACHE.get(key, lambda: st["hook"].evaluate(st["policy"], st["columns"], events=st["events"]))
+
+
+def clustering(location: str, snapshot_id: int, columns: Sequence[str], num_clustering_columns: int,
+               fs: Any = None) -> dict[str, Any]:
+    """``metrics.table_clustering`` of one snapshot, with the evaluation's ``d`` (cached per snapshot id)."""
+    cols = list(columns)
+
+    def compute() -> dict[str, Any]:
+        snap = stats_store.load_snapshot(location, snapshot_id, fs, columns=cols)
+        return metrics.table_clustering(stats_schema.to_footer_stats(snap), cols,
+                                        num_clustering_columns=num_clustering_columns)
+
+    return CACHE.get(("clustering", location, snapshot_id, tuple(cols), num_clustering_columns), compute)
+
+
+def history(ref: TableRef, columns: Sequence[str], policy: health.HealthPolicy, events: list[dict[str, Any]],
+            fs: Any = None, limit: int = HISTORY_LIMIT) -> list[dict[str, Any]]:
+    """Per kept snapshot, oldest first (the newest ``limit``): its time and ``health.evaluate`` as of then.
+
+    Each snapshot is judged with the events known at its time and ``now`` = its collection time.
+    """
+    loc = ref.stats_location or ""
+    ids = stats_store.list_snapshots(loc, fs)[-limit:]
+    runs = _runs_by_snapshot(loc, fs)
+    cols = list(columns)
+    out = []
+    for sid in ids:
+        at = as_utc((runs.get(sid) or {}).get("collected_at"))
+
+        def compute(sid: int = sid, at: dt.datetime | None = at) -> dict[str, Any]:
+            snap = stats_store.load_snapshot(loc, sid, fs, columns=cols)
+            known = [e for e in events if at is None or (as_utc(e.get("at")) or at) <= at]
+            return health.evaluate(snap, cols or None, policy, events=known, now=at, table=ref.table,
+                                   stats_location=loc)
+
+        res = CACHE.get(("history", loc, sid, tuple(cols), _policy_key(policy)), compute)
+        out.append({"snapshot_id": sid, "at": at or as_utc(res.get("stats_collected_at")), "evaluation": res})
+    return out
+
+
+def summary(ref: TableRef) -> dict[str, Any]:
+    """One row of the all-tables page: decision, worst column vs ideal, depth, files, size, ages."""
+    row: dict[str, Any] = {"table": ref.table, "stats_location": ref.stats_location, "url": urls.table_page_path(ref.table),
+                           "sources": list(ref.sources), "error": None}
+    try:
+        ev = current(ref)
+    except Exception as exc:  # noqa: BLE001 - one broken table must not break the page; show why
+        row["error"] = f"{type(exc).__name__}: {exc}"
+        return row
+    return {**row, **_headline(ev)}
+
+
+def _headline(ev: dict[str, Any]) -> dict[str, Any]:
+    worst = ev.get("worst_column")
+    wc = (ev.get("columns") or {}).get(worst) or {}
+    return {
+        "decision": ev.get("decision"), "reasons": list(ev.get("reasons") or []), "headline": ev.get("headline"),
+        "worst_column": worst, "expected_fraction": wc.get("expected_fraction"),
+        "ideal_fraction": wc.get("ideal_fraction"), "ratio_to_ideal": wc.get("ratio_to_ideal"),
+        # within each partition (the whole table when unpartitioned): what the headline and the sensor compare
+        "partition_fraction": wc.get("partition_fraction"), "partition_ideal_fraction": wc.get("partition_ideal_fraction"),
+        "num_partitions": ev.get("num_partitions") or 0,
+        "partition_ratio": wc.get("partition_ratio"), "average_depth": wc.get("average_depth"),
+        "num_files": ev.get("num_files"), "total_bytes": ev.get("total_bytes"), "stats_age_s": ev.get("stats_age_s"),
+        "stats_collected_at": as_utc(ev.get("stats_collected_at")), "last_cluster_at": as_utc(ev.get("last_cluster_at")),
+        "snapshot_id": ev.get("snapshot_id"), "evaluated_at": as_utc(ev.get("evaluated_at")),
+        "columns": list((ev.get("columns") or {}).keys()),
+    }
+
+
+_COLUMN_FIELDS = ("expected_fraction", "ideal_fraction", "ratio_to_ideal", "partition_fraction",
+                  "partition_ideal_fraction", "partition_ratio", "average_overlaps", "average_depth", "max_depth",
+                  "num_files", "files_without_stats", "threshold", "over_threshold")
+_CLUSTERING_FIELDS = ("constant_files", "max_overlaps", "expected_files_read", "ideal_files_read", "arrow_type")
+
+
+def detail(ref: TableRef) -> dict[str, Any]:
+    """Everything on one table's page (raises LookupError / StatsNotFoundError when it cannot be shown)."""
+    st = _state(ref)
+    ev = current(ref, st)
+    events = st["events"].to_pylist()
+    cols = list((ev.get("columns") or {}).keys())
+    d = int(ev.get("num_clustering_columns") or max(len(cols), 1))
+    clu = (clustering(st["location"], int(ev["snapshot_id"]), cols, d, st["fs"]) if cols
+           else {"per_column": {}, "partitions": {}})
+    per_col = clu.get("per_column") or {}
+    to_recluster = set(ev.get("partitions") or [])
+    partitions = sorted(
+        ({"partition": k, "to_recluster": k in to_recluster, **v} for k, v in (clu.get("partitions") or {}).items()),
+        key=lambda p: (-(p.get("ratio_to_ideal") or 0.0), p["partition"]),
+    )
+    return {
+        "summary": {"table": ref.table, "stats_location": st["location"], **_headline(ev)},
+        "evaluation": ev,
+        "policy_basis": st["basis"],
+        "columns": [{"column": c, **{k: ev["columns"][c].get(k) for k in _COLUMN_FIELDS},
+                     **{k: (per_col.get(c) or {}).get(k) for k in _CLUSTERING_FIELDS}} for c in cols],
+        "histograms": {c: dict((per_col.get(c) or {}).get("depth_histogram") or {}) for c in cols},
+        "partitions": partitions[:PARTITION_LIMIT],
+        "partitions_total": len(partitions),
+        "history": history(ref, cols, st["policy"], events, st["fs"]),
+        "cluster_events": [e for e in events if e.get("kind") == "cluster"],
+        "last_decision": st["last_decision"],
+    }

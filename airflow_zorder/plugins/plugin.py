@@ -1,0 +1,24 @@
+"""The ``airflow.plugins`` entry point: mounts the table health pages in the API server and adds a nav entry."""
+
+from __future__ import annotations
+
+from airflow.plugins_manager import AirflowPlugin
+
+from airflow_zorder.plugins.app import TITLE, create_app
+from airflow_zorder.plugins.urls import URL_PREFIX
+
+
+class ZorderPlugin(AirflowPlugin):
+    """Table health pages (``/zorder/``), shown inside Airflow's UI under Browse → Table health."""
+
+    name = "zorder"
+    fastapi_apps = [{"app": create_app(), "url_prefix": URL_PREFIX, "name": TITLE}]
+    external_views = [
+        {
+            "name": "Table health",
+            "href": f"{URL_PREFIX}/",
+            "url_route": "zorder",  # embedded in the UI at /plugin/zorder
+            "destination": "nav",
+            "category": "browse",
+        }
+    ]

@@ -1,0 +1,168 @@
+"""FileOverlapSensor: waits until a table's file overlap has degraded enough to re-cluster.
+
+Thin: ``FileStatsHook`` reads the stats store, ``core.health`` decides.  The sensor succeeds on
+``recluster`` and returns the decision payload (XCom ``return_value``: decision, reasons, per-column
+metrics, ``partitions`` for the clustering job's ``--partitions``).  Modes poke, reschedule and
+deferrable (``FileOverlapTrigger``); ``soft_fail`` turns a timeout on a healthy table into a skip;
+``decide_once`` evaluates once and skips downstream at once unless the decision is ``recluster``.
+Each evaluation whose decision differs from the last recorded one (and the final one) is recorded
+as a ``decision`` event in the stats store, where the UI shows it.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Mapping, Sequence
+from datetime import timedelta
+from typing import TYPE_CHECKING, Any
+
+from airflow.sdk import BaseSensorOperator, PokeReturnValue
+from airflow.sdk.exceptions import AirflowException, AirflowSensorTimeout, AirflowSkipException
+
+from airflow_zorder.core.health import DECISIONS, HealthPolicy, parse_columns
+from airflow_zorder.hooks.file_stats import FileStatsHook
+from airflow_zorder.links.table_health import TableHealthLink
+from airflow_zorder.triggers.file_overlap import FileOverlapTrigger
+
+if TYPE_CHECKING:
+    from airflow.sdk import Context
+
+_D = HealthPolicy()  # the defaults, in one place
+
+
+class FileOverlapSensor(BaseSensorOperator):
+    """Succeed when ``table``'s stats say file overlap warrants re-clustering (``health.evaluate``).
+
+    :param table: Parquet directory path/URI, or catalog table ``db.table`` (then ``stats_location`` is required)
+    :param columns: columns to judge (list or comma-separated); default the last clustering's, else all with stats
+    :param stats_location: the stats store (default ``<table>/_zorder/stats``)
+    :param conn_id: Airflow connection whose extras are the filesystem's options (S3, GCS, ...)
+    :param num_clustering_columns: ``d`` of the ideal ``N ** (-1/d)``; default the last clustering's column count
+    :param max_ratio_to_ideal: degraded when files a point query reads exceed the ideal by this factor
+    :param max_average_depth: degraded when a column's average depth exceeds this (absolute; off by default)
+    :param max_files_fraction: degraded when a point query reads more than this fraction of files (off by default)
+    :param per_column: per-column ratio thresholds overriding ``max_ratio_to_ideal``
+    :param aggregate: ``worst`` (any column) or ``mean`` (mean over columns of value / threshold)
+    :param min_files: hold tables with fewer files
+    :param min_bytes: hold tables with fewer bytes
+    :param max_stats_age: hold when the stats are older (timedelta or seconds; None: never)
+    :param min_interval_since_cluster: hold a degraded table re-clustered more recently (timedelta or seconds)
+    :param min_new_data_fraction: hold a degraded table with less of its bytes written since the last re-clustering
+    :param min_partition_files: partitions with fewer files are not listed
+    :param max_partitions: list at most this many partitions, worst first (None: all)
+    :param decide_once: evaluate once; skip downstream at once unless the decision is ``recluster``
+    :param deferrable: wait in the triggerer (``FileOverlapTrigger``) instead of a worker slot
+    :param record_decisions: record decisions as events in the stats store (the UI shows them)
+    """
+
+    template_fields: Sequence[str] = ("table", "columns", "stats_location", "conn_id")
+    ui_color = "#d8ecf3"
+    operator_extra_links = (TableHealthLink(),)
+
+    def __init__(
+        self,
+        *,
+        table: str,
+        columns: Sequence[str] | str | None = None,
+        stats_location: str | None = None,
+        conn_id: str | None = None,
+        num_clustering_columns: int | None = None,
+        max_ratio_to_ideal: float = _D.max_ratio_to_ideal,
+        max_average_depth: float | None = _D.max_average_depth,
+        max_files_fraction: float | None = _D.max_files_fraction,
+        per_column: Mapping[str, float] | None = _D.per_column,
+        aggregate: str = _D.aggregate,
+        min_files: int = _D.min_files,
+        min_bytes: int = _D.min_bytes,
+        max_stats_age: timedelta | float | None = _D.max_stats_age,
+        min_interval_since_cluster: timedelta | float | None = _D.min_interval_since_cluster,
+        min_new_data_fraction: float = _D.min_new_data_fraction,
+        min_partition_files: int = _D.min_partition_files,
+        max_partitions: int | None = _D.max_partitions,
+        decide_once: bool = False,
+        deferrable: bool = False,
+        record_decisions: bool = True,
+        **kwargs: Any,
+    ) -> None:
+        super().__init__(**kwargs)
+        self.table = table
+        self.columns = columns
+        self.stats_location = stats_location
+        self.conn_id = conn_id
+        self.num_clustering_columns = num_clustering_columns
+        self.policy = HealthPolicy(  # validated at DAG parse time
+            max_ratio_to_ideal=max_ratio_to_ideal, max_average_depth=max_average_depth,
+            max_files_fraction=max_files_fraction, per_column=per_column, aggregate=aggregate,
+            min_files=min_files, min_bytes=min_bytes, max_stats_age=max_stats_age,
+            min_interval_since_cluster=min_interval_since_cluster, min_new_data_fraction=min_new_data_fraction,
+            min_partition_files=min_partition_files, max_partitions=max_partitions,
+        )
+        self.decide_once = decide_once
+        self.deferrable = deferrable
+        self.record_decisions = record_decisions
+
+    # ------------------------------------------------------------------ helpers
+
+    @property
+    def _source(self) -> str:
+        return f"{self.dag_id}.{self.task_id}" if self.has_dag() else self.task_id
+
+    def _final_decisions(self) -> tuple[str, ...]:
+        return DECISIONS if self.decide_once else ("recluster",)
+
+    def hook(self) -> FileStatsHook:
+        """The stats hook for the rendered ``table`` / ``stats_location`` / ``conn_id``."""
+        return FileStatsHook(self.table, self.stats_location, self.conn_id)
+
+    def _check(self) -> dict[str, Any]:
+        payload = self.hook().check(self.policy, parse_columns(self.columns),
+                                    num_clustering_columns=self.num_clustering_columns,
+                                    record=self.record_decisions, final_decisions=self._final_decisions(),
+                                    source=self._source)
+        for line in payload["reasons"]:
+            self.log.info("%s: %s", payload["decision"], line)
+        return payload
+
+    # ------------------------------------------------------------------ poke / reschedule
+
+    def poke(self, context: Context) -> PokeReturnValue:
+        """One evaluation: done on ``recluster``; with ``decide_once`` anything else skips downstream."""
+        payload = self._check()
+        if payload["decision"] == "recluster":
+            return PokeReturnValue(is_done=True, xcom_value=payload)
+        if self.decide_once:
+            raise AirflowSkipException(f"{self.table} is {payload['decision']}: " + "; ".join(payload["reasons"]))
+        return PokeReturnValue(is_done=False, xcom_value=payload)
+
+    # ------------------------------------------------------------------ deferrable
+
+    def execute(self, context: Context) -> Any:
+        """Poke/reschedule through the base class; deferrable: one evaluation here, then the trigger waits."""
+        if not self.deferrable or self.decide_once:
+            return super().execute(context)
+        first = self.poke(context)
+        if first.is_done:
+            return first.xcom_value
+        self.defer(
+            trigger=FileOverlapTrigger(
+                table=self.table, stats_location=self.stats_location, conn_id=self.conn_id,
+                columns=parse_columns(self.columns), policy=self.policy.to_dict(),
+                num_clustering_columns=self.num_clustering_columns, poke_interval=self.poke_interval,
+                end_at=time.time() + self.timeout, record_decisions=self.record_decisions, source=self._source,
+            ),
+            method_name="execute_complete",
+            timeout=timedelta(seconds=self.timeout),
+        )
+
+    def execute_complete(self, context: Context, event: dict[str, Any] | None = None) -> dict[str, Any]:
+        """Resume from the trigger: return the payload on success; a timeout or error fails (or soft-fails)."""
+        event = event or {}
+        status = event.get("status")
+        if status == "success":
+            payload = event["payload"]
+            for line in payload.get("reasons") or []:
+                self.log.info("%s: %s", payload.get("decision"), line)
+            return payload
+        if status == "timeout":
+            raise AirflowSensorTimeout(event.get("message") or "timed out waiting for degraded file overlap")
+        raise AirflowException(f"FileOverlapSensor({self.table}): {event.get('message') or event!r}")

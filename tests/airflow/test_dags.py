@@ -1,0 +1,185 @@
+"""The example DAGs: they parse cleanly, and run end to end with real spark-submit on local Spark and a real
+SQLite metadata DB (``dag.test()``), against a small scrambled sample table.
+"""
+
+from __future__ import annotations
+
+import json
+import warnings
+from pathlib import Path
+from urllib.parse import quote
+
+import pyarrow.dataset as ds
+import pytest
+
+from airflow_zorder.core.layout_report import point_query_report
+from airflow_zorder.sample_data import write_table
+
+REPO = Path(__file__).resolve().parents[2]
+DAGS = REPO / "dags"
+COLUMNS = ["user_id", "product_id"]
+
+
+def load_dagbag():
+    from airflow.dag_processing.dagbag import DagBag
+
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        bag = DagBag(dag_folder=str(DAGS))
+    return bag, [w for w in caught if str(DAGS) in str(w.filename)]
+
+
+def test_every_dag_loads_without_errors_or_warnings(airflow_db):
+    bag, ours = load_dagbag()
+    assert bag.import_errors == {}
+    assert not bag.captured_warnings and not ours, (bag.captured_warnings, [str(w.message) for w in ours])
+    expected = {p.stem for p in DAGS.glob("*.py")}
+    assert expected <= set(bag.dags) and expected == {"zorder_recluster_table", "zorder_maintain_tables"}
+    recluster = bag.dags["zorder_recluster_table"]
+    assert [t.task_id for t in recluster.topological_sort()] == [
+        "collect_stats", "check_overlap", "recluster", "collect_stats_after", "compare"]
+    maintain = bag.dags["zorder_maintain_tables"]
+    assert {t.task_id for t in maintain.tasks} == {"load_tables", "maintain_table.collect_stats",
+                                                    "maintain_table.check_overlap", "maintain_table.recluster",
+                                                    "maintain_table.collect_stats_after"}
+
+
+def test_maintain_config_entries_are_checked(tmp_path):
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("zorder_maintain_tables_mod", DAGS / "zorder_maintain_tables.py")
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    got = mod.normalize_entry({"table": "../t", "columns": "a, b", "num_files": 4}, tmp_path / "dags")
+    assert got == {"table": str((tmp_path / "t").resolve()), "columns": ["a", "b"], "curve": "zorder",
+                   "num_files": 4, "target_file_size": "", "stats_location": ""}
+    assert mod.normalize_entry({"table": "db.t", "columns": ["a"]}, tmp_path)["table"] == "db.t"
+    with pytest.raises(ValueError, match="needs 'table' and 'columns'"):
+        mod.normalize_entry({"table": "/t"}, tmp_path)
+    with pytest.raises(ValueError, match="unknown key"):
+        mod.normalize_entry({"table": "/t", "columns": ["a"], "curv": "hilbert"}, tmp_path)
+    shipped = json.loads((DAGS / "zorder_tables.json").read_text())
+    assert [mod.normalize_entry(e, DAGS)["table"] for e in shipped] == [str(REPO / ".demo" / "events")]
+
+
+@pytest.fixture(scope="module")
+def sample_table(tmp_path_factory):
+    """A scrambled table: 4 daily partitions x 8 files, 6,000 rows; its layout before and its rows."""
+    table = str(tmp_path_factory.mktemp("dagtest") / "events")
+    write_table(table, rows=6000, files_per_partition=8)
+    before = point_query_report(table, COLUMNS, n_values=300, seed=3)
+    ids = sorted(ds.dataset(table, format="parquet", partitioning="hive").to_table(columns=["event_id"])
+                 ["event_id"].to_pylist())
+    return table, before, ids
+
+
+@pytest.fixture(scope="module")
+def recluster_run(sample_table, airflow_db):
+    """One real ``dag.test()`` of zorder_recluster_table against the sample table."""
+    mp = pytest.MonkeyPatch()
+    table = sample_table[0]
+    mp.setenv("ZORDER_TABLE", table)
+    mp.setenv("AIRFLOW_CONN_SPARK_DEFAULT", '{"conn_type": "spark", "host": "local[2]"}')
+    bag, _ = load_dagbag()
+    dag = bag.dags["zorder_recluster_table"]
+    run = dag.test(run_conf={"num_files": 8})
+    yield run, dag
+    mp.undo()
+
+
+def xcoms(run, task_id: str) -> dict:
+    from sqlalchemy import select
+
+    from airflow.models.xcom import XComModel
+    from airflow.utils.session import create_session
+
+    with create_session() as session:
+        rows = session.scalars(select(XComModel).where(XComModel.dag_id == run.dag_id, XComModel.run_id == run.run_id,
+                                                       XComModel.task_id == task_id)).all()
+        return {r.key: XComModel.deserialize_value(r) for r in rows}
+
+
+@pytest.mark.spark
+def test_recluster_dag_runs_end_to_end(sample_table, recluster_run):
+    table, before_layout, ids_before = sample_table
+    run, _ = recluster_run
+    from airflow.utils.session import create_session
+
+    with create_session() as session:
+        states = {ti.task_id: ti.state for ti in run.get_task_instances(session=session)}
+    assert run.state == "success", states
+    assert set(states.values()) == {"success"}
+
+    decision = xcoms(run, "check_overlap")["return_value"]
+    assert decision["decision"] == "recluster" and decision["partitions"]
+    clustered = xcoms(run, "recluster")["return_value"]
+    assert clustered["status"] == "clustered"
+    assert sorted(p["partition"] for p in clustered["partitions"]) == sorted(decision["partitions"])
+    assert clustered["before"]["rows"] == clustered["after"]["rows"] == 6000
+    assert clustered["spark"]["master"] == "local[2]"
+
+    report = xcoms(run, "compare")["return_value"]
+    assert report["rows_before"] == report["rows_after"] == 6000
+    for c in COLUMNS:
+        figures = report["columns"][c]
+        assert figures["expected_fraction_after"] < 0.75 * figures["expected_fraction_before"], (c, figures)
+        assert figures["average_depth_after"] < figures["average_depth_before"]
+    assert report["headline_after"] < report["headline_before"]
+
+    # independent of the DAG's own figures: the files' footers and the rows themselves
+    after_layout = point_query_report(table, COLUMNS, n_values=300, seed=3)
+    for c in COLUMNS:
+        assert after_layout["fractions"][c] < 0.75 * before_layout["fractions"][c]
+    ids_after = sorted(ds.dataset(table, format="parquet", partitioning="hive").to_table(columns=["event_id"])
+                       ["event_id"].to_pylist())
+    assert ids_after == ids_before
+
+    # extra links, stored by the worker when each task finished
+    links = xcoms(run, "recluster")
+    assert links["_link_TableHealthLink"] == "http://localhost:8080/zorder/table?table=" + quote(table, safe="")
+    assert links["_link_SparkApplicationLink"].startswith("http://")
+
+
+@pytest.mark.spark
+def test_recluster_dag_emits_asset_events_with_metrics(sample_table, recluster_run):
+    from sqlalchemy import select
+
+    from airflow.models.asset import AssetEvent, AssetModel
+    from airflow.utils.session import create_session
+
+    table = sample_table[0]
+    run, _ = recluster_run
+    with create_session() as session:
+        events = session.execute(select(AssetEvent.source_task_id, AssetEvent.extra).join(
+            AssetModel, AssetModel.id == AssetEvent.asset_id).where(
+            AssetModel.uri == Path(table).as_uri(), AssetEvent.source_run_id == run.run_id)).all()
+    by_task = {task: extra for task, extra in events}
+    assert set(by_task) == {"collect_stats", "recluster", "collect_stats_after"}
+    assert by_task["recluster"]["rows_before"] == by_task["recluster"]["rows_after"] == 6000
+    assert by_task["recluster"]["files_before"] == 32 and by_task["recluster"]["files_after"] == 32
+    assert by_task["collect_stats"]["worst_column"] in COLUMNS
+    assert by_task["collect_stats_after"]["headline"] < by_task["collect_stats"]["headline"]
+
+
+@pytest.mark.spark
+def test_maintain_dag_maps_over_the_config(sample_table, recluster_run):
+    """The config (here the Variable) lists the just re-clustered table: stats are collected, the sensor holds
+    it (re-clustered minutes ago), and only that table's group is skipped."""
+    table = sample_table[0]
+    mp = pytest.MonkeyPatch()
+    mp.setenv("AIRFLOW_CONN_SPARK_DEFAULT", '{"conn_type": "spark", "host": "local[2]"}')
+    mp.setenv("AIRFLOW_VAR_ZORDER_TABLES", json.dumps([{"table": table, "columns": COLUMNS, "num_files": 8}]))
+    try:
+        bag, _ = load_dagbag()
+        run = bag.dags["zorder_maintain_tables"].test()
+    finally:
+        mp.undo()
+    from airflow.utils.session import create_session
+
+    with create_session() as session:
+        states = {(ti.task_id, ti.map_index): ti.state for ti in run.get_task_instances(session=session)}
+    assert states[("load_tables", -1)] == "success"
+    assert states[("maintain_table.collect_stats", 0)] == "success"
+    assert states[("maintain_table.check_overlap", 0)] == "skipped"
+    assert states[("maintain_table.recluster", 0)] == "skipped"
+    assert xcoms(run, "load_tables")["return_value"][0]["table"] == table

@@ -1,0 +1,396 @@
+"""The operators: spark-submit pass-through, templated job flags, the shipped py-files, result and failure
+handling, on_kill, links and the provider's registration.
+
+Real parts: the provider's SparkSubmitHook builds every command line; the job flags are parsed by the
+jobs' own argparse; spark-submit really runs (a failing job, and one killed through on_kill); the
+provider list comes from `airflow providers list`. YARN and Kubernetes cannot run here: for them only
+the command line is checked (no cluster is contacted).
+"""
+
+from __future__ import annotations
+
+import ast
+import json
+import os
+import subprocess
+import sys
+import threading
+import time
+import zipfile
+from pathlib import Path
+from urllib.parse import quote
+
+import pytest
+from airflow.providers.apache.spark.operators.spark_submit import SparkSubmitOperator
+from airflow.sdk import DAG
+from airflow.sdk.exceptions import AirflowException
+
+from airflow_zorder import packaging
+from airflow_zorder.hooks.spark_job import SparkJobHook
+from airflow_zorder.links import SparkApplicationLink, TableHealthLink
+from airflow_zorder.operators import SparkClusterTableOperator, SparkCollectFileStatsOperator
+from airflow_zorder.operators._spark_job import SparkJobFailed, as_name_list
+
+REPO = Path(__file__).resolve().parents[2]
+YARN = '{"conn_type": "spark", "host": "yarn", "extra": {"queue": "from-conn"}}'
+YARN_CLUSTER = '{"conn_type": "spark", "host": "yarn", "extra": {"deploy-mode": "cluster"}}'
+LOCAL = '{"conn_type": "spark", "host": "local[1]"}'
+
+PASS_THROUGH = dict(
+    conf={"spark.sql.shuffle.partitions": "7", "spark.executor.memoryOverhead": "384m"},
+    files="/etc/hosts", jars="/opt/a.jar", driver_class_path="/opt/drv.jar", packages="g:a:1",
+    exclude_packages="g:b", repositories="https://repo.example", archives="/opt/env.tgz#env",
+    total_executor_cores=5, executor_cores=3, executor_memory="3g", driver_memory="2g", num_executors=4,
+    keytab="/etc/user.keytab", principal="user@REALM", proxy_user="etl", name="nightly-zorder",
+    env_vars={"HADOOP_USER_NAME": "etl"}, verbose=True, properties_file="/etc/spark.conf", yarn_queue="etl-q",
+)
+
+
+@pytest.fixture
+def conns(monkeypatch):
+    monkeypatch.setenv("AIRFLOW_CONN_SPARK_YARN", YARN)
+    monkeypatch.setenv("AIRFLOW_CONN_SPARK_YARN_CLUSTER", YARN_CLUSTER)
+    monkeypatch.setenv("AIRFLOW_CONN_SPARK_LOCAL", LOCAL)
+
+
+def submit_command(op, tmp_path) -> list[str]:
+    """The spark-submit command the operator would run (prepared exactly as execute does)."""
+    op.prepare(op.require_connection(), str(tmp_path))
+    hook = op._get_hook()
+    return hook._build_spark_submit_command(op.application)
+
+
+def flag_value(cmd: list[str], flag: str) -> str:
+    return cmd[cmd.index(flag) + 1]
+
+
+def test_every_spark_submit_parameter_reaches_the_command_line(conns, tmp_path):
+    op = SparkClusterTableOperator(task_id="c", table="/data/events", columns=["a", "b"], conn_id="spark_yarn",
+                                   py_files="/opt/mine.py", extra_args=["--salt-bits", 4], **PASS_THROUGH)
+    cmd = submit_command(op, tmp_path)
+    expected = {"--master": "yarn", "--files": "/etc/hosts", "--jars": "/opt/a.jar",
+                "--driver-class-path": "/opt/drv.jar", "--packages": "g:a:1", "--exclude-packages": "g:b",
+                "--repositories": "https://repo.example", "--archives": "/opt/env.tgz#env",
+                "--total-executor-cores": "5", "--executor-cores": "3", "--executor-memory": "3g",
+                "--driver-memory": "2g", "--num-executors": "4", "--keytab": "/etc/user.keytab",
+                "--principal": "user@REALM", "--proxy-user": "etl", "--name": "nightly-zorder",
+                "--properties-file": "/etc/spark.conf", "--queue": "etl-q"}
+    for flag, value in expected.items():
+        assert flag_value(cmd, flag) == value, flag
+    assert "--verbose" in cmd
+    confs = {cmd[i + 1] for i, a in enumerate(cmd) if a == "--conf"}
+    assert {"spark.sql.shuffle.partitions=7", "spark.executor.memoryOverhead=384m",
+            "spark.yarn.appMasterEnv.HADOOP_USER_NAME=etl"} <= confs
+    assert not any(c.startswith("spark.pyspark.python") for c in confs)  # never guessed for a cluster
+    # the job is shipped: its script is the application, the core zip leads --py-files, the user's follows
+    zip_path, user_py = flag_value(cmd, "--py-files").split(",")
+    assert zip_path == packaging.py_files_zip() and user_py == "/opt/mine.py"
+    app = cmd.index(str(REPO / "spark_jobs" / "cluster_table.py"))
+    assert cmd[app + 1:app + 5] == ["--table", "/data/events", "--columns", "a,b"]
+    assert flag_value(cmd, "--result-json").startswith(str(tmp_path))
+    assert flag_value(cmd, "--run-id") == op.run_id
+    assert cmd[-2:] == ["--salt-bits", "4"]  # extra_args last, verbatim
+
+
+def test_command_line_equals_the_providers_own(conns, tmp_path):
+    """Same parameters through SparkSubmitOperator's own hook give the same command line."""
+    ours = SparkCollectFileStatsOperator(task_id="s", table="/data/t", conn_id="spark_yarn", **PASS_THROUGH)
+    cmd = submit_command(ours, tmp_path)
+    theirs = SparkSubmitOperator(task_id="p", application=ours.application, py_files=ours.py_files,
+                                 application_args=ours.application_args, conn_id="spark_yarn", **PASS_THROUGH)
+    provider_cmd = theirs._get_hook()._build_spark_submit_command(ours.application)
+    assert provider_cmd[1:] == cmd[1:]
+    # the binary is the same spark-submit: from PATH, else pyspark's own copy (this venv's bin may not be on PATH)
+    assert os.path.basename(cmd[0]) == provider_cmd[0] == "spark-submit"
+
+
+def test_deploy_mode_from_the_connection_and_no_local_result_file(conns, tmp_path):
+    op = SparkClusterTableOperator(task_id="c", table="/data/events", columns="a", conn_id="spark_yarn_cluster")
+    cmd = submit_command(op, tmp_path)
+    assert flag_value(cmd, "--deploy-mode") == "cluster"
+    assert "--result-json" not in cmd  # the driver runs on the cluster: a worker-local path would be wrong there
+    op2 = SparkClusterTableOperator(task_id="c2", table="/data/events", columns="a", conn_id="spark_yarn",
+                                    deploy_mode="cluster")
+    assert flag_value(submit_command(op2, tmp_path), "--deploy-mode") == "cluster"
+
+
+def test_local_master_runs_spark_python_as_the_workers_interpreter(conns, tmp_path, monkeypatch):
+    monkeypatch.delenv("PYSPARK_PYTHON", raising=False)
+    op = SparkCollectFileStatsOperator(task_id="s", table="/data/t", conn_id="spark_local")
+    confs = [a for a in submit_command(op, tmp_path) if a.startswith("spark.pyspark.python=")]
+    assert confs == [f"spark.pyspark.python={sys.executable}"]
+    op = SparkCollectFileStatsOperator(task_id="s2", table="/data/t", conn_id="spark_local",
+                                       conf={"spark.pyspark.python": "/opt/py"})
+    confs = [a for a in submit_command(op, tmp_path) if a.startswith("spark.pyspark.python=")]
+    assert confs == ["spark.pyspark.python=/opt/py"]
+
+
+def test_missing_connection_fails_clearly_before_any_submit(monkeypatch):
+    monkeypatch.delenv("AIRFLOW_CONN_NO_SUCH_SPARK", raising=False)
+    op = SparkClusterTableOperator(task_id="c", table="/data/events", columns="a", conn_id="no_such_spark")
+    with pytest.raises(AirflowException) as err:
+        op.execute({})
+    msg = str(err.value)
+    assert "'no_such_spark' does not exist" in msg and "yarn" in msg
+    assert "airflow connections add no_such_spark --conn-type spark" in msg
+    assert "AIRFLOW_CONN_NO_SUCH_SPARK" in msg
+    assert op._hook is None  # nothing was submitted anywhere
+
+
+def test_typed_parameters_become_flags_the_jobs_accept(conns, tmp_path):
+    from spark_jobs import cluster_table, collect_stats
+
+    op = SparkClusterTableOperator(
+        task_id="c", table="s3a://lake/events", columns="user_id, product_id", curve="hilbert",
+        partitions=["day=2026-01-01", {"day": "2026-01-02"}], num_files=6, num_ranges=512, salt_bits=8,
+        verify="full", compression="zstd", retention_hours=2.5, lock_ttl=30, conn_id="spark_local")
+    op.prepare(op.require_connection(), str(tmp_path))
+    opts, result_path, action = cluster_table.parse_args(op.application_args)
+    assert (opts.table, opts.columns, opts.curve, opts.num_files) == ("s3a://lake/events", ["user_id", "product_id"],
+                                                                      "hilbert", 6)
+    assert opts.partitions == ["day=2026-01-01", "day=2026-01-02"]
+    assert (opts.num_ranges, opts.salt_bits, opts.verify, opts.compression) == (512, 8, "full", "zstd")
+    assert (opts.retention_hours, opts.lock_ttl_s, opts.run_id, action) == (2.5, 30, op.run_id, "cluster")
+    assert result_path == str(tmp_path / "result.json")
+
+    op = SparkCollectFileStatsOperator(task_id="s", table="db.events", columns=["a", "b"], method="scan",
+                                       stats_location="s3://stats/events", stats_table="db.events_stats",
+                                       full=True, keep_snapshots=3, parallelism=16, allow_errors=True,
+                                       conn_id="spark_local")
+    op.prepare(op.require_connection(), str(tmp_path))
+    opts, result_path, allow_errors = collect_stats.parse_args(op.application_args)
+    assert (opts.table, opts.columns, opts.method, opts.stats_location) == ("db.events", ["a", "b"], "scan",
+                                                                           "s3://stats/events")
+    assert (opts.stats_table, opts.full, opts.keep_snapshots, opts.parallelism, allow_errors) == (
+        "db.events_stats", True, 3, 16, True)
+
+
+def test_choices_match_the_jobs_and_bad_values_fail_at_parse_time():
+    from airflow_zorder.core import curves
+    from airflow_zorder.operators import cluster_table as ct
+    from airflow_zorder.operators import collect_stats as cs
+    from spark_jobs import collect_stats
+
+    assert ct.CURVES == curves.CURVES and cs.METHODS == collect_stats.METHODS
+    with pytest.raises(ValueError, match="curve='peano' is not one of zorder, hilbert, linear"):
+        SparkClusterTableOperator(task_id="c", table="/t", columns="a", curve="peano")
+    with pytest.raises(ValueError, match="num_files must be at least 1"):
+        SparkClusterTableOperator(task_id="c", table="/t", columns="a", num_files=0)
+    with pytest.raises(ValueError, match="method='fast' is not one of auto, footer, scan"):
+        SparkCollectFileStatsOperator(task_id="s", table="/t", method="fast")
+    with pytest.raises(ValueError, match="extra_args"):
+        SparkClusterTableOperator(task_id="c", table="/t", columns="a", application_args=["--x"])
+
+
+@pytest.mark.parametrize("native", [False, True])
+def test_partitions_and_columns_render_from_templates(native, conns, tmp_path):
+    """The sensor's XCom list, rendered by Jinja as text (repr or tojson) or natively, becomes a JSON list flag."""
+    parts = ["day=2026-01-01", "day=2026-01-03"]
+    with DAG("render_test", schedule=None, render_template_as_native_obj=native) as dag:
+        ops = [SparkClusterTableOperator(task_id=f"c{i}", table="{{ params.root }}/events", columns=cols,
+                                         partitions=p, curve="{{ params.curve }}", num_files="{{ params.n or '' }}",
+                                         conn_id="spark_local")
+               for i, (p, cols) in enumerate([
+                   ("{{ params.parts }}", "{{ params.cols }}"),
+                   ("{{ params.parts | tojson }}", "{{ params.cols | join(',') }}"),
+                   ("{{ params.parts | join(',') }}", ["user_id", "{{ params.cols[1] }}"]),
+               ])]
+    context = {"params": {"root": "/lake", "parts": parts, "cols": ["user_id", "product_id"], "curve": "hilbert",
+                          "n": None}}
+    for op in ops:
+        op.render_template_fields(context, jinja_env=dag.get_template_env(force_sandboxed=False))
+        args = op.job_arguments()
+        assert flag_value(args, "--table") == "/lake/events"
+        assert json.loads(flag_value(args, "--partitions")) == parts
+        assert flag_value(args, "--columns") == "user_id,product_id"
+        assert flag_value(args, "--curve") == "hilbert" and "--num-files" not in args
+
+
+def test_as_name_list_forms():
+    assert as_name_list(None, "x") is None and as_name_list(" ", "x") is None
+    assert as_name_list("a, b,,c", "x") == ["a", "b", "c"]
+    assert as_name_list('["k=1/j=2"]', "x") == ["k=1/j=2"]
+    assert as_name_list("['a', 'b']", "x") == ["a", "b"]
+    assert as_name_list([{"k": 1, "j": "x"}], "x") == ["k=1/j=x"]
+    assert as_name_list([], "x") == []
+    with pytest.raises(ValueError, match="cannot read"):
+        as_name_list("[not a list", "partitions")
+
+
+# --------------------------------------------------------------------------- the py-files zip
+
+
+def test_py_files_zip_holds_the_airflow_free_code_and_is_cached(tmp_path):
+    first = packaging.py_files_zip(tmp_path)
+    mtime = os.stat(first).st_mtime_ns
+    assert packaging.py_files_zip(tmp_path) == first and os.stat(first).st_mtime_ns == mtime  # reused
+    names = zipfile.ZipFile(first).namelist()
+    assert {"airflow_zorder/__init__.py", "airflow_zorder/core/metrics.py", "spark_jobs/cluster_table.py",
+            "spark_jobs/collect_stats.py"} <= set(names)
+    assert not [n for n in names if n.startswith(("airflow_zorder/operators", "airflow_zorder/hooks",
+                                                  "airflow_zorder/plugins", "airflow_zorder/sensors"))]
+    zf = zipfile.ZipFile(first)
+    for name in names:  # nothing shipped imports Airflow: executors do not have it
+        tree = ast.parse(zf.read(name))
+        for node in ast.walk(tree):
+            mods = ([a.name for a in node.names] if isinstance(node, ast.Import)
+                    else [node.module or ""] if isinstance(node, ast.ImportFrom) and not node.level else [])
+            assert not [m for m in mods if m == "airflow" or m.startswith("airflow.")], (name, mods)
+    members = packaging.zip_members()
+    changed = [(n, d + b"\n# changed") if n == "spark_jobs/cli.py" else (n, d) for n, d in members]
+    assert packaging.content_hash(changed) != packaging.content_hash(members)
+
+
+def test_jobs_import_from_the_zip_without_airflow(tmp_path):
+    zip_path = packaging.py_files_zip(tmp_path)
+    code = ("import sys; sys.path.insert(0, sys.argv[1]); import spark_jobs.cluster_table, spark_jobs.collect_stats, "
+            "airflow_zorder; print(airflow_zorder.__file__); print('airflow' in sys.modules)")
+    out = subprocess.run([sys.executable, "-c", code, zip_path], capture_output=True, text=True, timeout=120,
+                         cwd=tmp_path, check=True).stdout.split()
+    assert out[0].startswith(zip_path) and out[1] == "False"
+
+
+# --------------------------------------------------------------------------- results and failures
+
+
+def test_cluster_mode_result_comes_from_the_stats_store(tmp_path):
+    """In deploy mode cluster the result file stays with the driver: the run's event in the store is used."""
+    from airflow_zorder.core import stats_store
+
+    table = str(tmp_path / "events")
+    os.makedirs(table)
+    job_result = {"status": "clustered", "run_id": "20260101T000000-abcdef01", "table": table, "curve": "zorder",
+                  "columns": ["a"], "partitions": [{"partition": "day=1"}],
+                  "before": {"files": 8, "rows": 100, "bytes": 800}, "after": {"files": 2, "rows": 100, "bytes": 700}}
+    stats_store.record_event(stats_store.default_location(table), stats_store.cluster_event(job_result))
+    op = SparkClusterTableOperator(task_id="c", table=table, columns="a")
+    op.run_id = job_result["run_id"]
+    got = op._cluster_mode_result()
+    assert got["result_available"] is False and "not available" in got["note"]
+    assert (got["status"], got["before"]["files"], got["after"]["files"], got["after"]["rows"]) == (
+        "clustered", 8, 2, 100)
+    assert got["partitions"] == [{"partition": "day=1"}]
+    op.run_id = "20260101T000000-unknown0"
+    missing = op._cluster_mode_result()
+    assert missing["status"] == "submitted" and missing["result_available"] is False
+
+
+@pytest.mark.spark
+def test_failed_job_raises_its_own_reason(conns, tmp_path):
+    """Real spark-submit: a missing table fails with the job's message, not only spark-submit's exit code."""
+    missing = str(tmp_path / "no_such_table")
+    op = SparkClusterTableOperator(task_id="c", table=missing, columns="user_id", conn_id="spark_local",
+                                   conf={"spark.ui.enabled": "false"})
+    with pytest.raises(SparkJobFailed, match=f"cluster job failed for table {missing}: table path {missing} does not exist"):
+        op.execute({})
+
+
+@pytest.mark.spark
+def test_on_kill_stops_the_running_spark_submit(conns, tmp_path):
+    """Real spark-submit, killed through the operator while it runs; its JVM and Python driver go away."""
+    import psutil
+
+    from airflow_zorder.sample_data import write_table
+
+    table = str(tmp_path / "t")
+    write_table(table, rows=200, files_per_partition=2, partitioned=False)
+    op = SparkCollectFileStatsOperator(task_id="s", table=table, conn_id="spark_local",
+                                       conf={"spark.ui.enabled": "false"})
+    errors: list[BaseException] = []
+    thread = threading.Thread(target=lambda: _run(op, errors))
+    thread.start()
+    deadline = time.time() + 60
+    while time.time() < deadline and not (op._hook and op._hook._submit_sp):
+        time.sleep(0.1)
+    proc = op._hook._submit_sp
+    driver = []
+    while time.time() < deadline and not driver:  # the JVM started the job's Python driver: it is really running
+        descendants = psutil.Process(proc.pid).children(recursive=True)
+        driver = [p for p in descendants if "collect_stats.py" in " ".join(p.cmdline())]
+        time.sleep(0.2)
+    assert driver, "the job's Python driver never started"
+    op.on_kill()
+    thread.join(60)
+    assert not thread.is_alive()
+    assert proc.poll() is not None
+    assert errors and isinstance(errors[0], AirflowException)
+    gone, alive = psutil.wait_procs(descendants, timeout=20)
+    assert not alive, f"left running: {[p.cmdline() for p in alive]}"
+
+
+def _run(op, errors):
+    try:
+        op.execute({})
+    except BaseException as exc:  # noqa: BLE001 - handed to the test thread
+        errors.append(exc)
+
+
+def test_on_kill_before_submit_is_a_no_op():
+    op = SparkCollectFileStatsOperator(task_id="s", table="/t")
+    op.on_kill()  # nothing submitted: must not build a hook (which would resolve a connection)
+    assert op._hook is None
+
+
+# --------------------------------------------------------------------------- links and registration
+
+
+def test_table_health_link_is_the_plugins_page(monkeypatch):
+    op = SparkClusterTableOperator(task_id="c", table="s3://lake/events?x=1 y", columns="a")
+    monkeypatch.delenv("AIRFLOW__API__BASE_URL", raising=False)
+    assert TableHealthLink().get_link(op, ti_key=None) == (
+        "http://localhost:8080/zorder/table?table=" + quote("s3://lake/events?x=1 y", safe=""))
+    monkeypatch.setenv("AIRFLOW__API__BASE_URL", "https://airflow.example.com/base/")
+    assert TableHealthLink().get_link(op, ti_key=None) == (
+        "https://airflow.example.com/base/zorder/table?table=s3%3A%2F%2Flake%2Fevents%3Fx%3D1%20y")
+
+
+def test_spark_application_link_from_spark_submit_log_lines(conns):
+    """Lines as Spark 4 / YARN / standalone print them; the tracking URL wins over the driver UI."""
+    hook = SparkJobHook(conn_id="spark_local")
+    hook.note_log_line("26/11/22 01:09:16 INFO Utils: Successfully started service 'SparkUI' on port 4040.")
+    assert hook.app_url() is None
+    hook.note_log_line("26/11/22 01:09:27 INFO SparkUI: Stopped Spark web UI at http://10.1.2.3:4041")
+    assert hook.app_url() == "http://10.1.2.3:4041"
+    hook.note_log_line("INFO StandaloneSchedulerBackend: Connected to Spark cluster with app ID app-20261122011227-0003")
+    assert hook.application_id == "app-20261122011227-0003"
+    yarn = SparkJobHook(conn_id="spark_yarn")
+    yarn.note_log_line("INFO Client: Submitted application application_1700000000000_0042")
+    yarn.note_log_line("\t tracking URL: http://rm.example:8088/proxy/application_1700000000000_0042/")
+    yarn.note_log_line("INFO SparkUI: Stopped Spark web UI at http://10.1.2.3:4040")
+    assert yarn.application_id == "application_1700000000000_0042"
+    assert yarn.app_url() == "http://rm.example:8088/proxy/application_1700000000000_0042/"
+    op = SparkCollectFileStatsOperator(task_id="s", table="/t")
+    assert SparkApplicationLink().get_link(op, ti_key=None) == ""
+    op.spark_app_url = yarn.app_url()
+    assert SparkApplicationLink().get_link(op, ti_key=None) == yarn.app_url()
+
+
+def test_provider_info_is_valid_and_everything_it_lists_imports():
+    import importlib
+
+    import jsonschema
+    from airflow.sdk import BaseOperatorLink
+
+    import airflow
+    from airflow_zorder.provider_info import get_provider_info
+
+    info = get_provider_info()
+    schema = json.loads((Path(airflow.__file__).parent / "provider_info.schema.json").read_text())
+    jsonschema.validate(info, schema)
+    assert info["package-name"] == "airflow-zorder"
+    modules = [m for key in ("operators", "sensors", "hooks", "triggers") for e in info[key] for m in e["python-modules"]]
+    assert {"airflow_zorder.operators.cluster_table", "airflow_zorder.operators.collect_stats",
+            "airflow_zorder.sensors.file_overlap", "airflow_zorder.hooks.spark_job"} <= set(modules)
+    for m in modules:
+        importlib.import_module(m)
+    for path in info["extra-links"]:
+        mod, _, cls = path.rpartition(".")
+        assert issubclass(getattr(importlib.import_module(mod), cls), BaseOperatorLink)
+
+
+def test_airflow_providers_list_shows_the_provider():
+    out = subprocess.run([str(Path(sys.executable).parent / "airflow"), "providers", "list", "-o", "json"],
+                         capture_output=True, text=True, timeout=180, check=True).stdout
+    rows = json.loads(out[out.index("["):])
+    ours = [r for r in rows if r["package_name"] == "airflow-zorder"]
+    assert ours and ours[0]["version"] == "0.1.0"

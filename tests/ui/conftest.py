@@ -1,0 +1,30 @@
+"""Fixtures of the UI tests: real stats stores in temp dirs, and SimpleAuthManager users with known passwords."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from ui_stores import PASSWORD, USER, VIEWER, VIEWER_PASSWORD, Store, build_events_store, build_orders_store
+
+
+@pytest.fixture(scope="module")
+def stores(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Store]:
+    root = tmp_path_factory.mktemp("ui-stores")
+    return {"events": build_events_store(root), "orders": build_orders_store(root),
+            "missing": Store(str(root / "lake" / "never-collected"), "", [], [], None)}
+
+
+@pytest.fixture(scope="module")
+def auth_env(tmp_path_factory: pytest.TempPathFactory) -> dict[str, str]:
+    """SimpleAuthManager with two known users (an admin and a viewer), as environment variables."""
+    d = tmp_path_factory.mktemp("auth")
+    pw = d / "passwords.json"
+    pw.write_text(json.dumps({USER: PASSWORD, VIEWER: VIEWER_PASSWORD}))
+    return {
+        "AIRFLOW__CORE__AUTH_MANAGER": "airflow.api_fastapi.auth.managers.simple.simple_auth_manager.SimpleAuthManager",
+        "AIRFLOW__CORE__SIMPLE_AUTH_MANAGER_USERS": f"{USER}:admin,{VIEWER}:viewer",
+        "AIRFLOW__CORE__SIMPLE_AUTH_MANAGER_PASSWORDS_FILE": str(pw),
+        "AIRFLOW__CORE__SIMPLE_AUTH_MANAGER_ALL_ADMINS": "False",
+        "AIRFLOW__ZORDER__CACHE_TTL_S": "0",
+    }

@@ -1,0 +1,312 @@
+"""core.health: decisions on hand-built stats snapshots with known answers (every guard, thresholds, partitions)."""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+from datetime import timedelta
+
+import pyarrow as pa
+import pytest
+
+from airflow_zorder.core import health, stats_schema, stats_store
+from airflow_zorder.core.health import HealthPolicy, evaluate
+
+UTC = dt.timezone.utc
+T0 = dt.datetime(2026, 3, 1, 12, 0, tzinfo=UTC)  # stats collected
+NOW = T0 + timedelta(hours=1)
+
+
+def snapshot(files: list[dict], collected_at: dt.datetime = T0) -> pa.Table:
+    """FILE_STATS rows: each file {path, cols: {column: (min, max)}, partition?, size?, mtime?}."""
+    rows = []
+    for f in files:
+        part = f.get("partition")
+        for c, (lo, hi) in f["cols"].items():
+            rows.append({
+                "snapshot_id": 3, "table_name": "t", "path": f["path"], "partition": part,
+                "partition_values": [tuple(part.split("=", 1))] if part else None, "file_size": f.get("size", 1000),
+                "file_mtime_ms": int(f.get("mtime", T0 - timedelta(days=1)).timestamp() * 1000), "file_rows": 10,
+                "num_row_groups": 1, "created_by": "test", "column_name": c, "arrow_type": "int64",
+                "physical_type": "INT64", "min_value": None if lo is None else str(lo),
+                "max_value": None if hi is None else str(hi), "null_count": 0, "value_count": 10,
+                "has_stats": lo is not None, "min_exact": True, "max_exact": True, "method": "footer",
+                "collected_at": collected_at,
+            })
+    t = pa.Table.from_pylist(rows, schema=stats_schema.FILE_STATS_SCHEMA)
+    for k, v in stats_schema.bound_columns(t["min_value"], t["max_value"], t["arrow_type"]).items():
+        t = t.set_column(t.schema.get_field_index(k), stats_schema.FILE_STATS_SCHEMA.field(k), v)
+    return t
+
+
+def grid(n_side: int = 4, scramble: tuple[str, ...] = (), partition: str | None = None, **kw) -> list[dict]:
+    """n_side**2 files on a grid over a, b in [0, 25*n_side - 1]; scrambled columns span the whole range."""
+    top = 25 * n_side - 1
+    out = []
+    for f in range(n_side * n_side):
+        cells = {"a": f // n_side, "b": f % n_side}
+        cols = {c: (0, top) if c in scramble else (25 * k, 25 * k + 24) for c, k in cells.items()}
+        path = f"{partition}/f{f}.parquet" if partition else f"f{f}.parquet"
+        out.append({"path": path, "cols": cols, "partition": partition, **kw})
+    return out
+
+
+def cluster_event(at: dt.datetime, columns=("a", "b"), status: str = "clustered") -> dict:
+    return {"kind": "cluster", "at": at, "status": status, "columns": list(columns), "partitions": []}
+
+
+# --------------------------------------------------------------------------- known answers
+
+
+def test_fully_overlapping_files_recluster_with_numbers_in_the_reason():
+    files = [{"path": f"f{i}", "cols": {"x": (0, 99)}} for i in range(8)]
+    p = evaluate(snapshot(files), now=NOW, table="t", stats_location="loc")
+    c = p["columns"]["x"]
+    assert p["decision"] == "recluster" and p["degraded"]
+    # N fully overlapping files: overlaps N-1, depth N, every query reads all files; ideal (d=1) is 1/N
+    assert (c["average_overlaps"], c["average_depth"], c["max_depth"]) == (7.0, 8.0, 8)
+    assert c["expected_fraction"] == 1.0 and c["ideal_fraction"] == pytest.approx(1 / 8)
+    assert c["ratio_to_ideal"] == pytest.approx(8.0) and c["over_threshold"]
+    assert p["reasons"] == ["x: a point query reads 100% of 8 files, 8.0x the ideal 12% (threshold 2.0x)"]
+    assert p["worst_column"] == "x" and p["headline"] == pytest.approx(8.0)
+    assert p["num_files"] == 8 and p["total_bytes"] == 8000 and p["partitions"] == []
+    assert (p["table"], p["stats_location"], p["snapshot_id"]) == ("t", "loc", 3)
+    assert p["stats_collected_at"] == "2026-03-01T12:00:00.000000Z" and p["stats_age_s"] == 3600.0
+    json.dumps(p)  # JSON-serialisable as is
+
+
+def test_disjoint_files_are_healthy_and_say_why():
+    files = [{"path": f"f{i}", "cols": {"x": (10 * i, 10 * i + 9)}} for i in range(8)]
+    p = evaluate(snapshot(files), now=NOW)
+    c = p["columns"]["x"]
+    assert p["decision"] == "healthy" and not p["degraded"]
+    assert (c["average_overlaps"], c["average_depth"], c["ratio_to_ideal"]) == (0.0, 1.0, pytest.approx(1.0))
+    assert p["reasons"][0].startswith("healthy: worst column x: a point query reads 12% of 8 files, 1.0x the ideal")
+
+
+def test_grid_layout_one_scrambled_column_of_two():
+    p = evaluate(snapshot(grid(scramble=("b",))), now=NOW)
+    a, b = p["columns"]["a"], p["columns"]["b"]
+    assert p["num_clustering_columns"] == 2  # ideal 16 ** (-1/2) = 25%
+    assert a["ratio_to_ideal"] == pytest.approx(1.0) and not a["over_threshold"]
+    assert b["expected_fraction"] == 1.0 and b["ratio_to_ideal"] == pytest.approx(4.0) and b["over_threshold"]
+    assert p["decision"] == "recluster" and p["worst_column"] == "b"
+    assert p["reasons"] == ["b: a point query reads 100% of 16 files, 4.0x the ideal 25% (threshold 2.0x)"]
+
+
+# --------------------------------------------------------------------------- thresholds
+
+
+def test_relative_threshold_is_strict_and_per_column_overrides_it():
+    snap = snapshot(grid(scramble=("b",)))  # b is exactly 4.0x
+    assert evaluate(snap, policy=HealthPolicy(max_ratio_to_ideal=4.0), now=NOW)["decision"] == "healthy"
+    assert evaluate(snap, policy=HealthPolicy(max_ratio_to_ideal=3.9), now=NOW)["decision"] == "recluster"
+    p = evaluate(snap, policy=HealthPolicy(max_ratio_to_ideal=1.5, per_column={"b": 5.0}), now=NOW)
+    assert p["decision"] == "healthy" and p["columns"]["b"]["threshold"] == 5.0
+    p = evaluate(snap, policy=HealthPolicy(max_ratio_to_ideal=5.0, per_column={"b": 3.0}), now=NOW)
+    assert p["decision"] == "recluster" and "(threshold 3.0x)" in p["reasons"][0]
+
+
+def test_absolute_depth_and_files_fraction_thresholds():
+    snap = snapshot(grid())  # every column at the ideal: ratio 1, depth 4, 25% of files
+    relaxed = dict(max_ratio_to_ideal=10.0)
+    assert evaluate(snap, policy=HealthPolicy(**relaxed, max_average_depth=4.0), now=NOW)["decision"] == "healthy"
+    p = evaluate(snap, policy=HealthPolicy(**relaxed, max_average_depth=3.0), now=NOW)
+    assert p["decision"] == "recluster"
+    assert p["reasons"][0] == "a: average depth 4.0 files (max_average_depth 3.0), max depth 4"
+    p = evaluate(snap, policy=HealthPolicy(**relaxed, max_files_fraction=0.2), now=NOW)
+    assert p["decision"] == "recluster"
+    assert p["reasons"][0] == "a: a point query reads 25% of 16 files (max_files_fraction 20%)"
+    assert evaluate(snap, policy=HealthPolicy(**relaxed, max_files_fraction=0.3), now=NOW)["decision"] == "healthy"
+
+
+def test_aggregate_mean_over_columns():
+    snap = snapshot(grid(scramble=("b",)))  # a: 1.0x, b: 4.0x
+    # worst: b at 4.0x > 3.0; mean of (1/3, 4/3) = 0.83 <= 1
+    assert evaluate(snap, policy=HealthPolicy(max_ratio_to_ideal=3.0), now=NOW)["decision"] == "recluster"
+    p = evaluate(snap, policy=HealthPolicy(max_ratio_to_ideal=3.0, aggregate="mean"), now=NOW)
+    assert p["decision"] == "healthy" and any("mean over columns" in r and "0.83" in r for r in p["reasons"])
+    # mean of (1/2, 4/2) = 1.25 > 1
+    assert evaluate(snap, policy=HealthPolicy(aggregate="mean"), now=NOW)["decision"] == "recluster"
+
+
+def test_policy_validation_and_round_trip():
+    pol = HealthPolicy(max_stats_age=600, min_interval_since_cluster=None, per_column={"a": 3})
+    assert pol.max_stats_age == timedelta(minutes=10) and pol.per_column == {"a": 3.0}
+    assert HealthPolicy.from_dict(json.loads(json.dumps(pol.to_dict()))) == pol
+    for bad in (dict(aggregate="median"), dict(max_ratio_to_ideal=0), dict(per_column={"a": -1}),
+                dict(min_new_data_fraction=1.5), dict(max_partitions=0), dict(max_stats_age="1h")):
+        with pytest.raises(ValueError):
+            HealthPolicy(**bad)
+    with pytest.raises(ValueError, match="max_ratio"):
+        HealthPolicy.from_dict({"max_ratio": 2})
+
+
+# --------------------------------------------------------------------------- guards
+
+
+def test_stale_stats_hold_even_when_degraded():
+    snap = snapshot(grid(scramble=("b",)))
+    p = evaluate(snap, now=T0 + timedelta(hours=30))
+    assert p["decision"] == "hold" and p["degraded"]
+    assert p["reasons"][0].startswith("stats are 30.0 h old") and "max_stats_age 24.0 h" in p["reasons"][0]
+    assert evaluate(snap, policy=HealthPolicy(max_stats_age=None), now=T0 + timedelta(days=30))["decision"] == "recluster"
+    # stats confirmed current by a later collection run (nothing new found) are fresh
+    p = evaluate(snap, now=T0 + timedelta(hours=30), collected_at=T0 + timedelta(hours=29))
+    assert p["decision"] == "recluster" and p["stats_age_s"] == 3600.0
+
+
+def test_healthy_table_with_stale_stats_is_hold_too():
+    p = evaluate(snapshot(grid()), now=T0 + timedelta(days=2))
+    assert p["decision"] == "hold" and not p["degraded"]
+
+
+def test_stats_older_than_the_last_clustering_hold():
+    ev = [cluster_event(T0 + timedelta(minutes=10))]
+    p = evaluate(snapshot(grid(scramble=("b",))), events=ev, now=T0 + timedelta(hours=5))
+    assert p["decision"] == "hold" and p["last_cluster_at"] == "2026-03-01T12:10:00.000000Z"
+    assert any("before the last re-clustering" in r for r in p["reasons"])
+
+
+def test_too_few_files_or_bytes_hold():
+    few = [{"path": f"f{i}", "cols": {"x": (0, 99)}} for i in range(5)]
+    p = evaluate(snapshot(few), now=NOW)
+    assert p["decision"] == "hold" and p["degraded"]
+    assert p["reasons"][0] == "only 5 files (min_files 8): too small to re-cluster"
+    assert evaluate(snapshot(few), policy=HealthPolicy(min_files=5), now=NOW)["decision"] == "recluster"
+    p = evaluate(snapshot(grid(scramble=("b",))), policy=HealthPolicy(min_bytes=16001), now=NOW)
+    assert p["decision"] == "hold" and "only 16000 bytes (min_bytes 16001)" in p["reasons"][0]
+
+
+def test_recent_clustering_holds_a_degraded_table():
+    stats_at = T0 + timedelta(minutes=30)  # collected after the clustering
+    snap = snapshot(grid(scramble=("b",)), collected_at=stats_at)
+    ev = [cluster_event(T0 + timedelta(minutes=20))]
+    p = evaluate(snap, events=ev, now=T0 + timedelta(minutes=40))
+    assert p["decision"] == "hold"
+    assert p["reasons"][0] == ("degraded, but held: the last re-clustering finished 20 min ago "
+                               "(min_interval_since_cluster 60 min)")
+    assert evaluate(snap, events=ev, now=T0 + timedelta(minutes=81))["decision"] == "recluster"
+    # a failed / no-op clustering run is not a re-clustering
+    ev_noop = [cluster_event(T0 + timedelta(minutes=20), status="noop")]
+    assert evaluate(snap, events=ev_noop, now=T0 + timedelta(minutes=40))["decision"] == "recluster"
+
+
+def test_too_little_new_data_since_the_last_clustering_holds():
+    cl = T0 - timedelta(hours=5)
+    files = grid(scramble=("b",), mtime=cl - timedelta(minutes=1))
+    for f in files[:4]:  # 4 of 16 equal-sized files written after the clustering: 25% new
+        f["mtime"] = cl + timedelta(hours=1)
+    ev = [cluster_event(cl)]
+    p = evaluate(snapshot(files), events=ev, policy=HealthPolicy(min_new_data_fraction=0.3), now=NOW)
+    assert p["decision"] == "hold" and p["new_data_fraction"] == pytest.approx(0.25)
+    assert "only 25% of the bytes were written since the last re-clustering (min_new_data_fraction 30%)" in p["reasons"][0]
+    p = evaluate(snapshot(files), events=ev, policy=HealthPolicy(min_new_data_fraction=0.2), now=NOW)
+    assert p["decision"] == "recluster"
+
+
+# --------------------------------------------------------------------------- columns
+
+
+def test_default_columns_come_from_the_last_clustering_and_set_d():
+    files = grid(scramble=("b",))
+    for f in files:
+        f["cols"]["c"] = (0, 99)  # not a clustering column: fully overlapping
+    snap = snapshot(files)
+    assert evaluate(snap, now=NOW)["columns"].keys() == {"a", "b", "c"}  # no clustering yet: every column
+    ev = [cluster_event(T0 - timedelta(days=2), columns=("b", "a"))]
+    p = evaluate(snap, events=ev, now=NOW)
+    assert list(p["columns"]) == ["b", "a"] and p["columns_source"] == "last_cluster_event"
+    # watching one of the two clustering columns still compares with the 2-column ideal
+    p = evaluate(snap, ["a"], events=ev, now=NOW)
+    assert p["num_clustering_columns"] == 2 and p["columns"]["a"]["ratio_to_ideal"] == pytest.approx(1.0)
+    assert evaluate(snap, "a", num_clustering_columns=1, now=NOW)["columns"]["a"]["ideal_fraction"] == 1 / 16
+    assert list(evaluate(snap, "a, c", now=NOW)["columns"]) == ["a", "c"]  # templated comma lists work
+
+
+def test_unknown_columns_name_the_available_ones():
+    with pytest.raises(ValueError, match=r"unknown column\(s\) \['zz'\]: the statistics of t have \['a', 'b'\]"):
+        evaluate(snapshot(grid()), ["a", "zz"], table="t", now=NOW)
+
+
+def test_files_without_stats_are_counted_as_read_and_noted():
+    files = grid()
+    files[0]["cols"]["a"] = (None, None)
+    snap = snapshot(files)
+    p = evaluate(snap, now=NOW)
+    assert p["columns"]["a"]["files_without_stats"] == 1
+    assert any("a: 1 of 16 files have no usable statistics" in r for r in p["reasons"])
+
+
+# --------------------------------------------------------------------------- partitions
+
+
+def test_partition_output_lists_only_degraded_partitions_worst_first():
+    files = (grid(partition="day=2026-01-01") + grid(partition="day=2026-01-02", scramble=("a", "b"))
+             + grid(partition="day=2026-01-03", scramble=("b",)) + grid(partition="day=2026-01-04"))
+    p = evaluate(snapshot(files), now=NOW)
+    assert p["decision"] == "recluster" and p["num_partitions"] == 4
+    assert p["partitions"] == ["day=2026-01-02", "day=2026-01-03"]  # both 4.0x: ties by name
+    assert p["partitions_degraded"] == 2 and p["partitions_evaluated"] == 4
+    assert [w["partition"] for w in p["worst_partitions"]][:2] == ["day=2026-01-02", "day=2026-01-03"]
+    assert p["reasons"][0].startswith("2 of 4 partitions need re-clustering: day=2026-01-02 (")
+    # within partitions: b reads 2 of 4 partitions fully -> (4+16+16+4)/(4*4) = 2.5x
+    assert p["columns"]["b"]["partition_ratio"] == pytest.approx(2.5)
+    assert any(r.startswith("b: within partitions, a point query reads 62% of a partition's files, 2.5x") for r in p["reasons"])
+    # the clustering job's --partitions accepts the list as JSON (what an XCom renders to)
+    from spark_jobs.table import parse_partitions
+
+    assert parse_partitions([json.dumps(p["partitions"])]) == p["partitions"]
+
+
+def test_healthy_partitioned_table_lists_nothing():
+    files = grid(partition="day=1") + grid(partition="day=2")
+    p = evaluate(snapshot(files), now=NOW)
+    assert p["decision"] == "healthy" and p["partitions"] == [] and p["partitions_evaluated"] == 2
+    assert p["reasons"][0] == "no partition over its thresholds (2 evaluated)"
+
+
+def test_new_partition_degrades_while_the_table_average_is_fine():
+    """Thirty clustered days and one new scrambled day: the new day is re-clustered, not the table."""
+    files = [f for d in range(1, 31) for f in grid(partition=f"day={d:02d}")] + grid(partition="day=31", scramble=("a", "b"))
+    p = evaluate(snapshot(files), now=NOW)
+    assert p["columns"]["a"]["partition_ratio"] < 1.2  # the table-level figure alone would say healthy
+    assert p["decision"] == "recluster" and p["partitions"] == ["day=31"]
+
+
+def test_small_partitions_are_not_listed_and_the_list_is_capped():
+    files = [f for d in range(6) for f in grid(partition=f"day={d}", scramble=("b",))]
+    files += [{"path": "day=9/only.parquet", "partition": "day=9", "cols": {"a": (0, 99), "b": (0, 99)}}]
+    p = evaluate(snapshot(files), policy=HealthPolicy(max_partitions=4), now=NOW)
+    assert "day=9" not in p["partitions"] and p["partitions_evaluated"] == 6
+    assert len(p["partitions"]) == 4 and p["partitions_degraded"] == 6
+    assert any("listing the worst 4 of 6 degraded partitions (max_partitions)" in r for r in p["reasons"])
+
+
+def test_thousands_of_partitions_keep_the_payload_small():
+    files = [{"path": f"day={d}/f{i}", "partition": f"day={d}", "cols": {"a": (0, 99)}}
+             for d in range(3000) for i in range(2)]
+    p = evaluate(snapshot(files), policy=HealthPolicy(max_ratio_to_ideal=1.5, max_partitions=None), now=NOW)
+    assert p["partitions_degraded"] == 3000 and len(p["partitions"]) == 3000
+    assert len(p["worst_partitions"]) == health.WORST_PARTITIONS_LISTED and p["worst_partitions_truncated"]
+    assert len(json.dumps(p)) < 100_000
+    p = evaluate(snapshot(files), policy=HealthPolicy(max_ratio_to_ideal=1.5), now=NOW)
+    assert len(p["partitions"]) == 1000  # the default max_partitions
+
+
+# --------------------------------------------------------------------------- decision events
+
+
+def test_record_and_read_the_last_decision(tmp_path):
+    loc = str(tmp_path / "stats")
+    assert health.last_decision(loc) is None
+    first = evaluate(snapshot(grid()), now=NOW, table="t", stats_location=loc)
+    second = evaluate(snapshot(grid(scramble=("a",))), now=NOW + timedelta(minutes=5), table="t", stats_location=loc)
+    health.record_decision(loc, first, source="dag.task")
+    health.record_decision(loc, second, source="dag.task")
+    assert health.last_decision(loc) == second
+    ev = stats_store.load_events(loc, kind="decision").to_pylist()
+    assert [e["status"] for e in ev] == ["healthy", "recluster"] and ev[1]["columns"] == ["a", "b"]
+    assert ev[1]["run_id"] == "dag.task"
+    with pytest.raises(ValueError):
+        health.record_decision(loc, {"decision": "maybe"})
