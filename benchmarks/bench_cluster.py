@@ -40,6 +40,7 @@ from bench_env import REPO  # noqa: E402  (sets PYSPARK_PYTHON, sys.path, PYTHON
 import psutil  # noqa: E402
 
 from airflow_zorder.core import footer_stats, layout_report, metrics  # noqa: E402
+from airflow_zorder.core.jvm_options import JIT_OPTION  # noqa: E402
 from tpch_data import generate_lineitem  # noqa: E402
 
 COLUMNS = ["l_partkey", "l_suppkey", "l_shipdate"]
@@ -226,6 +227,7 @@ def build_spark(shuffle_partitions: int):
         .appName("airflow-zorder-bench-cluster")
         .config("spark.ui.enabled", "false")
         .config("spark.driver.memory", "4g")
+        .config("spark.driver.extraJavaOptions", JIT_OPTION)  # as the operators pass it (spark_jobs/jvm_keys.py)
         .config("spark.sql.shuffle.partitions", str(shuffle_partitions))
         .config("spark.sql.session.timeZone", "UTC")
         .config("spark.ui.showConsoleProgress", "false")

@@ -8,10 +8,21 @@ from typing import Any
 
 
 def build_session(app_name: str):
-    """The job's SparkSession; master and resources come from spark-submit (ZORDER_HIVE=1 adds Hive support)."""
+    """The job's SparkSession; master and resources come from spark-submit (ZORDER_HIVE=1 adds Hive support).
+
+    Executors get :data:`spark_jobs.jvm_keys.JIT_OPTION`; the driver's JVM is already running,
+    so spark-submit must pass it there (the operators do) for local mode.
+    """
     from pyspark.sql import SparkSession
 
+    from pyspark import SparkConf
+
+    from airflow_zorder.core.jvm_options import with_jit_option
+
     builder = SparkSession.builder.appName(app_name)
+    # executors start after this: let them JIT-compile the (large) generated key code
+    executor_opts = SparkConf().get("spark.executor.extraJavaOptions", "")
+    builder = builder.config("spark.executor.extraJavaOptions", with_jit_option(executor_opts))
     if os.environ.get("ZORDER_HIVE", "") == "1":
         builder = builder.enableHiveSupport()
     return builder.getOrCreate()

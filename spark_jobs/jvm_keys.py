@@ -11,26 +11,41 @@ built-in expressions, bit for bit equal to ``core.keys.compute_keys`` / ``file_i
   values cost one constant-folded literal each instead of one expression node per value;
 * range id = ``1 + #(boundaries <= value)`` by a branchless binary search, one projection per
   step (null padding never matches), 0 for null;
-* Z-order and linear keys are shifts and ORs; Hilbert is Skilling's transpose unrolled, one
-  projection per (bit, column) step, then Gray-encoded and interleaved;
+* Z-order interleaves through a bit-spreading lookup table, linear is shifts and ORs; Hilbert
+  is Skilling's transpose unrolled, one projection per (bit, column) step, then Gray-encoded
+  and interleaved;
+* indices are shifts and ORs into power-of-two segments and coordinates are non-null, so the
+  generated Java stays small: HotSpot does not JIT-compile methods over 8,000 bytes of
+  bytecode, and one whole-stage-codegen method holding all of this at first ran 5x slower
+  interpreted than the Arrow UDF it replaces;
 * salt, big-endian byte placement and the sign flip of ``keys.to_signed`` as bit operations.
 """
 
 from __future__ import annotations
 
 import json
+import struct
+import uuid
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
 import numpy as np
 import pyarrow as pa
-from pyspark.sql import DataFrame
+from pyspark.sql import Column, DataFrame
 from pyspark.sql import functions as F
 from pyspark.sql import types as T
 
+from airflow_zorder.core.jvm_options import JIT_OPTION
 from airflow_zorder.core.keys import KeyPlan, is_compact, to_signed
 
 _SIGN = -(1 << 63)
+def huge_methods_compiled(spark) -> bool:
+    """Whether the JVMs running tasks compile huge generated methods (local: this JVM's flags; else executor options)."""
+    conf = spark.sparkContext.getConf()
+    if conf.get("spark.master", "").startswith("local"):
+        args = spark.sparkContext._jvm.java.lang.management.ManagementFactory.getRuntimeMXBean().getInputArguments()
+        return JIT_OPTION in [str(a) for a in args]
+    return JIT_OPTION in conf.get("spark.executor.extraJavaOptions", "").split()
 
 
 @dataclass(frozen=True)
@@ -84,7 +99,7 @@ def unsupported_reason(plans: Mapping[int, KeyPlan], schema: T.StructType) -> st
 
 
 def _json_literal(values: list, element_type: str) -> F.Column:
-    """A literal array<element_type>, parsed once by the JVM and constant-folded."""
+    """A literal array<element_type>, parsed once by the JVM and constant-folded (boxed elements)."""
     if element_type.startswith("decimal"):
         text = "[" + ",".join("null" if v is None else format(v, "f") for v in values) + "]"
     else:
@@ -92,47 +107,119 @@ def _json_literal(values: list, element_type: str) -> F.Column:
     return F.from_json(F.lit(text), f"array<{element_type}>", {"allowNonNumericNumbers": "true"})
 
 
-def _segments(per_unit: Mapping[int, list], num_units: int, width: int) -> list:
-    """One flat list: unit u's values at [u * width, (u + 1) * width), padded with None."""
+_PRIMITIVE = {"bigint": "q", "double": "d"}
+
+
+def _unsafe_literal(spark, values: list, element_type: str) -> F.Column:
+    """A literal array of 8-byte primitives laid out as Spark's UnsafeArrayData (built here, one py4j call).
+
+    Generated code reads it with one memory load per element, where a boxed GenericArrayData
+    (what every public literal path gives) spends most of the key computation unboxing.
+    Layout: element count (8 bytes), null bits (8-byte words), then the values.
+    """
+    n = len(values)
+    words = (n + 63) // 64
+    nulls = [0] * words
+    for i, v in enumerate(values):
+        if v is None:
+            nulls[i // 64] |= 1 << (i % 64)
+    fmt = _PRIMITIVE[element_type]
+    body = [0 if v is None else v for v in values]
+    data = struct.pack(f"<q{words}Q{n}{fmt}", n, *nulls, *body)
+    jvm = spark._jvm
+    array = jvm.org.apache.spark.sql.catalyst.expressions.UnsafeArrayData()
+    array.pointTo(bytearray(data), jvm.org.apache.spark.unsafe.Platform.BYTE_ARRAY_OFFSET, len(data))
+    dtype = jvm.org.apache.spark.sql.types.DataType.fromDDL(f"array<{element_type}>")
+    literal = jvm.org.apache.spark.sql.catalyst.expressions.Literal(array, dtype)
+    return Column(jvm.org.apache.spark.sql.classic.ExpressionUtils.column(literal))
+
+
+def _array_literal(spark, values: list, element_type: str) -> F.Column:
+    """A literal array for the key expressions: primitive UnsafeArrayData when possible, else via JSON."""
+    if element_type in _PRIMITIVE:
+        try:
+            return _unsafe_literal(spark, values, element_type)
+        except Exception:  # a Spark build without these internals: correct, only slower
+            pass
+    return _json_literal(values, element_type)
+
+
+def _segments(per_unit: Mapping[int, list], num_units: int, shift: int, first: int = 0) -> list:
+    """One flat list: unit u's values from slot ``(u << shift) + first``, padded with None.
+
+    Power-of-two segments let indices be built with shifts and ORs, which neither overflow
+    nor need ANSI-checked arithmetic (and so keep the generated code small).
+    """
+    width = 1 << shift
     out: list = [None] * (num_units * width)
     for u, vals in per_unit.items():
-        out[u * width:u * width + len(vals)] = vals
+        out[u * width + first:u * width + first + len(vals)] = vals
     return out
 
 
-def _search_steps(width: int) -> list[int]:
-    """Steps of a branchless binary search over ``width`` = 2**L - 1 sorted slots."""
-    return [1 << s for s in range((width + 1).bit_length() - 2, -1, -1)]
+def _index_bits(longest: int) -> int:
+    """L such that slots 1 .. 2**L - 1 hold ``longest`` sorted values (slot 0 unused)."""
+    return max(0, int(longest)).bit_length()
 
 
-def _search_width(longest: int) -> int:
-    """Smallest 2**L - 1 >= longest (0 for an empty search)."""
-    return (1 << max(0, int(longest)).bit_length()) - 1
+def _search(pos: str, arr: F.Column, base: F.Column, step: int, value: F.Column) -> F.Column:
+    """One step of a branchless binary search: set ``step`` in pos when slot pos|step holds a value <= ``value``.
+
+    Slot s of a segment holds the s-th smallest boundary (1-based); padding nulls never match,
+    so after the last step pos = number of boundaries <= value.
+    """
+    slot = F.get(arr, base.bitwiseOR(F.col(pos)).bitwiseOR(F.lit(step)))
+    return F.col(pos).bitwiseOR(F.when(slot <= value, F.lit(step)).otherwise(F.lit(0)))
 
 
-def _step(pos: str, arr: F.Column, base: F.Column, step: int, value: F.Column) -> F.Column:
-    """pos + step when the slot at pos + step (1-based) holds a boundary <= value; null slots never match."""
-    slot = F.element_at(arr, base + F.col(pos) + F.lit(step))
-    return F.col(pos) + F.when(slot <= value, F.lit(step)).otherwise(F.lit(0))
+# work per generated method, well under HotSpot's 8,000-byte JIT limit (one search ~230 bytes of bytecode)
+_BARRIER_STEPS = 12  # Hilbert (bit, column) steps
+_BARRIER_SEARCHES = 20  # binary-search probes (columns x levels)
 
 
-def _interleave(cols: Sequence[F.Column], bits: int) -> F.Column:
+def _barrier(df: DataFrame, split: bool = True) -> DataFrame:
+    """End the whole-stage-codegen stage here (``observe`` is not code-generated) so no Java method grows huge.
+
+    Costs a row copy and a counter per row, so only done when huge methods would not be compiled.
+    """
+    if not split:
+        return df
+    return df.observe(f"__zorder_split_{uuid.uuid4().hex}", F.count(F.lit(1)).alias("rows"))
+
+
+def _spread_table(d: int, bits: int) -> list[int]:
+    """For each ``bits``-bit value, its bits spread d apart (bit b -> bit d*b): Z interleave by lookup."""
+    vals = np.arange(1 << bits, dtype=np.uint64)
+    out = np.zeros(1 << bits, dtype=np.uint64)
+    for b in range(bits):
+        out |= ((vals >> np.uint64(b)) & np.uint64(1)) << np.uint64(d * b)
+    return [int(x) for x in out.astype(np.int64)]
+
+
+def _interleave(spark, cols: Sequence[F.Column], bits: int) -> F.Column:
     """Z interleave of d ``bits``-bit columns (column 0's top bit highest), as curves._interleave."""
     d = len(cols)
-    key = F.lit(0).cast("bigint")
-    for b in range(bits - 1, -1, -1):
-        for j, c in enumerate(cols):
-            key = key.bitwiseOR(F.shiftleft(F.shiftright(c, b).bitwiseAND(F.lit(1)), d * b + (d - 1 - j)))
+    if d == 1:
+        return cols[0]
+    spread = _array_literal(spark, _spread_table(d, bits), "bigint")
+    key = None
+    for j, c in enumerate(cols):
+        part = F.shiftleft(F.coalesce(F.get(spread, c.cast("int")), F.lit(0).cast("bigint")), d - 1 - j)
+        key = part if key is None else key.bitwiseOR(part)
     return key
 
 
-def _hilbert(df: DataFrame, names: list[str], bits: int) -> DataFrame:
-    """Skilling's AxestoTranspose on bigint columns ``names``, one projection per dependent step."""
+def _hilbert(df: DataFrame, names: list[str], bits: int, split: bool) -> DataFrame:
+    """Skilling's AxestoTranspose on non-null bigint columns ``names``, one projection per dependent step."""
     d = len(names)
     keep = [c for c in df.columns if c not in names]
+    steps = 0
     for b in range(bits - 1, 0, -1):
-        p = F.lit((1 << b) - 1)
+        p = F.lit((1 << b) - 1).cast("bigint")
         for i in range(d):
+            steps += 1
+            if steps % _BARRIER_STEPS == 0:
+                df = _barrier(df, split)
             x0, xi = F.col(names[0]), F.col(names[i])
             bit = F.shiftright(xi, b).bitwiseAND(F.lit(1)) == 1
             if i == 0:
@@ -150,21 +237,25 @@ def _hilbert(df: DataFrame, names: list[str], bits: int) -> DataFrame:
     t = F.lit(0).cast("bigint")
     for b in range(bits - 1, 0, -1):
         t = t.bitwiseXOR(F.when(F.shiftright(F.col(names[-1]), b).bitwiseAND(F.lit(1)) == 1,
-                                F.lit((1 << b) - 1)).otherwise(F.lit(0)))
+                                F.lit((1 << b) - 1).cast("bigint")).otherwise(F.lit(0).cast("bigint")))
     df = df.withColumn("__zorder_t", t)
     return df.select(*keep, *[F.col(n).bitwiseXOR(F.col("__zorder_t")).alias(n) for n in names])
 
 
 def add_key_and_route(df: DataFrame, plans: Mapping[int, KeyPlan], offsets: Mapping[int, int], lut: np.ndarray,
-                      unit_col: str, hash_col: str, key_col: str, route_col: str) -> DataFrame:
+                      unit_col: str, hash_col: str, key_col: str, route_col: str,
+                      split_stages: bool = True) -> DataFrame:
     """``df`` plus ``key_col`` (bigint, = ``to_signed(as_sortable(compute_keys))``) and ``route_col`` (int).
 
     Callers check :func:`unsupported_reason` first. ``unit_col`` holds each row's unit index
     (a key of ``plans``); ``hash_col`` is the row hash whose low bits are the salt.
+    ``split_stages``: cut the generated code into small stages (when the JVMs would leave
+    huge methods interpreted, see :func:`huge_methods_compiled`).
     """
     first = next(iter(plans.values()))
     cols, bits, salt_bits, d = first.columns, first.bits, first.salt_bits, len(first.columns)
     num_units = max(plans) + 1
+    spark = df.sparkSession
     unit = F.col(unit_col).cast("int")
     pos_names = [f"__zorder_p{j}" for j in range(d)]
     val_names = [f"__zorder_v{j}" for j in range(d)]
@@ -173,58 +264,68 @@ def add_key_and_route(df: DataFrame, plans: Mapping[int, KeyPlan], offsets: Mapp
                     *[F.lit(0).alias(p) for p in pos_names])
 
     # range id of each column: binary search over the unit's boundary segment, all columns per projection
-    widths, arrays = [], []
+    shifts, arrays = [], []
     for j, dom in enumerate(domains):
-        width = _search_width(max(len(p.boundaries[j]) for p in plans.values()))
+        shift = _index_bits(max(len(p.boundaries[j]) for p in plans.values()))
         per_unit = {u: dom.to_values(p.boundaries[j]) for u, p in plans.items()}
-        widths.append(width)
-        arrays.append(_json_literal(_segments(per_unit, num_units, width), dom.element_type) if width else None)
-    for s in range(max((len(_search_steps(w)) for w in widths), default=0)):
+        shifts.append(shift)
+        arrays.append(_array_literal(spark, _segments(per_unit, num_units, shift, first=1), dom.element_type)
+                      if shift else None)
+    levels = max(shifts, default=0)
+    for s in range(levels):
+        if s and s % max(1, _BARRIER_SEARCHES // d) == 0:
+            out = _barrier(out, split_stages)
         updates = {}
-        for j, w in enumerate(widths):
-            steps = _search_steps(w)
-            if s < len(steps):
-                updates[pos_names[j]] = _step(pos_names[j], arrays[j], unit * F.lit(w), steps[s], F.col(val_names[j]))
+        for j, shift in enumerate(shifts):
+            if s < shift:
+                step = 1 << (shift - 1 - s)
+                updates[pos_names[j]] = _search(pos_names[j], arrays[j], F.shiftleft(unit, shift), step,
+                                                F.col(val_names[j]))
         out = out.select(*[updates[c].alias(c) if c in updates else F.col(c) for c in out.columns])
 
-    # curve coordinate of each range id (ids: 0 = null, else pos + 1)
+    # curve coordinate of each range id (ids: 0 = null, else pos + 1); never null from here on
     coords = []
     for j in range(d):
-        width = max(len(p.positions[j]) for p in plans.values())
+        shift = _index_bits(max(len(p.positions[j]) for p in plans.values()) - 1)
         per_unit = {u: [int(x) for x in p.positions[j]] for u, p in plans.items()}
-        table = _json_literal(_segments(per_unit, num_units, width), "bigint")
+        table = _array_literal(spark, _segments(per_unit, num_units, shift), "bigint")
         rid = F.when(F.col(val_names[j]).isNull(), F.lit(0)).otherwise(F.col(pos_names[j]) + F.lit(1))
-        coords.append(F.element_at(table, unit * F.lit(width) + rid + F.lit(1)).alias(pos_names[j]))
-    out = out.select(*[c for c in out.columns if c not in pos_names and c not in val_names], *coords)
+        coord = F.get(table, F.shiftleft(unit, shift).bitwiseOR(rid))
+        coords.append(F.coalesce(coord, F.lit(0).cast("bigint")).alias(pos_names[j]))
+    out = _barrier(out.select(*[c for c in out.columns if c not in pos_names and c not in val_names], *coords),
+                   split_stages)
 
     if first.curve == "hilbert" and d > 1:
-        out = _hilbert(out, pos_names, bits)
+        out = _hilbert(out, pos_names, bits, split_stages)
     if first.curve == "linear":
         curve = F.lit(0).cast("bigint")
         for j, n in enumerate(pos_names):
             curve = curve.bitwiseOR(F.shiftleft(F.col(n), bits * (d - 1 - j)))
     else:  # zorder, and hilbert after its transpose (d == 1: the coordinate itself)
-        curve = _interleave([F.col(n) for n in pos_names], bits)
+        curve = _interleave(spark, [F.col(n) for n in pos_names], bits)
+    if first.curve == "hilbert" and d > 1:
+        out = _barrier(out, split_stages)
 
     total_bits = d * bits
     curve_bytes, salt_bytes = (total_bits + 7) // 8, (salt_bits + 7) // 8
     key = F.shiftleft(curve, 8 * curve_bytes - total_bits + 8 * salt_bytes)
     if salt_bits:
-        key = key.bitwiseOR(F.col(hash_col).bitwiseAND(F.lit((1 << salt_bits) - 1)))
-    out = out.select(*[c for c in out.columns if c not in pos_names], key.bitwiseXOR(F.lit(_SIGN)).alias(key_col))
+        key = key.bitwiseOR(F.col(hash_col).bitwiseAND(F.lit((1 << salt_bits) - 1).cast("bigint")))
+    out = out.select(*[c for c in out.columns if c not in pos_names],
+                     key.bitwiseXOR(F.lit(_SIGN)).alias(key_col), F.lit(0).alias("__zorder_fid"))
 
     # output file: number of the unit's file boundaries <= key; route: the shuffle value of that file
-    fwidth = _search_width(max(len(p.file_bounds) for p in plans.values()))
     fid = "__zorder_fid"
-    out = out.withColumn(fid, F.lit(0))
-    if fwidth:
+    fshift = _index_bits(max(len(p.file_bounds) for p in plans.values()))
+    if fshift:
         per_unit = {u: [int(x) for x in to_signed(np.asarray(p.file_bounds, dtype=np.uint64))] for u, p in plans.items()}
-        fb = _json_literal(_segments(per_unit, num_units, fwidth), "bigint")
-        for step in _search_steps(fwidth):
-            out = out.withColumn(fid, _step(fid, fb, unit * F.lit(fwidth), step, F.col(key_col)))
-    starts = _json_literal([int(offsets.get(u, 0)) for u in range(num_units)], "int")
-    routes = _json_literal([int(x) for x in lut], "int")
-    route = F.element_at(routes, F.element_at(starts, unit + F.lit(1)) + F.col(fid) + F.lit(1))
+        fb = _array_literal(spark, _segments(per_unit, num_units, fshift, first=1), "bigint")
+        for s in range(fshift):
+            out = out.withColumn(fid, _search(fid, fb, F.shiftleft(unit, fshift), 1 << (fshift - 1 - s), F.col(key_col)))
+    rshift = _index_bits(max(p.num_files for p in plans.values()) - 1)
+    per_unit = {u: [int(x) for x in lut[offsets[u]:offsets[u] + p.num_files]] for u, p in plans.items()}
+    routes = _array_literal(spark, _segments(per_unit, num_units, rshift), "bigint")
+    route = F.coalesce(F.get(routes, F.shiftleft(unit, rshift).bitwiseOR(F.col(fid))), F.lit(0).cast("bigint"))
     return out.select(*[c for c in out.columns if c != fid], route.cast("int").alias(route_col))
 
 

@@ -205,17 +205,20 @@ def file_offsets(units: Sequence[UnitWork]) -> tuple[dict[int, int], int]:
 
 
 def add_keys(spark: SparkSession, df: DataFrame, units: Sequence[UnitWork], columns: list[str],
-             engine: str = "auto") -> tuple[DataFrame, str]:
+             engine: str = "auto", split_stages: bool | None = None) -> tuple[DataFrame, str]:
     """``df`` plus the curve key and route columns, computed in the JVM when possible, else by the Arrow UDF.
 
-    Returns the frame and the engine used (``jvm`` or ``arrow``).
+    Returns the frame and the engine used (``jvm`` or ``arrow``). ``split_stages`` (JVM engine):
+    None = only when the task JVMs would leave huge generated methods interpreted.
     """
     plans = {u.index: u.plan for u in units if u.plan is not None}
     offsets, total = file_offsets(units)
     lut = route_values(spark, total)
     used, _ = jvm_keys.key_engine(engine, plans, df.schema)
     if used == "jvm":
-        return jvm_keys.add_key_and_route(df, plans, offsets, lut, UNIT_COL, HASH_COL, KEY_COL, ROUTE_COL), used
+        split = not jvm_keys.huge_methods_compiled(spark) if split_stages is None else split_stages
+        return jvm_keys.add_key_and_route(df, plans, offsets, lut, UNIT_COL, HASH_COL, KEY_COL, ROUTE_COL,
+                                          split), used
     udf = _key_udf(plans, offsets, lut, len(columns))
     packed = F.struct(F.col(UNIT_COL), *[_col(c) for c in columns], F.col(HASH_COL))
     return df.withColumn("__zorder", udf(packed)).select(

@@ -39,6 +39,8 @@ def spark(tmp_path_factory: pytest.TempPathFactory) -> Iterator["object"]:
     """A real local[2] SparkSession with Hive support (embedded Derby metastore) in a temp dir."""
     from pyspark.sql import SparkSession
 
+    from airflow_zorder.core.jvm_options import JIT_OPTION
+
     base = tmp_path_factory.mktemp("spark")
     session = (
         SparkSession.builder.master("local[2]")
@@ -46,7 +48,7 @@ def spark(tmp_path_factory: pytest.TempPathFactory) -> Iterator["object"]:
         .config("spark.ui.enabled", "false")
         .config("spark.sql.shuffle.partitions", "4")
         .config("spark.sql.warehouse.dir", str(base / "warehouse"))
-        .config("spark.driver.extraJavaOptions", f"-Dderby.system.home={base / 'derby'}")
+        .config("spark.driver.extraJavaOptions", f"-Dderby.system.home={base / 'derby'} {JIT_OPTION}")
         .config("javax.jdo.option.ConnectionURL", f"jdbc:derby:;databaseName={base / 'metastore_db'};create=true")
         .config("spark.sql.session.timeZone", "UTC")
         .enableHiveSupport()

@@ -357,6 +357,28 @@ class HadoopFileSystem:
         self._jvm = spark._jvm
         self._conf = spark._jsc.hadoopConfiguration()
         self._local = LocalFileSystem()
+        self._default_is_local: bool | None = None
+
+    def _local_path(self, path: str) -> str | None:
+        """The OS path when ``path`` lives on this machine's disk (``file:``, or no scheme with a local defaultFS)."""
+        scheme = scheme_of(path)
+        if scheme == "":
+            if self._default_is_local is None:
+                default = self._jvm.org.apache.hadoop.fs.FileSystem.getDefaultUri(self._conf).getScheme()
+                self._default_is_local = default in (None, "file")
+            if not self._default_is_local:
+                return None
+            return path
+        if scheme != "file":
+            return None
+        # as Hadoop reads it: the path part literally (a partition dir "k=a%3Ab" is named exactly that)
+        rest = path[len("file:"):]
+        if rest.startswith("//"):
+            host, _, tail = rest[2:].partition("/")
+            if host not in ("", "localhost"):
+                return None
+            rest = "/" + tail
+        return rest or "/"
 
     # -- plumbing
     def _path(self, path: str) -> Any:
@@ -415,7 +437,19 @@ class HadoopFileSystem:
             raise OSError(f"Hadoop mkdirs returned false for {path!r}")
 
     def rename(self, src: str, dst: str) -> None:
-        """No-replace rename; Hadoop's ``false`` becomes an OSError saying what was found."""
+        """No-replace rename; Hadoop's ``false`` becomes an OSError saying what was found.
+
+        Local files are moved by the OS directly (about 100x faster than through py4j, which
+        made committing 128 files take over a second), with Hadoop's ``.<name>.crc`` side file.
+        """
+        ls, ld = self._local_path(src), self._local_path(dst)
+        if ls is not None and ld is not None:
+            self._local.rename(ls, ld)
+            crc_src = os.path.join(os.path.dirname(ls), f".{os.path.basename(ls)}.crc")
+            if os.path.isfile(crc_src):
+                crc_dst = os.path.join(os.path.dirname(ld), f".{os.path.basename(ld)}.crc")
+                os.replace(crc_src, crc_dst)
+            return
         js, jd = self._path(src), self._path(dst)
         fs = self._fs(js)
         if fs.exists(jd):

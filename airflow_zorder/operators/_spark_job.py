@@ -36,6 +36,7 @@ from airflow.sdk import Asset, BaseHook
 from airflow.sdk.exceptions import AirflowException, AirflowNotFoundException
 
 from airflow_zorder import packaging
+from airflow_zorder.core.jvm_options import with_jit_conf
 from airflow_zorder.hooks.spark_job import SparkJobHook, resolve_spark_binary
 from airflow_zorder.links import SparkApplicationLink, TableHealthLink
 
@@ -194,7 +195,7 @@ class SparkZorderJobOperator(SparkSubmitOperator):
         self.application = self.application or packaging.job_script(self.job_script)
         if self.ship_py_files:
             self.py_files = ",".join([packaging.py_files_zip(), *([self.py_files] if self.py_files else [])])
-        self.conf = local_python_conf(conn, dict(self.conf or {}), self.env_vars)
+        self.conf = with_jit_conf(local_python_conf(conn, dict(self.conf or {}), self.env_vars))
         result_path = None if cluster_mode else os.path.join(workdir, "result.json")
         self.application_args = [*self.job_arguments(), "--run-id", self.run_id,
                                  *(["--result-json", result_path] if result_path else []),

@@ -16,6 +16,7 @@ import pytest
 from pyspark.sql import functions as F
 from pyspark.sql import types as T
 
+from airflow_zorder.core import jvm_options
 from spark_jobs import jvm_keys, rewrite
 
 pytestmark = pytest.mark.spark
@@ -78,8 +79,8 @@ def _units(spark, df, columns, curve, num_ranges, salt_bits, num_files=(5, 3)):
     return units
 
 
-def _keys(spark, df, units, columns, engine):
-    keyed, used = rewrite.add_keys(spark, df, units, columns, engine)
+def _keys(spark, df, units, columns, engine, split_stages=None):
+    keyed, used = rewrite.add_keys(spark, df, units, columns, engine, split_stages)
     assert used == engine
     return {r["rid"]: (r[rewrite.KEY_COL], r[rewrite.ROUTE_COL])
             for r in keyed.select("rid", rewrite.KEY_COL, rewrite.ROUTE_COL).collect()}
@@ -104,10 +105,31 @@ def test_jvm_keys_equal_arrow_keys(spark, frame, columns, curve, num_ranges, sal
     assert reason is None
     jvm = _keys(spark, frame, units, columns, "jvm")
     arrow = _keys(spark, frame, units, columns, "arrow")
+    keyed, _ = rewrite.add_keys(spark, frame, units, columns, "jvm")
+    assert "UnsafeArrayData" in keyed._jdf.queryExecution().optimizedPlan().toString()  # primitive literal arrays
     assert len(jvm) == N
     assert jvm == arrow
     # the routes spread rows over every file of both units
     assert len({route for _, route in jvm.values()}) == sum(u.plan.num_files for u in units)
+
+
+@pytest.mark.parametrize("curve", ["zorder", "hilbert"])
+def test_split_stages_give_the_same_keys(spark, frame, curve):
+    """Without the JIT flag the job cuts the generated code into small stages: same keys, same files."""
+    columns = ["i", "d", "str"]
+    units = _units(spark, frame, columns, curve, 1024, 16)
+    keyed, _ = rewrite.add_keys(spark, frame, units, columns, "jvm", split_stages=True)
+    assert "CollectMetrics" in keyed._jdf.queryExecution().optimizedPlan().toString()
+    assert _keys(spark, frame, units, columns, "jvm", True) == _keys(spark, frame, units, columns, "arrow")
+
+
+def test_jit_option(spark):
+    assert jvm_keys.huge_methods_compiled(spark)  # tests/conftest.py starts the JVM with it
+    assert jvm_options.with_jit_option("-Xss4m") == f"-Xss4m {jvm_options.JIT_OPTION}"
+    assert jvm_options.with_jit_option(jvm_options.with_jit_option(None)) == jvm_options.JIT_OPTION
+    conf = jvm_options.with_jit_conf({"spark.driver.extraJavaOptions": "-Dx=1"})
+    assert conf["spark.driver.extraJavaOptions"] == f"-Dx=1 {jvm_options.JIT_OPTION}"
+    assert conf["spark.executor.extraJavaOptions"] == jvm_options.JIT_OPTION
 
 
 def test_units_of_a_batch_share_bits(spark, frame):
