@@ -151,7 +151,8 @@ def _num(x: float) -> str:
     return f"{x:.1f}" if abs(x - round(x, 1)) < 1e-9 else f"{x:.3g}"
 
 
-def _dur(seconds: float) -> str:
+def format_duration(seconds: float) -> str:
+    """Seconds as '42 s', '5 min', '3.2 h' or '4.0 d' (reasons, the UI)."""
     s = abs(seconds)
     if s < 120:
         return f"{s:.0f} s"
@@ -450,8 +451,8 @@ def evaluate(
     if stats_time is None:
         stale.append("the snapshot has no collection time: collect stats again")
     elif policy.max_stats_age is not None and age_s is not None and age_s > policy.max_stats_age.total_seconds():
-        stale.append(f"stats are {_dur(age_s)} old (collected {_iso(stats_time)}), older than max_stats_age "
-                     f"{_dur(policy.max_stats_age.total_seconds())}: collect stats before deciding")
+        stale.append(f"stats are {format_duration(age_s)} old (collected {_iso(stats_time)}), older than max_stats_age "
+                     f"{format_duration(policy.max_stats_age.total_seconds())}: collect stats before deciding")
     if stats_time is not None and last_at is not None and stats_time < last_at:
         stale.append(f"stats were collected ({_iso(stats_time)}) before the last re-clustering ({_iso(last_at)}): "
                      "collect stats again before deciding")
@@ -462,8 +463,8 @@ def evaluate(
     if degraded and last_at is not None:
         since = (now - last_at).total_seconds()
         if policy.min_interval_since_cluster is not None and since < policy.min_interval_since_cluster.total_seconds():
-            thrash.append(f"the last re-clustering finished {_dur(since)} ago (min_interval_since_cluster "
-                          f"{_dur(policy.min_interval_since_cluster.total_seconds())})")
+            thrash.append(f"the last re-clustering finished {format_duration(since)} ago (min_interval_since_cluster "
+                          f"{format_duration(policy.min_interval_since_cluster.total_seconds())})")
         if policy.min_new_data_fraction > 0:
             if new_fraction is None:
                 notes.append("bytes written since the last re-clustering are unknown (no file times): "

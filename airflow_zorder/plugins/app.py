@@ -75,14 +75,9 @@ def fmt_age(seconds: float | None) -> str:
     """Seconds -> '42 s', '5 min', '3.2 h', '4.0 d'."""
     if seconds is None:
         return "—"
-    s = float(seconds)
-    if s < 120:
-        return f"{s:.0f} s"
-    if s < 7200:
-        return f"{s / 60:.0f} min"
-    if s < 172800:
-        return f"{s / 3600:.1f} h"
-    return f"{s / 86400:.1f} d"
+    from airflow_zorder.core.health import format_duration
+
+    return format_duration(float(seconds))
 
 
 def fmt_ts(t: dt.datetime | str | None) -> str:
