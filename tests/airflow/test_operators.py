@@ -26,6 +26,7 @@ from airflow.sdk import DAG
 from airflow.sdk.exceptions import AirflowException
 
 from airflow_zorder import packaging
+from airflow_zorder.core.jvm_options import JIT_OPTION, with_jit_conf
 from airflow_zorder.hooks.spark_job import SparkJobHook
 from airflow_zorder.links import SparkApplicationLink, TableHealthLink
 from airflow_zorder.operators import SparkClusterTableOperator, SparkCollectFileStatsOperator
@@ -96,10 +97,18 @@ def test_command_line_equals_the_providers_own(conns, tmp_path):
     """Same parameters through SparkSubmitOperator's own hook give the same command line."""
     ours = SparkCollectFileStatsOperator(task_id="s", table="/data/t", conn_id="spark_yarn", **PASS_THROUGH)
     cmd = submit_command(ours, tmp_path)
+    # the only addition: the JIT option for the JVM key code, appended to the user's Java options
+    same = {**PASS_THROUGH, "conf": with_jit_conf(PASS_THROUGH.get("conf"))}
     theirs = SparkSubmitOperator(task_id="p", application=ours.application, py_files=ours.py_files,
-                                 application_args=ours.application_args, conn_id="spark_yarn", **PASS_THROUGH)
+                                 application_args=ours.application_args, conn_id="spark_yarn", **same)
     provider_cmd = theirs._get_hook()._build_spark_submit_command(ours.application)
     assert provider_cmd[1:] == cmd[1:]
+    confs = [cmd[i + 1] for i, a in enumerate(cmd) if a == "--conf"]
+    for key in ("spark.driver.extraJavaOptions", "spark.executor.extraJavaOptions"):
+        assert f"{key}={JIT_OPTION}" in confs
+    user = SparkCollectFileStatsOperator(task_id="u", table="/data/t", conn_id="spark_yarn",
+                                         conf={"spark.driver.extraJavaOptions": "-Dmine=1"})
+    assert f"spark.driver.extraJavaOptions=-Dmine=1 {JIT_OPTION}" in submit_command(user, tmp_path)
     # the binary is the same spark-submit: from PATH, else pyspark's own copy (this venv's bin may not be on PATH)
     assert os.path.basename(cmd[0]) == provider_cmd[0] == "spark-submit"
 
