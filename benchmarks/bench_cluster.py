@@ -245,12 +245,16 @@ def run_baseline(spark, src: Path, out: Path, n: int) -> dict[str, Any]:
     return {"out": str(out)}
 
 
-def warm_up(spark, src: Path, work: Path, n: int) -> None:
-    """Untimed: the baseline and a zorder run_cluster on 4 input files, so no timed phase pays JIT warm-up
-    or the first Python-worker start (the first timed phase would otherwise be penalised)."""
+def warm_up(spark, src: Path, work: Path, n: int, curves: list[str]) -> None:
+    """Untimed: the baseline and each curve's run_cluster on 4 input files, into the same ``n`` files.
+
+    Same plan shapes as the timed runs (1024 ranges per column, ``n`` output files), so every
+    timed phase finds its generated code compiled and JIT-warm, as the baseline always did;
+    otherwise each curve's timed run alone would pay its code generation (~5 s at SF1).
+    """
     from spark_jobs.cluster_table import ClusterOptions, run_cluster
 
-    log("warm-up (untimed): baseline + run_cluster zorder on 4 input files")
+    log(f"warm-up (untimed): baseline + run_cluster {', '.join(curves)} on 4 input files")
     t0 = time.perf_counter()
     fresh_dir(work).mkdir(parents=True)
     small = work / "input"
@@ -258,7 +262,8 @@ def warm_up(spark, src: Path, work: Path, n: int) -> None:
     for f in sorted(src.glob("*.parquet"))[:4]:
         shutil.copyfile(f, small / f.name)
     run_baseline(spark, small, work / "baseline", n)
-    run_cluster(spark, ClusterOptions(table=str(small), columns=list(COLUMNS), curve="zorder", num_files=4))
+    for curve in curves:
+        run_cluster(spark, ClusterOptions(table=str(small), columns=list(COLUMNS), curve=curve, num_files=n))
     shutil.rmtree(work, ignore_errors=True)
     log(f"warm-up done in {time.perf_counter() - t0:.1f} s")
 
@@ -485,7 +490,7 @@ def main(argv: list[str] | None = None) -> int:
     res["spark_version"] = spark.version
     try:
         spark.sparkContext.setLogLevel("WARN")
-        warm_up(spark, src, work / "warmup", n)
+        warm_up(spark, src, work / "warmup", n, curves)
         d: dict[str, Any] = {}
         out = work / "baseline"
         with phase(mon, "baseline (before)", d):
