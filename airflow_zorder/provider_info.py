@@ -20,6 +20,38 @@ def get_provider_info() -> dict[str, Any]:
         "name": "Z-order clustering",
         "description": "Re-cluster Parquet tables along Z-order / Hilbert curves with Spark and watch file overlap.",
         "versions": [__version__],
+        "config": {
+            "zorder": {
+                "description": "Table health pages of the airflow-zorder UI plugin.",
+                "options": {
+                    "tables": {
+                        "description": "Tables the health pages list besides those found in this provider's "
+                                       "XComs: comma- or newline-separated 'table', 'table|stats_location' or "
+                                       "'table|stats_location|conn_id'.",
+                        "version_added": "0.1.0",
+                        "type": "string",
+                        "example": "s3a://lake/events|s3://lake/events/_zorder/stats|aws_lake",
+                        "default": "",
+                    },
+                    "xcom_scan_limit": {
+                        "description": "How many of the newest XComs of this provider's tasks are read to "
+                                       "discover tables.",
+                        "version_added": "0.1.0",
+                        "type": "integer",
+                        "example": "5000",
+                        "default": "1000",
+                    },
+                    "cache_ttl_s": {
+                        "description": "Seconds a table's evaluated health is cached by the UI (recomputed at "
+                                       "once when a new snapshot, run or event appears).",
+                        "version_added": "0.1.0",
+                        "type": "float",
+                        "example": "300",
+                        "default": "60",
+                    },
+                },
+            }
+        },
         "integrations": [
             {
                 "integration-name": INTEGRATION,

@@ -585,7 +585,7 @@ def _write_pointer(io: StatsIO, base: str, run: Mapping[str, Any], snapshot_id: 
         "table_name": run.get("table_name"),
         "collected_at": run.get("collected_at"),
     }
-    io.write_text(_join(base, POINTER), json.dumps(ptr) + "\n")
+    io.write_text(_join(base, POINTER), json.dumps(ptr, default=str) + "\n")
 
 
 def repair(location: str, filesystem: Any = None) -> list[int]:
@@ -644,7 +644,7 @@ def write_snapshot(
     prev = ids[-1] if ids else None
     sid = (prev or 0) + 1
     run = dict(run)
-    run.setdefault("collected_at", iso_utc())
+    run["collected_at"] = iso_utc(run.get("collected_at"))  # a datetime must not break the pointer after the commit
     run.update(snapshot_id=sid, new_snapshot=True, previous_snapshot_id=prev, schema_version=ss.SCHEMA_VERSION)
     data = _snapshot_bytes(_sorted_rows(rows, sid), run)
     io.mkdirs(_join(base, FILES_DIR))

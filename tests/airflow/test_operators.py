@@ -395,6 +395,14 @@ def test_provider_info_is_valid_and_everything_it_lists_imports():
     for path in info["extra-links"]:
         mod, _, cls = path.rpartition(".")
         assert issubclass(getattr(importlib.import_module(mod), cls), BaseOperatorLink)
+    # every [zorder] option the UI plugin reads is declared (so `airflow config list` shows it)
+    import re
+
+    plugin_dir = Path(importlib.import_module("airflow_zorder.plugins").__file__).parent
+    read = set()
+    for f in plugin_dir.glob("*.py"):
+        read |= set(re.findall(r'conf\.get\w*\((?:CONFIG_SECTION|"zorder"), "(\w+)"', f.read_text()))
+    assert read and read == set(info["config"]["zorder"]["options"])
 
 
 def test_airflow_providers_list_shows_the_provider():

@@ -183,6 +183,14 @@ def test_write_and_load_latest_round_trip(loc):
     assert ptr["snapshot_id"] == 2 and ptr["run_id"] == "r2"
 
 
+def test_a_datetime_collected_at_is_stored_as_iso_and_the_commit_completes(loc):
+    at = dt.datetime(2026, 3, 1, 12, 0, tzinfo=UTC)
+    sid = stats_store.write_snapshot(loc, stats_rows({"/t/a": (1, 2)}), run_record("r1", collected_at=at))
+    ptr = json.load(open(os.path.join(loc, "_latest.json")))
+    assert ptr["snapshot_id"] == sid and ptr["collected_at"] == "2026-03-01T12:00:00.000000Z"
+    assert stats_store.latest_snapshot_id(loc) == sid and stats_store.load_runs(loc).num_rows == 1
+
+
 def test_column_filter_reads_only_that_columns_rows(loc):
     rows = pa.concat_tables([stats_rows({"/t/a": (1, 2), "/t/b": (3, 4)}, column=c) for c in ("x", "y", "z")])
     stats_store.write_snapshot(loc, rows, run_record("r1"))
