@@ -7,8 +7,8 @@ type but binary, timestamp_ntz and collated strings), this module builds the sam
 built-in expressions, bit for bit equal to ``core.keys.compute_keys`` / ``file_ids``:
 
 * the plan's arrays (range boundaries, curve positions, file boundaries, one segment per unit)
-  become literal arrays, built through ``from_json`` so that even 64 units x 3 columns x 2,048
-  values cost one constant-folded literal each instead of one expression node per value;
+  become one literal array each: primitive ``UnsafeArrayData`` for 8-byte numbers (one memory
+  load per probe), else parsed once through ``from_json``; never one expression node per value;
 * range id = ``1 + #(boundaries <= value)`` by a branchless binary search, one projection per
   step (null padding never matches), 0 for null;
 * Z-order interleaves through a bit-spreading lookup table, linear is shifts and ORs; Hilbert
@@ -39,6 +39,8 @@ from airflow_zorder.core.jvm_options import JIT_OPTION
 from airflow_zorder.core.keys import KeyPlan, is_compact, to_signed
 
 _SIGN = -(1 << 63)
+
+
 def huge_methods_compiled(spark) -> bool:
     """Whether the JVMs running tasks compile huge generated methods (local: this JVM's flags; else executor options)."""
     conf = spark.sparkContext.getConf()
@@ -296,15 +298,13 @@ def add_key_and_route(df: DataFrame, plans: Mapping[int, KeyPlan], offsets: Mapp
                    split_stages)
 
     if first.curve == "hilbert" and d > 1:
-        out = _hilbert(out, pos_names, bits, split_stages)
+        out = _barrier(_hilbert(out, pos_names, bits, split_stages), split_stages)
     if first.curve == "linear":
         curve = F.lit(0).cast("bigint")
         for j, n in enumerate(pos_names):
             curve = curve.bitwiseOR(F.shiftleft(F.col(n), bits * (d - 1 - j)))
     else:  # zorder, and hilbert after its transpose (d == 1: the coordinate itself)
         curve = _interleave(spark, [F.col(n) for n in pos_names], bits)
-    if first.curve == "hilbert" and d > 1:
-        out = _barrier(out, split_stages)
 
     total_bits = d * bits
     curve_bytes, salt_bytes = (total_bits + 7) // 8, (salt_bits + 7) // 8

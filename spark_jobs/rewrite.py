@@ -33,7 +33,8 @@ from pyspark.sql import functions as F
 from pyspark.sql.types import StructType
 
 from airflow_zorder.core import curves
-from airflow_zorder.core.keys import KeyPlan, as_sortable, build_plan, compute_keys, file_ids, is_compact, to_signed
+from airflow_zorder.core.keys import (KeyPlan, as_sortable, build_plan, column_boundaries, compute_keys, file_ids,
+                                     is_compact, plan_bits, to_signed)
 from spark_jobs import jvm_keys
 
 UNIT_COL, KEY_COL, ROUTE_COL, HASH_COL = "__zorder_unit", "__zorder_key", "__zorder_route", "__zorder_hash"
@@ -127,12 +128,11 @@ def plan_batch(df: DataFrame, units: Sequence[UnitWork], columns: list[str], cur
     sample = sample_df.toArrow()
     unit_ids = sample.column(UNIT_COL)
     parts = {u.index: sample.filter(pc.equal(unit_ids, u.index)) for u in units}
+    bounds = {i: column_boundaries(part, columns, num_ranges) for i, part in parts.items()}
+    widest = max(plan_bits(b) for b in bounds.values())  # one bit width per batch: one set of JVM expressions
     for u in units:
-        u.plan = build_plan(parts[u.index], columns, curve, u.num_files, num_ranges, salt_bits, HASH_COL)
-    widest = max(u.plan.bits for u in units)
-    for u in units:  # one bit width per batch: the keys of all units then come from the same expressions
-        if u.plan.bits < widest:
-            u.plan = build_plan(parts[u.index], columns, curve, u.num_files, num_ranges, salt_bits, HASH_COL, widest)
+        u.plan = build_plan(parts[u.index], columns, curve, u.num_files, num_ranges, salt_bits, HASH_COL,
+                            min_bits=widest, boundaries=bounds[u.index])
 
 
 _ROUTES: dict[int, np.ndarray] = {}

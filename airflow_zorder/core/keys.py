@@ -55,7 +55,14 @@ class KeyPlan:
         }
 
 
-def _bits_for_plan(boundaries: Sequence[pa.Array]) -> int:
+def column_boundaries(sample: pa.Table, columns: Sequence[str],
+                      num_ranges: int = ranges.DEFAULT_NUM_RANGES) -> tuple[pa.Array, ...]:
+    """Per clustering column, the sample-quantile range boundaries a plan uses."""
+    return tuple(ranges.compute_boundaries(sample.column(c), num_ranges) for c in columns)
+
+
+def plan_bits(boundaries: Sequence[pa.Array]) -> int:
+    """Bits per column a plan with these boundaries needs (one more than its most ranges take)."""
     most = max(ranges.num_ids(b) for b in boundaries)
     return max(1, min(MAX_BITS_PER_COLUMN, ranges.bits_for(most) + 1))
 
@@ -201,6 +208,7 @@ def build_plan(
     salt_bits: int = DEFAULT_SALT_BITS,
     salt_column: str | None = None,
     min_bits: int = 1,
+    boundaries: Sequence[pa.Array] | None = None,
 ) -> KeyPlan:
     """Build a plan from a sample of the clustering columns (and the row-hash column used as salt).
 
@@ -214,8 +222,8 @@ def build_plan(
     if not 0 <= salt_bits <= 32:
         raise ValueError(f"salt_bits must be between 0 and 32, got {salt_bits}")
     cols = tuple(columns)
-    bounds = tuple(ranges.compute_boundaries(sample.column(c), num_ranges) for c in cols)
-    bits = max(_bits_for_plan(bounds), min(int(min_bits), MAX_BITS_PER_COLUMN))
+    bounds = tuple(boundaries) if boundaries is not None else column_boundaries(sample, cols, num_ranges)
+    bits = max(plan_bits(bounds), min(int(min_bits), MAX_BITS_PER_COLUMN))
     positions = tuple(
         mass_positions(ranges.range_ids(sample.column(c), b), ranges.num_ids(b), bits) for c, b in zip(cols, bounds)
     )
