@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import json
 import os
+import traceback
+from collections.abc import Callable
 from typing import Any
 
 
@@ -36,6 +38,28 @@ def emit_result(result: dict[str, Any], result_path: str | None) -> None:
         with open(result_path, "w", encoding="utf-8") as fh:
             fh.write(text)
     print(text)
+
+
+def run_job(app_name: str, table: str, run_id: str, result_path: str | None,
+            work: Callable[[Any], tuple[dict[str, Any], int]],
+            expected: tuple[type[BaseException], ...], log: Callable[[str], None]) -> int:
+    """Run ``work(spark)`` -> (result, exit code); any failure becomes a failure result and exit 1.
+
+    The result JSON is written either way (the operators read it); failures not among the
+    ``expected`` kinds also print their traceback. Simulated crashes (BaseException) pass through.
+    """
+    spark = build_session(app_name)
+    try:
+        result, code = work(spark)
+    except Exception as exc:  # noqa: BLE001 - every failure becomes a result JSON and exit code 1
+        if not isinstance(exc, expected):
+            traceback.print_exc()
+        result = failure_result(table, run_id, exc)
+        log(f"FAILED: {exc}")
+        code = 1
+    emit_result(result, result_path)
+    spark.stop()
+    return code
 
 
 def failure_result(table: str, run_id: str, exc: BaseException) -> dict[str, Any]:

@@ -22,13 +22,13 @@ from typing import Any
 from airflow_zorder.core import commit as commit_mod
 from airflow_zorder.core import curves, keys, ranges, stats_store
 from airflow_zorder.core.faults import fault_point
-from airflow_zorder.core.fs import FileSystem, filesystem_for
+from airflow_zorder.core.fs import FileSystem, filesystem_for, is_path_table
 from airflow_zorder.core.lock import TableLock
 from airflow_zorder.core.sizing import DEFAULT_TARGET_FILE_SIZE, num_output_files, parse_size
-from spark_jobs.cli import build_session, emit_result, failure_result
+from spark_jobs.cli import run_job
 from spark_jobs import catalog, rewrite
 from airflow_zorder.core.fs import join
-from spark_jobs.table import TableError, TableRef, Unit, check_parquet, is_path, list_units, parse_partitions, select_units
+from spark_jobs.table import TableError, TableRef, Unit, check_parquet, list_units, parse_partitions, select_units
 
 
 BATCH_UNITS = 64  # partitions rewritten by one set of Spark jobs
@@ -104,7 +104,7 @@ def _log(msg: str) -> None:
 
 def resolve_table(spark, table: str) -> tuple[TableRef, FileSystem]:
     """Resolve a path or catalog table; clear errors for missing or non-Parquet tables."""
-    if is_path(table):
+    if is_path_table(table):
         fs = filesystem_for(table, spark)
         if not fs.exists(table):
             raise TableError(f"table path {table} does not exist; check the path (and the Spark connection's filesystem)")
@@ -398,17 +398,9 @@ def run_action(spark, opts: ClusterOptions, action: str) -> dict[str, Any]:
 def main(argv: list[str] | None = None) -> int:
     """Command-line entry: run, print a one-line summary, write the JSON result; exit 1 with a clear message on failure."""
     opts, result_path, action = parse_args(argv)
-    spark = build_session("airflow-zorder-cluster")
-    try:
-        result = run_action(spark, opts, action)
-        code = 0
-    except (ClusteringError, TableError, ValueError, RuntimeError) as exc:
-        result = failure_result(opts.table, opts.run_id, exc)
-        _log(f"FAILED: {exc}")
-        code = 1
-    emit_result(result, result_path)
-    spark.stop()
-    return code
+    return run_job("airflow-zorder-cluster", opts.table, opts.run_id, result_path,
+                   lambda spark: (run_action(spark, opts, action), 0),
+                   (ClusteringError, TableError, ValueError, RuntimeError), _log)
 
 
 if __name__ == "__main__":

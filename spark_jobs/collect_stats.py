@@ -68,8 +68,8 @@ import pyarrow.compute as pc
 from airflow_zorder.core import footer_stats as fst
 from airflow_zorder.core import stats_schema as ss
 from airflow_zorder.core import stats_store
-from airflow_zorder.core.fs import FileInfo, HadoopFileSystem, LocalFileSystem, scheme_of
-from spark_jobs.cli import build_session, emit_result, failure_result
+from airflow_zorder.core.fs import FileInfo, HadoopFileSystem, LocalFileSystem, is_path_table, scheme_of
+from spark_jobs.cli import run_job
 
 METHODS = ("auto", "footer", "scan")
 # footer reasons that the auto method repairs with a scan
@@ -284,10 +284,10 @@ def _qualify(spark, path: str) -> str:
 def resolve_table(spark, table: str) -> _Table:
     """List a path or catalog table's live data files, with partitions; clear errors for missing tables."""
     from spark_jobs import catalog
-    from spark_jobs.table import TableError, is_path, list_units
+    from spark_jobs.table import TableError, list_units
 
     lister = _ListingFS(spark)
-    if is_path(table):
+    if is_path_table(table):
         root = table
         if _is_local(spark, table):
             root = _local_path(table)  # one spelling for local tables: plain absolute paths
@@ -430,9 +430,8 @@ def _start_warmup(spark) -> threading.Thread:
 
 def _first_collection(spark, opts: CollectOptions) -> bool:
     """True when no snapshot exists yet at the (default) stats location of a path table (cheap check)."""
-    from spark_jobs.table import is_path
 
-    if opts.stats_location is None and not is_path(opts.table):
+    if opts.stats_location is None and not is_path_table(opts.table):
         return False
     loc = opts.stats_location or stats_store.default_location(
         _local_path(opts.table) if _is_local(spark, opts.table) else opts.table)
@@ -834,7 +833,7 @@ def run_collect(spark, opts: CollectOptions) -> dict[str, Any]:
         warm.join(timeout=120)
 
     # -- footers
-    collected_at = pa.scalar(stats_store._as_datetime(stats_store.iso_utc()), pa.timestamp("us", tz="UTC"))
+    collected_at = pa.scalar(stats_store.as_datetime(stats_store.iso_utc()), pa.timestamp("us", tz="UTC"))
     t = time.time()
     footer_table, failures = read_footers_distributed(spark, items, opts.parallelism)
     phases["footer_s"] = round(time.time() - t, 3)
@@ -1217,25 +1216,17 @@ def main(argv: list[str] | None = None) -> int:
     from spark_jobs.table import TableError
 
     opts, result_path, allow_errors = parse_args(argv)
-    spark = build_session("airflow-zorder-collect-stats")
-    try:
-        result = run_collect(spark, opts)
-        code = 2 if result["status"] == "partial" and not allow_errors else 0
-        if result["status"] == "partial":
-            _log(f"{result['files_failed']} file(s) could not be read: " +
-                 "; ".join(f"{e['path']}: {e['error']}" for e in result["errors"][:5]))
-    except Exception as exc:  # noqa: BLE001 - every failure becomes a result JSON and exit code 1
-        expected_kinds = (StatsCollectionError, TableError, stats_store.StatsConflictError, ValueError, OSError)
-        if not isinstance(exc, expected_kinds):
-            import traceback
 
-            traceback.print_exc()
-        result = failure_result(opts.table, opts.run_id, exc)
-        _log(f"FAILED: {exc}")
-        code = 1
-    emit_result(result, result_path)
-    spark.stop()
-    return code
+    def work(spark) -> tuple[dict, int]:
+        result = run_collect(spark, opts)
+        if result["status"] != "partial":
+            return result, 0
+        _log(f"{result['files_failed']} file(s) could not be read: " +
+             "; ".join(f"{e['path']}: {e['error']}" for e in result["errors"][:5]))
+        return result, 0 if allow_errors else 2
+
+    return run_job("airflow-zorder-collect-stats", opts.table, opts.run_id, result_path, work,
+                   (StatsCollectionError, TableError, stats_store.StatsConflictError, ValueError, OSError), _log)
 
 
 if __name__ == "__main__":

@@ -60,11 +60,6 @@ class TableRef:
         return join(self.home, STATE_DIR)
 
 
-def is_path(table: str) -> bool:
-    """A table argument with a slash or a URI scheme is a path; anything else a catalog name."""
-    return "/" in table or "://" in table or table.startswith(".")
-
-
 def _hidden(rel: str) -> bool:
     return any(part.startswith(("_", ".")) for part in rel.split("/"))
 

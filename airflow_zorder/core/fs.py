@@ -111,6 +111,11 @@ def scheme_of(path: str) -> str:
     return ""
 
 
+def is_path_table(table: str) -> bool:
+    """A table argument with a slash or a URI scheme is a path; anything else a catalog name ``db.table``."""
+    return "/" in table or "://" in table or table.startswith(".")
+
+
 def join(base: str, *parts: str) -> str:
     """Join path segments with ``/`` (works for plain paths and URIs alike)."""
     out = base.rstrip("/") if base not in ("/", "") else base

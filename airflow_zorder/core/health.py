@@ -122,22 +122,6 @@ class HealthPolicy:
 # --------------------------------------------------------------------------- small helpers
 
 
-def _utc(t: Any) -> dt.datetime | None:
-    if t is None:
-        return None
-    if isinstance(t, pa.Scalar):
-        t = t.as_py()
-    if isinstance(t, dt.datetime):
-        return t if t.tzinfo else t.replace(tzinfo=UTC)
-    if isinstance(t, (int, float)):
-        return dt.datetime.fromtimestamp(float(t), UTC)
-    s = str(t).strip().replace(" ", "T")
-    if not s:
-        return None
-    parsed = dt.datetime.fromisoformat(s[:-1] + "+00:00" if s.endswith("Z") else s)
-    return parsed if parsed.tzinfo else parsed.replace(tzinfo=UTC)
-
-
 def _iso(t: dt.datetime | None) -> str | None:
     return None if t is None else stats_store.iso_utc(t)
 
@@ -169,7 +153,7 @@ def _event_rows(events: pa.Table | Sequence[Mapping[str, Any]] | None, kind: str
         return []
     rows = events.to_pylist() if isinstance(events, pa.Table) else [dict(e) for e in events]
     rows = [r for r in rows if r.get("kind") == kind]
-    return sorted(rows, key=lambda r: _utc(r.get("at")) or dt.datetime.min.replace(tzinfo=UTC))
+    return sorted(rows, key=lambda r: stats_store.as_datetime(r.get("at")) or dt.datetime.min.replace(tzinfo=UTC))
 
 
 def last_cluster_event(events: pa.Table | Sequence[Mapping[str, Any]] | None) -> dict[str, Any] | None:
@@ -238,7 +222,7 @@ def snapshot_time(snapshot: pa.Table, latest_run: Mapping[str, Any] | None = Non
     own = _own_snapshot_time(snapshot)
     if latest_run and latest_run.get("collected_at") and "snapshot_id" in snapshot.column_names and snapshot.num_rows:
         if latest_run.get("snapshot_id") == pc.max(snapshot["snapshot_id"]).as_py():
-            run_at = _utc(latest_run["collected_at"])
+            run_at = stats_store.as_datetime(latest_run["collected_at"])
             return max(t for t in (run_at, own) if t is not None)
     return own
 
@@ -248,13 +232,13 @@ def _own_snapshot_time(snapshot: pa.Table) -> dt.datetime | None:
     raw = md.get(stats_schema.RUN_METADATA_KEY)
     if raw:
         try:
-            t = _utc(json.loads(raw).get("collected_at"))
+            t = stats_store.as_datetime(json.loads(raw).get("collected_at"))
             if t is not None:
                 return t
         except (ValueError, TypeError):
             pass
     if "collected_at" in snapshot.column_names and snapshot.num_rows:
-        return _utc(pc.max(snapshot["collected_at"]).as_py())
+        return stats_store.as_datetime(pc.max(snapshot["collected_at"]).as_py())
     return None
 
 
@@ -341,7 +325,7 @@ def evaluate(
     clock.  Unknown ``columns`` raise ValueError naming the columns with statistics.
     """
     policy = policy or HealthPolicy()
-    now = _utc(now) or dt.datetime.now(UTC)
+    now = stats_store.as_datetime(now) or dt.datetime.now(UTC)
     name_col = "column_name" if "column_name" in snapshot.column_names else "column"
     available = _available_columns(snapshot, name_col)
     requested = parse_columns(columns)
@@ -381,9 +365,9 @@ def evaluate(
     partitioned = any(p != "" for p in part_names)
     snapshot_id = (int(pc.max(snapshot["snapshot_id"]).as_py()) if "snapshot_id" in snapshot.column_names
                    and snapshot.num_rows else None)
-    stats_time = _utc(collected_at) or snapshot_time(snapshot)
+    stats_time = stats_store.as_datetime(collected_at) or snapshot_time(snapshot)
     age_s = max((now - stats_time).total_seconds(), 0.0) if stats_time else None
-    last_at = _utc(last.get("at")) if last else None
+    last_at = stats_store.as_datetime(last.get("at")) if last else None
 
     new_fraction = None
     if last_at is not None and num_files and total_bytes > 0 and not np.isnan(files["mtime_ms"]).all():
@@ -589,5 +573,5 @@ def last_decision(stats_location: str, filesystem: Any = None, *,
     except ValueError:
         pass
     return {"table": ev.get("table_name"), "stats_location": stats_location, "decision": ev.get("status"),
-            "evaluated_at": _iso(_utc(ev.get("at"))), "partitions": list(ev.get("partitions") or []),
+            "evaluated_at": _iso(stats_store.as_datetime(ev.get("at"))), "partitions": list(ev.get("partitions") or []),
             "columns": {c: {} for c in ev.get("columns") or []}, "reasons": []}

@@ -147,12 +147,18 @@ def _safe(s: Any) -> str:
 
 
 def _stamp(ts: Any) -> str:
-    t = _as_datetime(ts) or dt.datetime.now(dt.timezone.utc)
+    t = as_datetime(ts) or dt.datetime.now(dt.timezone.utc)
     return t.astimezone(dt.timezone.utc).strftime("%Y%m%dT%H%M%S%fZ")
 
 
-def _as_datetime(ts: Any) -> dt.datetime | None:
-    if ts is None:
+def as_datetime(ts: Any) -> dt.datetime | None:
+    """An aware UTC datetime from what records hold: datetime (naive = UTC), epoch seconds, ISO text, Arrow scalar.
+
+    None (or empty text) gives None.
+    """
+    if isinstance(ts, pa.Scalar):
+        ts = ts.as_py()
+    if ts is None or (isinstance(ts, str) and not ts.strip()):
         return None
     if isinstance(ts, dt.datetime):
         return ts if ts.tzinfo else ts.replace(tzinfo=dt.timezone.utc)
@@ -167,7 +173,7 @@ def _as_datetime(ts: Any) -> dt.datetime | None:
 
 def iso_utc(ts: Any = None) -> str:
     """``YYYY-mm-ddTHH:MM:SS.ffffffZ`` (what the JSON records hold; parsed by Spark, DuckDB and pyarrow)."""
-    t = _as_datetime(ts) or dt.datetime.now(dt.timezone.utc)
+    t = as_datetime(ts) or dt.datetime.now(dt.timezone.utc)
     return t.astimezone(dt.timezone.utc).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
 
 

@@ -18,6 +18,7 @@ import pyarrow as pa
 from airflow.sdk import BaseHook
 
 from airflow_zorder.core import health, metrics, stats_schema, stats_store
+from airflow_zorder.core.fs import is_path_table
 from airflow_zorder.core.health import HealthPolicy
 
 COLLECT_HINT = "run SparkCollectFileStatsOperator (or spark-submit spark_jobs/collect_stats.py --table {table}) first"
@@ -30,11 +31,6 @@ ARROW_FILESYSTEMS = {
     "hdfs": "HadoopFileSystem", "viewfs": "HadoopFileSystem",
 }
 _FSSPEC_ALIASES = {"s3a": "s3", "s3n": "s3"}
-
-
-def is_path_table(table: str) -> bool:
-    """The jobs' rule: a slash or a URI scheme makes a path table; anything else is a catalog name ``db.table``."""
-    return "/" in table or "://" in table or table.startswith(".")
 
 
 def filesystem_from_options(location: str, options: Mapping[str, Any]) -> Any:

@@ -133,7 +133,7 @@ class SparkClusterTableOperator(SparkZorderJobOperator):
     def result_from_store(self, run_id: str) -> dict[str, Any] | None:
         """The clustering event the job recorded in ``<table>/_zorder/stats/events`` (path tables)."""
         from airflow_zorder.core import stats_store
-        from airflow_zorder.hooks.file_stats import is_path_table
+        from airflow_zorder.core.fs import is_path_table
 
         if not is_path_table(self.table):
             return None  # a catalog table: its home is only known to the metastore

@@ -127,7 +127,7 @@ class SparkCollectFileStatsOperator(SparkZorderJobOperator):
     def result_from_store(self, run_id: str) -> dict[str, Any] | None:
         """The run record the job wrote to the stats location (``runs/*.json``)."""
         from airflow_zorder.core import stats_store
-        from airflow_zorder.hooks.file_stats import is_path_table
+        from airflow_zorder.core.fs import is_path_table
 
         if not self.stats_location and not is_path_table(self.table):
             return None  # a catalog table's default stats location is only known to the metastore

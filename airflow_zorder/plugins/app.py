@@ -82,9 +82,9 @@ def fmt_age(seconds: float | None) -> str:
 
 def fmt_ts(t: dt.datetime | str | None) -> str:
     """A UTC time as 'YYYY-mm-dd HH:MM:SS UTC'."""
-    from airflow_zorder.plugins.page_data import as_utc
+    from airflow_zorder.core.stats_store import as_datetime
 
-    t = as_utc(t)
+    t = as_datetime(t)
     return "never" if t is None else t.astimezone(dt.timezone.utc).strftime("%Y-%m-%d %H:%M:%S UTC")
 
 
@@ -113,7 +113,7 @@ def _table_or_404(table: str, user: Any) -> TableRef:
 
 
 def _history_chart(d: dict[str, Any]) -> str:
-    from airflow_zorder.plugins.page_data import as_utc
+    from airflow_zorder.core.stats_store import as_datetime
 
     hist = d["history"]
     cols = [c["column"] for c in d["columns"]]
@@ -128,7 +128,7 @@ def _history_chart(d: dict[str, Any]) -> str:
     ]
     markers = []
     for e in d["cluster_events"]:
-        at = as_utc(e.get("at"))
+        at = as_datetime(e.get("at"))
         if at is None:
             continue
         parts = e.get("partitions") or []

@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from airflow_zorder.core import stats_store
-from airflow_zorder.hooks.file_stats import is_path_table
+from airflow_zorder.core.fs import is_path_table
 
 log = logging.getLogger(__name__)
 

@@ -19,6 +19,7 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from airflow_zorder.core import health, metrics, stats_schema, stats_store
+from airflow_zorder.core.stats_store import as_datetime
 from airflow_zorder.hooks.file_stats import FileStatsHook
 from airflow_zorder.plugins import urls
 from airflow_zorder.plugins.discovery import TableRef
@@ -61,15 +62,6 @@ def _ttl_s() -> float:
     from airflow.sdk import conf
 
     return max(conf.getfloat("zorder", "cache_ttl_s", fallback=_DEFAULT_TTL_S), 0.0)
-
-
-def as_utc(t: Any) -> dt.datetime | None:
-    """A timestamp (datetime or ISO text, as in the payloads and records) as an aware UTC datetime."""
-    if t is None or t == "":
-        return None
-    if not isinstance(t, dt.datetime):
-        t = dt.datetime.fromisoformat(str(t))
-    return t if t.tzinfo else t.replace(tzinfo=dt.timezone.utc)
 
 
 def _policy_key(policy: health.HealthPolicy) -> str:
@@ -156,16 +148,16 @@ def history(ref: TableRef, columns: Sequence[str], policy: health.HealthPolicy, 
     cols = list(columns)
     out = []
     for sid in ids:
-        at = as_utc((runs.get(sid) or {}).get("collected_at"))
+        at = as_datetime((runs.get(sid) or {}).get("collected_at"))
 
         def compute(sid: int = sid, at: dt.datetime | None = at) -> dict[str, Any]:
             snap = stats_store.load_snapshot(loc, sid, fs, columns=cols)
-            known = [e for e in events if at is None or (as_utc(e.get("at")) or at) <= at]
+            known = [e for e in events if at is None or (as_datetime(e.get("at")) or at) <= at]
             return health.evaluate(snap, cols or None, policy, events=known, now=at, table=ref.table,
                                    stats_location=loc)
 
         res = CACHE.get(("history", loc, sid, tuple(cols), _policy_key(policy)), compute)
-        out.append({"snapshot_id": sid, "at": at or as_utc(res.get("stats_collected_at")), "evaluation": res})
+        out.append({"snapshot_id": sid, "at": at or as_datetime(res.get("stats_collected_at")), "evaluation": res})
     return out
 
 
@@ -193,8 +185,8 @@ def _headline(ev: dict[str, Any]) -> dict[str, Any]:
         "num_partitions": ev.get("num_partitions") or 0,
         "partition_ratio": wc.get("partition_ratio"), "average_depth": wc.get("average_depth"),
         "num_files": ev.get("num_files"), "total_bytes": ev.get("total_bytes"), "stats_age_s": ev.get("stats_age_s"),
-        "stats_collected_at": as_utc(ev.get("stats_collected_at")), "last_cluster_at": as_utc(ev.get("last_cluster_at")),
-        "snapshot_id": ev.get("snapshot_id"), "evaluated_at": as_utc(ev.get("evaluated_at")),
+        "stats_collected_at": as_datetime(ev.get("stats_collected_at")), "last_cluster_at": as_datetime(ev.get("last_cluster_at")),
+        "snapshot_id": ev.get("snapshot_id"), "evaluated_at": as_datetime(ev.get("evaluated_at")),
         "columns": list((ev.get("columns") or {}).keys()),
     }
 
