@@ -602,6 +602,7 @@ def cleanup(
         if fs.delete(path, recursive=recursive):
             deleted.append(path)
             log.info("cleanup %s: deleted %s", table, path)
+            fault_point("mid_cleanup")
 
     for j in list_journals(fs, table):
         if j.state not in FINISHED_STATES:

@@ -5,11 +5,14 @@ reached in this process) to SIGKILL the process there: a real crash, no
 ``finally`` blocks, no cleanup. With ``ZORDER_FAULT_MODE=raise`` a
 :class:`SimulatedCrash` is raised instead, for fast in-process tests; it is a
 ``BaseException`` so ordinary ``except Exception`` cleanup cannot swallow it.
-Unset, :func:`fault_point` costs one environment lookup.
+With ``ZORDER_FAULT_MODE=enospc`` an ``OSError(ENOSPC)`` is raised instead: a
+full disk at exactly that step (for stores where a tiny filesystem cannot be
+mounted). Unset, :func:`fault_point` costs one environment lookup.
 """
 
 from __future__ import annotations
 
+import errno
 import os
 import signal
 import sys
@@ -18,7 +21,10 @@ import threading
 __all__ = [
     "FAULT_ENV",
     "FAULT_MODE_ENV",
+    "CLEANUP_FAULT_POINTS",
     "FAULT_POINTS",
+    "JOB_FAULT_POINTS",
+    "STATS_FAULT_POINTS",
     "SimulatedCrash",
     "fault_point",
     "reset_fault_counters",
@@ -42,6 +48,21 @@ FAULT_POINTS: tuple[str, ...] = (
 
 #: Points the clustering job itself passes (outside the commit protocol).
 JOB_FAULT_POINTS: tuple[str, ...] = ("after_stage",)  # all units staged and verified, nothing committed
+
+#: Points of ``commit.cleanup`` (purging expired trash / staging of finished runs): after each deletion.
+CLEANUP_FAULT_POINTS: tuple[str, ...] = ("mid_cleanup",)
+
+#: Points of the statistics job and its store (``collect_stats.py``, ``stats_store.write_snapshot``), in order:
+#: footers/scan done and nothing written; snapshot file about to be published (its commit point);
+#: published but no run record; run record but no ``_latest.json``; after each old snapshot deleted
+#: by ``--keep-snapshots``.
+STATS_FAULT_POINTS: tuple[str, ...] = (
+    "stats_after_read",
+    "stats_before_publish",
+    "stats_after_publish",
+    "stats_after_run_record",
+    "stats_mid_prune",
+)
 
 
 class SimulatedCrash(BaseException):
@@ -86,8 +107,11 @@ def fault_point(name: str) -> None:
     if seen != k:
         return
     message = f"fault injected at {name!r} (visit {seen})"
-    if os.environ.get(FAULT_MODE_ENV, "").strip().lower() == "raise":
+    mode = os.environ.get(FAULT_MODE_ENV, "").strip().lower()
+    if mode == "raise":
         raise SimulatedCrash(message)
+    if mode == "enospc":
+        raise OSError(errno.ENOSPC, f"No space left on device ({message})")
     try:
         sys.stderr.write(f"ZORDER_FAULT: {message}: SIGKILL pid {os.getpid()}\n")
         sys.stderr.flush()

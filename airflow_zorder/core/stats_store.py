@@ -71,6 +71,7 @@ import pyarrow.parquet as pq
 from pyarrow import fs as pafs
 
 from airflow_zorder.core import stats_schema as ss
+from airflow_zorder.core.faults import fault_point
 
 __all__ = [
     "StatsNotFoundError",
@@ -654,18 +655,22 @@ def write_snapshot(
     run.update(snapshot_id=sid, new_snapshot=True, previous_snapshot_id=prev, schema_version=ss.SCHEMA_VERSION)
     data = _snapshot_bytes(_sorted_rows(rows, sid), run)
     io.mkdirs(_join(base, FILES_DIR))
+    fault_point("stats_before_publish")
     try:
         io.publish_bytes(snapshot_path(base, sid), data)  # ---- COMMIT POINT ----
     except FileExistsError as exc:
         raise StatsConflictError(
             f"snapshot {sid} at {location} was committed by another collection run meanwhile; run again"
         ) from exc
+    fault_point("stats_after_publish")
     _write_run_record(io, base, run)
+    fault_point("stats_after_run_record")
     _write_pointer(io, base, run, sid)
     if keep_snapshots and keep_snapshots > 0:
         for old in ids:
             if old <= sid - keep_snapshots:
                 io.delete(snapshot_path(base, old))
+                fault_point("stats_mid_prune")
     return sid
 
 

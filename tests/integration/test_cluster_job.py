@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 import shutil
@@ -20,20 +19,9 @@ from airflow_zorder.core.fs import LocalFileSystem
 from spark_jobs import cluster_table
 from spark_jobs.cluster_table import ClusterOptions, ClusteringError, run_action, run_cluster
 from spark_jobs.table import TableError
+from table_checks import visible_files
 
 pytestmark = pytest.mark.spark
-
-
-def visible_files(root: str) -> dict[str, str]:
-    """relpath -> sha1 of every visible data file (what a reader of the directory sees)."""
-    out = {}
-    for d, dirs, files in os.walk(root):
-        dirs[:] = [x for x in dirs if not x.startswith(("_", "."))]
-        for f in files:
-            if not f.startswith(("_", ".")):
-                p = os.path.join(d, f)
-                out[os.path.relpath(p, root)] = hashlib.sha1(open(p, "rb").read()).hexdigest()
-    return out
 
 
 def rows_of(root: str) -> pa.Table:

@@ -5,20 +5,15 @@ from __future__ import annotations
 import json
 import os
 import shutil
-import subprocess
-import sys
-from pathlib import Path
 
 import pyarrow.dataset as ds
 import pytest
 
 from airflow_zorder import sample_data
 from spark_jobs.cluster_table import ClusterOptions, run_action, run_cluster
+from table_checks import spark_submit
 
 pytestmark = pytest.mark.spark
-
-REPO = Path(__file__).resolve().parents[2]
-SPARK_SUBMIT = Path(sys.executable).parent / "spark-submit"
 
 
 def rows_of(root: str):
@@ -27,15 +22,8 @@ def rows_of(root: str):
 
 
 def submit(table: str, *extra: str, env: dict[str, str] | None = None, result: str | None = None):
-    cmd = [str(SPARK_SUBMIT), "--master", "local[2]", "--conf", "spark.ui.enabled=false",
-           "--conf", "spark.sql.shuffle.partitions=4",
-           str(REPO / "spark_jobs" / "cluster_table.py"), "--table", table, "--columns", "user_id,product_id",
-           "--num-files", "3", *extra]
-    if result:
-        cmd += ["--result-json", result]
-    full_env = {**os.environ, "PYSPARK_PYTHON": sys.executable, "PYSPARK_DRIVER_PYTHON": sys.executable,
-                "PYTHONPATH": str(REPO), **(env or {})}
-    return subprocess.run(cmd, env=full_env, capture_output=True, text=True, timeout=600)
+    args = ["--table", table, "--columns", "user_id,product_id", "--num-files", "3", *extra]
+    return spark_submit("cluster_table", *args, *(["--result-json", result] if result else []), env=env)
 
 
 @pytest.fixture(scope="module")
