@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import traceback
 from collections.abc import Callable
 from typing import Any
@@ -66,3 +67,37 @@ def failure_result(table: str, run_id: str, exc: BaseException) -> dict[str, Any
     """The JSON result of a failed run: what failed and why, in the message the user should read."""
     return {"status": "failed", "table": table, "run_id": run_id, "error": str(exc).strip(),
             "error_type": type(exc).__name__}
+
+
+_BOILERPLATE = re.compile(r"\s*(SQLSTATE: \w+|Please check .*|If not, please convert .*|If necessary, consider .*)$",
+                          re.IGNORECASE | re.DOTALL)
+
+
+def spark_error_text(exc: BaseException, limit: int = 600) -> str:
+    """What went wrong in a failed Spark call, in one line: each distinct cause's message, outermost first.
+
+    A Py4J error's own text starts with "An error occurred while calling o123.parquet" and a Java
+    stack trace; the messages of its cause chain (Spark's error class and text, then e.g. "file:/t/x.parquet
+    is not a Parquet file. Expected magic number at tail") are what names the problem.
+    """
+    parts: list[str] = []
+    java = getattr(exc, "java_exception", None)
+    depth = 0
+    while java is not None and depth < 8:
+        try:
+            msg = str(java.getMessage() or "")
+        except Exception:  # noqa: BLE001 - the JVM may be gone; fall back to the Python text
+            break
+        msg = " ".join(_BOILERPLATE.sub("", msg).split())
+        if msg and not any(msg in p or p in msg for p in parts):
+            parts.append(msg[:limit])
+        try:
+            java = java.getCause()
+        except Exception:  # noqa: BLE001
+            break
+        depth += 1
+    if not parts:
+        lines = [ln.strip(" :") for ln in str(exc).strip().splitlines()]
+        lines = [ln for ln in lines if ln and not ln.startswith(("An error occurred while calling", "at "))]
+        parts = [" ".join(_BOILERPLATE.sub("", lines[0]).split())[:limit]] if lines else [type(exc).__name__]
+    return "; caused by: ".join(parts)

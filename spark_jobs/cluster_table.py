@@ -25,7 +25,7 @@ from airflow_zorder.core.faults import fault_point
 from airflow_zorder.core.fs import FileSystem, filesystem_for, is_path_table
 from airflow_zorder.core.lock import TableLock
 from airflow_zorder.core.sizing import DEFAULT_TARGET_FILE_SIZE, num_output_files, parse_size
-from spark_jobs.cli import run_job
+from spark_jobs.cli import run_job, spark_error_text
 from spark_jobs import catalog, rewrite
 from airflow_zorder.core.fs import join
 from spark_jobs.table import TableError, TableRef, Unit, check_parquet, list_units, parse_partitions, select_units
@@ -87,9 +87,28 @@ def parse_args(argv: list[str] | None = None) -> tuple[ClusterOptions, str | Non
     cols = [c.strip() for c in a.columns.split(",") if c.strip()]
     if a.action == "cluster" and not cols:
         p.error("--columns is required: name 1 to 16 clustering columns, comma-separated")
+    # Refuse bad values here, before a SparkSession starts (exit 2 with the flag named).
+    if a.num_files is not None and a.num_files < 1:
+        p.error(f"--num-files must be at least 1, got {a.num_files} (leave it out to size files by --target-file-size)")
+    if not 1 <= a.num_ranges <= 2**31:
+        p.error(f"--num-ranges must be between 1 and 2**31, got {a.num_ranges}")
+    if not 0 <= a.salt_bits <= 32:
+        p.error(f"--salt-bits must be between 0 and 32, got {a.salt_bits}")
+    if a.lock_ttl < 1:
+        p.error(f"--lock-ttl must be at least 1 second, got {a.lock_ttl}")
+    if not 0 <= a.retention_hours < float("inf"):
+        p.error(f"--retention-hours must be a number of hours >= 0, got {a.retention_hours}")
+    try:
+        target = parse_size(a.target_file_size)
+    except ValueError as exc:
+        p.error(f"--target-file-size: {exc}")
+    try:
+        partitions = parse_partitions(a.partitions)
+    except ValueError as exc:  # a malformed JSON list
+        p.error(f"--partitions: cannot read {a.partitions!r} as k=v[/k2=v2] values or a JSON list: {exc}")
     opts = ClusterOptions(
-        table=a.table, columns=cols, curve=a.curve, target_file_size=parse_size(a.target_file_size),
-        num_files=a.num_files, partitions=parse_partitions(a.partitions), num_ranges=a.num_ranges,
+        table=a.table, columns=cols, curve=a.curve, target_file_size=target,
+        num_files=a.num_files, partitions=partitions, num_ranges=a.num_ranges,
         salt_bits=a.salt_bits, verify=a.verify, compression=a.compression, retention_hours=a.retention_hours,
         lock_ttl_s=a.lock_ttl, key_engine=a.key_engine,
     )
@@ -152,8 +171,8 @@ def _merged_schema(spark, units: list[Unit]):
     try:
         return spark.read.option("mergeSchema", "true").parquet(*[f.path for u in units for f in u.files]).schema
     except Exception as exc:  # noqa: BLE001 - converted to a clear message naming the table
-        first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
-        raise ClusteringError(f"cannot read the table's files as Parquet with one schema: {first}") from exc
+        raise ClusteringError(f"cannot read the table's files as Parquet with one schema: "
+                              f"{spark_error_text(exc)}") from exc
 
 
 def _stage_batch(spark, fs: FileSystem, opts: ClusterOptions, schema, columns: list[str], batch: list[Unit],

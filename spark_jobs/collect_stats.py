@@ -68,6 +68,7 @@ import pyarrow.compute as pc
 from airflow_zorder.core import footer_stats as fst
 from airflow_zorder.core import stats_schema as ss
 from airflow_zorder.core import stats_store
+from airflow_zorder.core.faults import fault_point
 from airflow_zorder.core.fs import FileInfo, HadoopFileSystem, LocalFileSystem, is_path_table, scheme_of
 from spark_jobs.cli import run_job
 
@@ -162,6 +163,10 @@ def parse_args(argv: list[str] | None = None) -> tuple[CollectOptions, str | Non
     p.add_argument("--result-json", default=None, help="write the JSON result here (local path)")
     p.add_argument("--run-id", default=None)
     a = p.parse_args(argv)
+    if a.keep_snapshots is not None and a.keep_snapshots < 0:
+        p.error(f"--keep-snapshots must be >= 1 (0 keeps every snapshot), got {a.keep_snapshots}")
+    if a.parallelism is not None and a.parallelism < 1:
+        p.error(f"--parallelism must be at least 1, got {a.parallelism}")
     opts = CollectOptions(table=a.table, columns=parse_columns(a.columns), method=a.method,
                           stats_location=a.stats_location, stats_table=a.stats_table, full=a.full,
                           keep_snapshots=a.keep_snapshots, parallelism=a.parallelism)
@@ -989,6 +994,7 @@ def run_collect(spark, opts: CollectOptions) -> dict[str, Any]:
     final = final.filter(pc.invert(pc.is_in(final["path"], pa.array(sorted(vanished), pa.string())))) if vanished else final
 
     # -- summary and commit
+    fault_point("stats_after_read")
     column_methods, rows_total = _summary(final, names)
     errors = [{"path": p, "error": m} for p, m in sorted(failed.items())]
     changed = bool(read_paths - vanished) or bool(gone) or prev is None or synthesized or (

@@ -111,6 +111,12 @@ def check_parquet(fs: FileSystem, units: list[Unit]) -> None:
     """Refuse non-Parquet data: files not named .parquet must end with the Parquet magic bytes."""
     for unit in units:
         for f in unit.files:
+            if f.size < 12:  # from the listing, no read: smaller than the Parquet magic + footer length + magic
+                raise TableError(
+                    f"{f.path} is not a Parquet file: it holds {f.size} bytes (a Parquet file has at least 12; "
+                    "an interrupted write or an empty placeholder?). Remove it from the table directory, or "
+                    "move it elsewhere if a writer is still producing it"
+                )
             if f.path.endswith(".parquet"):
                 continue
             if f.size < 12 or fs.read_tail(f.path, 4) != PARQUET_MAGIC:
