@@ -1,5 +1,5 @@
 # The two commands of the README. Both install what they need into .venv first.
-.PHONY: demo test bench-cluster install
+.PHONY: demo test bench bench-cluster install
 
 install:
 	bash scripts/bootstrap.sh
@@ -12,3 +12,7 @@ test: install
 
 bench-cluster: install
 	.venv/bin/python benchmarks/bench_cluster.py
+
+# docs/benchmarks.md: data, clustering (ours, linear, delta-rs), files read + DuckDB check, query times, stats (~15 min)
+bench: install
+	.venv/bin/python benchmarks/run_all.py

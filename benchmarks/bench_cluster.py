@@ -192,13 +192,13 @@ def dir_bytes(files: list[str]) -> int:
     return sum(os.path.getsize(f) for f in files)
 
 
-def fractions_of(files: list[str], values: dict) -> dict[str, Any]:
+def fractions_of(files: list[str], values: dict, columns: list[str] = COLUMNS) -> dict[str, Any]:
     """The point_query_report dict for an explicit list of files (e.g. a Delta table's live files)."""
-    stats = footer_stats.read_footers_parallel(files, COLUMNS)
-    fr = metrics.files_fraction_for_columns(stats, COLUMNS, values)
+    stats = footer_stats.read_footers_parallel(files, columns)
+    fr = metrics.files_fraction_for_columns(stats, columns, values)
     n = len(files)
     return {"files": n, "fractions": {c: round(float(f), 4) for c, f in fr.items()},
-            "ideal": round(metrics.ideal_point_query_fraction(max(n, 1), len(COLUMNS)), 4)}
+            "ideal": round(metrics.ideal_point_query_fraction(max(n, 1), len(columns)), 4)}
 
 
 def report_of(table_dir: Path, values: dict) -> dict[str, Any]:
@@ -238,14 +238,16 @@ def build_spark(shuffle_partitions: int):
 # --------------------------------------------------------------------------- phases
 
 
-def run_baseline(spark, src: Path, out: Path, n: int) -> dict[str, Any]:
+def run_baseline(spark, src: Path, out: Path, n: int, key: str = "l_orderkey") -> dict[str, Any]:
+    """The reference rewrite: read, ``repartitionByRange(n, key)``, ``sortWithinPartitions(key)``, write."""
     fresh_dir(out)
     df = spark.read.parquet(str(src))
-    df.repartitionByRange(n, "l_orderkey").sortWithinPartitions("l_orderkey").write.parquet(str(out))
+    df.repartitionByRange(n, key).sortWithinPartitions(key).write.parquet(str(out))
     return {"out": str(out)}
 
 
-def warm_up(spark, src: Path, work: Path, n: int, curves: list[str]) -> None:
+def warm_up(spark, src: Path, work: Path, n: int, curves: list[str], columns: list[str] = COLUMNS,
+            key: str = "l_orderkey") -> None:
     """Untimed: the baseline and each curve's run_cluster on 4 input files, into the same ``n`` files.
 
     Same plan shapes as the timed runs (1024 ranges per column, ``n`` output files), so every
@@ -261,9 +263,9 @@ def warm_up(spark, src: Path, work: Path, n: int, curves: list[str]) -> None:
     small.mkdir()
     for f in sorted(src.glob("*.parquet"))[:4]:
         shutil.copyfile(f, small / f.name)
-    run_baseline(spark, small, work / "baseline", n)
+    run_baseline(spark, small, work / "baseline", n, key)
     for curve in curves:
-        run_cluster(spark, ClusterOptions(table=str(small), columns=list(COLUMNS), curve=curve, num_files=n))
+        run_cluster(spark, ClusterOptions(table=str(small), columns=list(columns), curve=curve, num_files=n))
     shutil.rmtree(work, ignore_errors=True)
     log(f"warm-up done in {time.perf_counter() - t0:.1f} s")
 
@@ -315,7 +317,15 @@ class SubPhaseTimer:
         return subs
 
 
-def run_delta(src: Path, dst: Path, n: int, mon: MemoryMonitor, values: dict) -> dict[str, Any]:
+def run_delta(src: Path, dst: Path, n: int, mon: MemoryMonitor, values: dict, columns: list[str] = COLUMNS,
+              match_files: bool = False) -> dict[str, Any]:
+    """delta-rs: ``write_deltalake`` of the input, then ``optimize.z_order(columns, target_size=bytes / n)``, timed.
+
+    ``match_files``: when the timed run made other than ``n`` files (delta-rs writes its own
+    compression, so its bytes per file differ), ``z_order`` runs once more, untimed, with the
+    target size scaled by files made / ``n`` -- the same curve order, cut into (about) ``n`` files --
+    so layouts are compared at the same file count. ``live_files`` are the table's files after it.
+    """
     import pyarrow.dataset as ds
     from deltalake import DeltaTable, write_deltalake
     import deltalake
@@ -333,14 +343,25 @@ def run_delta(src: Path, dst: Path, n: int, mon: MemoryMonitor, values: dict) ->
     out["written_files"] = len(DeltaTable(str(dst)).file_uris())
     z: dict[str, Any] = {}
     with phase(mon, "delta-rs optimize.z_order", z):
-        metrics_out = DeltaTable(str(dst)).optimize.z_order(COLUMNS, target_size=total // n)
+        metrics_out = DeltaTable(str(dst)).optimize.z_order(columns, target_size=total // n)
     out["z_order"] = z
     out["optimize_metrics"] = metrics_out
-    dt = DeltaTable(str(dst))
-    uris = dt.file_uris()
-    live = [u[len("file://"):] if u.startswith("file://") else u for u in uris]
+
+    def live_files() -> list[str]:
+        return [u[len("file://"):] if u.startswith("file://") else u for u in DeltaTable(str(dst)).file_uris()]
+
+    live = live_files()
+    out["timed_run_files"] = len(live)
+    if match_files and len(live) != n:
+        out["match_target_size"] = int(total // n * len(live) / n)
+        log(f"delta-rs made {len(live)} files, not {n}: z_order again (untimed) with target "
+            f"{out['match_target_size']:,} bytes")
+        DeltaTable(str(dst)).optimize.z_order(columns, target_size=out["match_target_size"])
+        live = live_files()
+    out["live_files"] = live
     out["live_bytes"] = dir_bytes(live)
-    out["report"] = fractions_of(live, values)
+    if values:
+        out["report"] = fractions_of(live, values, columns)
     return out
 
 

@@ -74,6 +74,41 @@ def duckdb_metadata(files: list[str]) -> int:
     return t.num_rows if hasattr(t, "num_rows") else len(t)
 
 
+def footer_vs_duckdb(spark, files: list[str], repeat: int, core_reader: bool = False) -> dict:
+    """The collector's footer step vs DuckDB ``parquet_metadata()`` on the same files, interleaved ``repeat`` times.
+
+    Returns wall seconds per round: ``duckdb_s``, ``footer_step_s`` (``collect_stats.read_footers_distributed``,
+    all columns, on the Spark executors), ``footer_step_cold_s`` (its first call, before the rounds: includes
+    starting Python workers in a fresh session) and, with ``core_reader``, ``core_reader_s``
+    (``footer_stats.read_footers_parallel`` in this process, what the sensor-side tools use).
+    """
+    import pyarrow.parquet as pq
+
+    from airflow_zorder.core import footer_stats
+    from spark_jobs import collect_stats as cs
+
+    ncols = len(pq.ParquetFile(files[0]).schema_arrow)
+    items = [(p, p, None) for p in files]
+    cold, (tab, fails) = timed(lambda: cs.read_footers_distributed(spark, items))
+    assert not fails and tab.num_rows == ncols * len(files), (fails[:3], tab.num_rows)
+    out: dict = {"duckdb_s": [], "footer_step_s": [], "footer_step_cold_s": cold, "columns": ncols}
+    if core_reader:
+        out["core_reader_s"] = []
+        names = list(pq.ParquetFile(files[0]).schema_arrow.names)
+    for i in range(repeat):
+        d, n = timed(lambda: duckdb_metadata(files))
+        f, (tab, _) = timed(lambda: cs.read_footers_distributed(spark, items))
+        out["duckdb_s"].append(d)
+        out["footer_step_s"].append(f)
+        msg = f"round {i + 1}: duckdb parquet_metadata {d:.3f} s ({n} rows); footer step {f:.3f} s ({tab.num_rows} rows)"
+        if core_reader:
+            c, t = timed(lambda: footer_stats.read_footers_parallel(files, names))
+            out["core_reader_s"].append(c)
+            msg += f"; core read_footers_parallel {c:.3f} s ({t.num_rows} rows)"
+        log(msg)
+    return out
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--sf", type=float, default=1.0)
@@ -103,19 +138,9 @@ def main() -> int:
     res: dict = {"sf": args.sf, "files": len(files), "rows": info.get("rows"), "load_avg_start": load_start}
 
     # -- 2. footer step vs DuckDB (same files, all 16 columns), interleaved
-    items = [(p, p, None) for p in files]
-    cold, (tab, fails) = timed(lambda: cs.read_footers_distributed(spark, items))
-    assert not fails and tab.num_rows == 16 * len(files), (fails[:3], tab.num_rows)
-    duck, foot = [], []
-    for i in range(args.repeat):
-        d, n = timed(lambda: duckdb_metadata(files))
-        f, (tab, _) = timed(lambda: cs.read_footers_distributed(spark, items))
-        duck.append(d)
-        foot.append(f)
-        log(f"round {i + 1}: duckdb parquet_metadata {d:.3f} s ({n} rows); footer step {f:.3f} s ({tab.num_rows} rows)")
-    res["duckdb_s"] = duck
-    res["footer_step_s"] = foot
-    res["footer_step_cold_s"] = cold
+    fd = footer_vs_duckdb(spark, files, args.repeat)
+    res.update(fd)
+    duck, foot, cold = fd["duckdb_s"], fd["footer_step_s"], fd["footer_step_cold_s"]
 
     # -- 3. whole runs
     def collect(method: str, loc: str, **kw) -> dict:

@@ -1,0 +1,540 @@
+"""docs/benchmarks.md and its PNG figures from a ``run_all.py`` results JSON (no measuring here).
+
+    .venv/bin/python benchmarks/bench_report.py [docs/benchmarks/results.json] [--doc docs/benchmarks.md] [--readme]
+
+``render(results, out_dir, doc, readme=None)`` writes ``files_read_<data set>.png``,
+``duckdb_time_<data set>.png``, ``clustering_cost.png`` and ``stats_time.png`` into ``out_dir``, the
+markdown ``doc`` (figures linked relative to it), and, when ``readme`` is given, replaces README's block
+between ``<!-- bench:headline:start -->`` and ``<!-- bench:headline:end -->`` with the headline table
+(nothing else in the README is touched; no markers, no change).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import sys
+from pathlib import Path
+from typing import Any
+
+ORDER = ["as generated", "linear", "zorder", "hilbert", "delta-rs z_order"]
+COLORS = {"as generated": "#9e9e9e", "linear": "#8c6d31", "zorder": "#1f77b4", "hilbert": "#2ca02c",
+          "delta-rs z_order": "#d62728", "baseline": "#555555"}
+LABEL = {"as generated": "as generated", "linear": "linear sort (ours)", "zorder": "zorder (ours)",
+         "hilbert": "hilbert (ours)", "delta-rs z_order": "delta-rs z_order"}
+START, END = "<!-- bench:headline:start -->", "<!-- bench:headline:end -->"
+
+
+def _layouts(ds: dict) -> list[str]:
+    return [k for k in ORDER if k in ds.get("layouts", {})]
+
+
+def _fam_label(fam: str, short: bool = False) -> str:
+    kind, cols = fam.split(":", 1)
+    cols_l = cols.split("&")
+    what = "=" if kind == "point" else kind[len("range"):]
+    if len(cols_l) == 1:
+        return f"{cols}\n{what}" if not short else f"{cols} {what}"
+    joined = " & ".join(cols_l) if short else "\n& ".join(cols_l)
+    return f"{len(cols_l)} cols {what}\n{joined}" if not short else f"{joined} {what if what == '=' else what + ' each'}"
+
+
+def _med(xs: list[float]) -> float:
+    return statistics.median(xs) if xs else float("nan")
+
+
+# --------------------------------------------------------------------------- figures
+
+
+def _plt():
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    return plt
+
+
+def fig_files_read(name: str, ds: dict, path: Path) -> None:
+    import numpy as np
+
+    plt = _plt()
+    lays = _layouts(ds)
+    fams = ds["families"]
+    single = [f for f in fams if "&" not in f]
+    multi = [f for f in fams if "&" in f]
+    fig, axes = plt.subplots(2, 1, figsize=(15, 9), gridspec_kw={"height_ratios": [1, 1]})
+    n_files = max(ds["layouts"][k]["files"] for k in lays)
+    for ax, group in zip(axes, (single, multi)):
+        x = np.arange(len(group))
+        w = 0.8 / len(lays)
+        for i, lay in enumerate(lays):
+            fr = [ds["layouts"][lay]["families"][f]["files_read"] for f in group]
+            floor = [ds["layouts"][lay]["families"][f].get("files_with_match", np.nan) for f in group]
+            xs = x - 0.4 + w * (i + 0.5)
+            ax.bar(xs, fr, w, color=COLORS[lay], label=f"{LABEL[lay]} ({ds['layouts'][lay]['files']} files)")
+            ax.scatter(xs, floor, marker="_", color="black", s=60, zorder=3,
+                       label="files holding a matching row (DuckDB)" if i == 0 else None)
+        ax.set_xticks(x, [_fam_label(f) for f in group], fontsize=8)
+        ax.set_ylabel("files read per query (mean)")
+        ax.set_ylim(0, n_files * 1.05)
+        ax.axhline(n_files, color="#cccccc", lw=0.8, zorder=0)
+        ax.grid(axis="y", alpha=0.3)
+    axes[0].set_title(f"{ds['title']}: files the pruning evaluator keeps (of {n_files}); point (=) and range "
+                      "queries by share of rows", fontsize=11)
+    axes[1].set_title("2- and 3-column predicates (equality from one row; ranges: share of rows per column)",
+                      fontsize=10)
+    handles, labels = axes[0].get_legend_handles_labels()
+    fig.legend(handles, labels, fontsize=8, ncol=len(labels), loc="lower center", frameon=False)
+    fig.tight_layout(rect=(0, 0.04, 1, 1))
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+
+
+def fig_duckdb_time(name: str, ds: dict, path: Path) -> None:
+    import numpy as np
+
+    plt = _plt()
+    lays = _layouts(ds)
+    fams = ds["timed_families"]
+    fig, ax = plt.subplots(figsize=(12, 4.5))
+    x = np.arange(len(fams))
+    w = 0.8 / len(lays)
+    for i, lay in enumerate(lays):
+        ms = [ds["layouts"][lay]["duckdb_ms"][f]["median_ms"] for f in fams]
+        ax.bar(x - 0.4 + w * (i + 0.5), ms, w, color=COLORS[lay], label=LABEL[lay])
+    ax.set_xticks(x, [_fam_label(f) for f in fams], fontsize=8)
+    ax.set_ylabel("ms per query (median of rounds)")
+    ax.set_title(f"{ds['title']}: DuckDB read_parquet over each layout's files, "
+                 "SELECT count(*), sum(" + ds["payload"] + ") WHERE ...", fontsize=10)
+    ax.legend(fontsize=8)
+    ax.grid(axis="y", alpha=0.3)
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+
+
+def cost_rows(ds: dict) -> list[dict[str, Any]]:
+    """Per strategy: wall s, ratio to the reference rewrite, CPU s, memory figures."""
+    c = ds.get("clustering", {})
+    if not c:
+        return []
+    base, base_cpu = c["baseline_mean_s"], c["baseline_mean_cpu_s"]
+    bheap = c.get("baseline_heap_mb") or 0
+    rows = []
+    for label, d in (("reference rewrite (before)", c["baseline_before"]), ("reference rewrite (after)", c["baseline_after"])):
+        rows.append({"strategy": label, "wall_s": d["wall_s"], "ratio": d["wall_s"] / base, "cpu_s": d["cpu_s"],
+                     "heap_mb": d.get("peak_jvm_heap_mb"), "heap_ratio": (d.get("peak_jvm_heap_mb") or 0) / bheap if bheap else None,
+                     "rss_mb": d["peak_jvm_rss_mb"], "load1": d["load1_end"], "kind": "spark"})
+    for curve, d in c["curves"].items():
+        rows.append({"strategy": curve, "wall_s": d["wall_s"], "ratio": d["wall_s"] / base, "cpu_s": d["cpu_s"],
+                     "heap_mb": d.get("peak_jvm_heap_mb"), "heap_ratio": (d.get("peak_jvm_heap_mb") or 0) / bheap if bheap else None,
+                     "rss_mb": d["peak_jvm_rss_mb"], "load1": d["load1_end"], "kind": "spark"})
+    dr = ds.get("delta_rs") or {}
+    if "z_order" in dr:
+        z, wr = dr["z_order"], dr["write"]
+        rows.append({"strategy": "delta-rs z_order", "wall_s": z["wall_s"], "ratio": z["wall_s"] / base,
+                     "cpu_s": z["cpu_s"], "heap_mb": None, "heap_ratio": None,
+                     "rss_mb": z["python_rss_increase_mb"], "load1": z["load1_end"], "kind": "delta",
+                     "write_s": wr["wall_s"], "write_rss_mb": wr["python_rss_increase_mb"]})
+    for r in rows:
+        r["cpu_ratio"] = r["cpu_s"] / base_cpu if base_cpu else None
+    return rows
+
+
+def fig_cost(res: dict, path: Path) -> None:
+    import numpy as np
+
+    plt = _plt()
+    names = [n for n, ds in res["datasets"].items() if ds.get("clustering")]
+    fig, axes = plt.subplots(1, 2, figsize=(13, 4.5))
+    strategies = ["linear", "zorder", "hilbert", "delta-rs z_order"]
+    x = np.arange(len(names))
+    w = 0.8 / len(strategies)
+    for i, s in enumerate(strategies):
+        wall, mem = [], []
+        for n in names:
+            rows = {r["strategy"]: r for r in cost_rows(res["datasets"][n])}
+            r = rows.get(s)
+            wall.append(r["ratio"] if r else np.nan)
+            mem.append(max(0.0, r["rss_mb"]) if r and r["kind"] == "delta" else (r["heap_mb"] if r else np.nan))
+        xs = x - 0.4 + w * (i + 0.5)
+        axes[0].bar(xs, wall, w, color=COLORS[s], label=LABEL.get(s, s))
+        axes[1].bar(xs, mem, w, color=COLORS[s], label=LABEL.get(s, s))
+    base_mem = [res["datasets"][n]["clustering"].get("baseline_heap_mb") or np.nan for n in names]
+    for j, bm in enumerate(base_mem):
+        axes[1].hlines(bm, j - 0.45, j + 0.45, color="black", linestyles="--",
+                       label="reference rewrite (JVM heap)" if j == 0 else None)
+    axes[0].axhline(1.0, color="black", ls="--", lw=1, label="reference rewrite = 1")
+    axes[0].set_ylabel("wall time / reference rewrite")
+    axes[0].set_title("Clustering wall time, ratio to repartitionByRange + sort (same session)", fontsize=10)
+    axes[1].set_ylabel("MB")
+    axes[1].set_title("Peak memory: Spark driver JVM heap (ours, reference); Python RSS increase (delta-rs)",
+                      fontsize=10)
+    for ax in axes:
+        ax.set_xticks(x, [res["datasets"][n]["title"] for n in names], fontsize=9)
+        ax.grid(axis="y", alpha=0.3)
+        ax.legend(fontsize=8)
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+
+
+def fig_stats(res: dict, path: Path) -> None:
+    import numpy as np
+
+    plt = _plt()
+    st = res.get("stats", {})
+    names = list(st)
+    kinds = [("duckdb_s", "DuckDB parquet_metadata()", "#ff7f0e"),
+             ("footer_step_s", "collect_stats footer step (Spark executors)", "#1f77b4"),
+             ("core_reader_s", "core footer_stats.read_footers_parallel (in process)", "#2ca02c")]
+    fig, ax = plt.subplots(figsize=(10, 4.2))
+    x = np.arange(len(names))
+    w = 0.8 / len(kinds)
+    for i, (k, label, color) in enumerate(kinds):
+        ax.bar(x - 0.4 + w * (i + 0.5), [_med(st[n].get(k, [])) for n in names], w, color=color, label=label)
+    ax.set_xticks(x, [f"{n}\n({st[n]['files']} files, {st[n]['columns']} columns)" for n in names], fontsize=9)
+    ax.set_ylabel("seconds (median of rounds)")
+    ax.set_title("Reading per-file min/max/null statistics of every column", fontsize=10)
+    ax.legend(fontsize=8)
+    ax.grid(axis="y", alpha=0.3)
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+
+
+# --------------------------------------------------------------------------- markdown
+
+
+def _f(x: Any, fmt: str = ".2f") -> str:
+    if x is None or (isinstance(x, float) and x != x):
+        return "–"
+    return format(x, fmt)
+
+
+def headline_table(res: dict, rel: str = "") -> list[str]:
+    """Per data set and layout: share of files a point query reads per column, a 3-column range, time ratio."""
+    out = []
+    for name, ds in res["datasets"].items():
+        lays = _layouts(ds)
+        cols = ds["columns"]
+        multi = [f for f in ds["families"] if f.count("&") == len(cols) - 1 and f.startswith("range")]
+        costs = {r["strategy"]: r for r in cost_rows(ds)}
+        out.append(f"**{ds['title']}**, {ds['layouts'][lays[0]]['files']} input files -> "
+                   f"{ds['clustering']['curves'][next(iter(ds['clustering']['curves']))]['files'] if ds.get('clustering') else '?'} "
+                   f"files (share of files read; lower is better)")
+        out.append("")
+        hdr = ["layout", "files"] + [f"`{c} = v`" for c in cols] + [f"3-col range" if multi else ""] + ["clustering time vs sort rewrite"]
+        out.append("| " + " | ".join(hdr) + " |")
+        out.append("|" + " --- |" * len(hdr))
+        for lay in lays:
+            L = ds["layouts"][lay]
+            cells = [LABEL[lay], str(L["files"])]
+            cells += [_f(L["families"][f"point:{c}"]["fraction_read"], ".3f") for c in cols]
+            if multi:
+                cells.append(_f(L["families"][multi[0]]["fraction_read"], ".3f"))
+            r = costs.get(lay)
+            cells.append(f"{r['ratio']:.2f}x" if r else "–")
+            if lay in ("zorder", "hilbert"):
+                cells = [f"**{c}**" for c in cells]
+            out.append("| " + " | ".join(cells) + " |")
+        out.append("")
+    return out
+
+
+def findings(res: dict) -> list[str]:
+    """Query families where our curves read more files (by > 0.5 on average) than delta-rs or the linear sort.
+
+    Against the linear sort only families without its leading column count as losses: a sort by
+    (c1, c2, c3) is the best possible layout for c1 alone, and that is summarised in one line.
+    """
+    out = []
+    for name, ds in res["datasets"].items():
+        L = ds.get("layouts", {})
+        lead = ds["columns"][0]
+        for ours in ("zorder", "hilbert"):
+            if ours not in L:
+                continue
+            for other in ("delta-rs z_order", "linear"):
+                if other not in L:
+                    continue
+                lost, lead_fams = [], []
+                for f in ds["families"]:
+                    a = L[ours]["families"][f]["files_read"]
+                    b = L[other]["families"][f]["files_read"]
+                    if a > b + 0.5:
+                        if other == "linear" and lead in f.split(":", 1)[1].split("&"):
+                            lead_fams.append(f)
+                        else:
+                            lost.append(f"{_fam_label(f, True)} ({a:.1f} vs {b:.1f} files)")
+                if lost:
+                    out.append(f"- {ds['title']}: `{ours}` reads more files than {LABEL[other]} on "
+                               + "; ".join(lost) + ".")
+                if lead_fams:
+                    f = f"point:{lead}"
+                    out.append(f"- {ds['title']}: `{ours}` reads more files than {LABEL[other]} on {len(lead_fams)} "
+                               f"families involving the sort's leading column `{lead}` (expected; e.g. `{lead} = v`: "
+                               f"{L[ours]['families'][f]['files_read']:.1f} vs {L[other]['families'][f]['files_read']:.1f} files).")
+    return out or ["- Neither curve of ours read more files than delta-rs or the linear sort on any query family."]
+
+
+def render_doc(res: dict, out_dir: Path, doc: Path) -> str:
+    rel = os.path.relpath(out_dir, doc.parent)
+    m = res["machine"]
+    L = res["load"]
+    lines: list[str] = []
+    p = lines.append
+    p("# Benchmarks against the field")
+    p("")
+    p("<!-- generated by benchmarks/bench_report.py from " + f"{rel}/results.json" + "; edit the generator, not this file -->")
+    p("")
+    p("What a user chooses a clustering tool by: the files their queries skip, and what the rewrite costs. "
+      "Everything below is one run of one command on one machine, compared with what one would use instead: "
+      "the files as generated, a plain linear sort, and delta-rs `optimize.z_order` (the `deltalake` package).")
+    p("")
+    p("## The run these figures come from")
+    p("")
+    p(f"- **{res['started_utc']} -> {res['finished_utc']}**, {res['wall_s'] / 60:.1f} minutes in all: `{res['command']}`")
+    samples = ", ".join(f"{s['load1']:.1f} ({s['at']})" for s in L.get("samples", []))
+    p(f"- Load average (1 min) at the start {L['start'][0]:.2f}, at the end {L['end'][0]:.2f}; during the run: {samples}. "
+      f"The machine has {m['cpus']} CPUs{' and was shared with other work during this run: wall times are inflated (ratios, measured in the same run, less so)' if max([L['start'][0]] + [s['load1'] for s in L.get('samples', [])]) > m['cpus'] + 0.5 else ''}.")
+    p(f"- Machine: {m['cpus']} x {m['cpu_model']}, {m['memory_gb']} GB RAM, {m['os']}; Python {m['python']}, {m['java']}.")
+    v = m["versions"]
+    p(f"- Versions: Spark (pyspark) {v['pyspark']}, DuckDB {v['duckdb']}, deltalake (delta-rs) {v['deltalake']}, "
+      f"pyarrow {v['pyarrow']}, tpchgen-cli {v['tpchgen-cli']}, matplotlib {v['matplotlib']}.")
+    p(f"- Code: git `{m['git_head']}`" + (f" plus uncommitted changes in {', '.join('`' + x + '`' for x in m['git_modified'])}"
+                                            if m.get("git_modified") else " (no uncommitted changes in `airflow_zorder/`, `spark_jobs/`)") + ".")
+    p(f"- Spark {res.get('spark_version', '?')} `local[2]`, 4 GB driver, 64 shuffle partitions, UI off "
+      "(`benchmarks/bench_cluster.build_spark`).")
+    p("")
+    p("## Reproduce")
+    p("")
+    p("```bash")
+    p("make bench     # installs .venv (bench extra), then .venv/bin/python benchmarks/run_all.py")
+    p("```")
+    p("")
+    p("Generates the data into `.bench/` (reused by later runs), clusters, measures, and writes "
+      f"`{rel}/results.json`, the PNGs next to it, this file and README's headline table. "
+      "`.venv/bin/python benchmarks/bench_report.py` re-renders the doc and figures from the JSON alone. "
+      "Quick try-out at small scale, written elsewhere: "
+      "`.venv/bin/python benchmarks/run_all.py --sf 0.1 --skew-rows 400000 --stats-files 200 --out .bench/dev`.")
+    p("")
+    p("## Data and strategies")
+    p("")
+    for name, ds in res["datasets"].items():
+        i = ds["input"]
+        types = ", ".join(f"`{c}` {t}" for c, t in ds["types"].items())
+        p(f"- **{ds['title']}**: {i['rows']:,} rows, {i['files']} input files, {i['bytes'] / 2**20:.0f} MB; "
+          f"clustering columns {types}; reference rewrite key `{ds['key']}`.")
+    p("  - lineitem comes from `tpchgen-cli` in generation order (`l_orderkey`): files are \"naturally\" clustered "
+      "by order key only. The skewed table (`benchmarks/skewed_data.py`) is in random order: `user_id` "
+      "Zipf-distributed (exponent 1.1 over 1M users, hot users scattered over 0..10^9), `status` 0 in 90% of rows, "
+      "`customer` strings `customer-000000000000-<n>` (22-character common prefix, not zero-padded).")
+    p("- **Strategies**, all cut into the same number of files: *as generated* (input); *linear*, *zorder*, "
+      "*hilbert*: `spark_jobs.cluster_table.run_cluster(spark, ClusterOptions(columns=..., curve=..., num_files=N))`; "
+      "*delta-rs z_order*: `write_deltalake` of the input, then `DeltaTable.optimize.z_order(columns, "
+      "target_size=input bytes / N)`, timed; delta-rs writes its own compression so that run makes a different "
+      "number of files, and an untimed second `z_order` with the target scaled re-cuts the same curve order into "
+      "about N files for the query figures (file counts are in the tables).")
+    p("")
+    p("## Headline")
+    p("")
+    lines += headline_table(res)
+    p("Share of files = mean over the queries of (files the pruning evaluator keeps / files). Point queries draw "
+      "values uniformly over rows; the 3-column range covers 20% of rows per column. "
+      "Ideal for point queries on one of d clustering columns with N files: about N^(-1/d) "
+      "(64 files, 3 columns: 0.25), but never below the files that actually hold the value.")
+    p("")
+    p("## Files read by point and range queries")
+    p("")
+    p("Counted by the project's pruning evaluator (`airflow_zorder.core.pruning.prune`) over each layout's "
+      "footer statistics (`footer_stats.read_footers_parallel`). Each range query is `c BETWEEN lo AND hi` "
+      "with `lo`, `hi` sample quantiles covering the stated share of rows at a random position; on a skewed "
+      "column a range that meets a hot value covers more rows than its nominal share. Multi-column "
+      "predicates AND the columns (equalities take the values of one drawn row, so a match exists).")
+    p("")
+    tot_q = sum(ds["num_queries"] * len(ds.get("layouts", {})) for ds in res["datasets"].values())
+    p(f"**Cross-check with DuckDB.** Every query on every layout ({tot_q:,} query x layout pairs) was also run "
+      "in DuckDB on the layout's rows loaded into a native table with their file name (not through "
+      "`read_parquet`'s own footer pruning), counting matching rows per file. "
+      + ("**No file the evaluator pruned held a matching row.**" if res["violations"] == 0 else
+         f"**{res['violations']} pruned files held matching rows** (see `results.json`, `violations`).")
+      + " The black dashes in the figures are the files that do hold a matching row: no min/max pruning can "
+      "read fewer.")
+    p("")
+    for name, ds in res["datasets"].items():
+        lays = _layouts(ds)
+        p(f"### {ds['title']}")
+        p("")
+        p(f"![files read, {name}]({rel}/files_read_{name}.png)")
+        p("")
+        p("Mean files read per query (in parentheses: files holding a matching row, per DuckDB); "
+          f"{ds['num_queries']} queries per layout.")
+        p("")
+        hdr = ["query", "matching rows (mean)"] + [f"{LABEL[k]} ({ds['layouts'][k]['files']})" for k in lays]
+        p("| " + " | ".join(hdr) + " |")
+        p("|" + " --- |" * len(hdr))
+        for f in ds["families"]:
+            first = ds["layouts"][lays[0]]["families"][f]
+            cells = [_fam_label(f, True).replace("|", "\\|"), f"{first.get('matching_rows', 0):,.0f}"]
+            for k in lays:
+                fr = ds["layouts"][k]["families"][f]
+                cells.append(f"{fr['files_read']:.1f} ({fr.get('files_with_match', float('nan')):.1f})")
+            p("| " + " | ".join(cells) + " |")
+        p("")
+    p("### Where our curves lose")
+    p("")
+    lines += findings(res)
+    p("")
+    p("## Query time in DuckDB")
+    p("")
+    p(f"`SELECT count(*), sum(<payload>) FROM read_parquet([layout's files]) WHERE <predicate>`, the first "
+      f"{res['args'].get('timed_queries', 10)} queries of each family, one untimed warm-up round, then rounds of all of them; median ms per query over "
+      f"{res['args']['repeat']} rounds. Files are in the OS page cache: this is CPU time of decoding what is not "
+      "skipped, not disk time.")
+    p("")
+    p("DuckDB skips by the min/max of each **row group**, not of the file: a file with several row groups can "
+      "skip parts of itself, and a layout whose files are one row group each (as here) skips exactly as the file "
+      "figures above say. Row groups per layout: "
+      + "; ".join(f"{ds['title']}: " + ", ".join(f"{LABEL[k]} {ds['layouts'][k]['row_groups']}" for k in _layouts(ds))
+                  for ds in res["datasets"].values())
+      + ". Spark writes one row group per 128 MB (`parquet.block.size`), so a 512 MB target file holds about 4; "
+      "sorting each file by the curve key keeps its row groups narrow too.")
+    p("")
+    for name, ds in res["datasets"].items():
+        lays = _layouts(ds)
+        p(f"![DuckDB query time, {name}]({rel}/duckdb_time_{name}.png)")
+        p("")
+        hdr = ["query (ms)"] + [LABEL[k] for k in lays]
+        p("| " + " | ".join(hdr) + " |")
+        p("|" + " --- |" * len(hdr))
+        for f in ds["timed_families"]:
+            p("| " + " | ".join([_fam_label(f, True)] + [_f(ds["layouts"][k]["duckdb_ms"][f]["median_ms"], ".1f")
+                                                         for k in lays]) + " |")
+        p("")
+    p("## Clustering cost")
+    p("")
+    p(f"![clustering cost]({rel}/clustering_cost.png)")
+    p("")
+    p("Wall time of each rewrite against the reference rewrite of the same data in the same SparkSession: "
+      "read, `repartitionByRange(N, key).sortWithinPartitions(key)`, write (`bench_cluster.run_baseline`), "
+      "run before and after our three jobs (ratios use their mean). Our jobs' wall time is the whole "
+      "`run_cluster` call: counting, sampling, planning, the write, verification (row count + checksum) and the "
+      "commit. An untimed warm-up (`bench_cluster.warm_up`) runs each job once on 4 input files first, so no "
+      "timed job pays code generation and JIT alone. CPU s = user + system seconds of the Python driver, the JVM "
+      "and its Python workers. Memory: the driver JVM's peak heap use in the job (MemoryPoolMXBean peaks, reset "
+      "after a full GC at the job's start; includes garbage not yet collected) and its process RSS (which rarely "
+      "shrinks, so it mostly repeats the largest earlier job); delta-rs runs in the benchmark's Python process "
+      "after the SparkSession stopped: its figure is that process's RSS increase over the step.")
+    p("")
+    for name, ds in res["datasets"].items():
+        rows = cost_rows(ds)
+        if not rows:
+            continue
+        p(f"**{ds['title']}**")
+        p("")
+        p("| strategy | wall s | vs reference | CPU s | vs reference | peak JVM heap MB | vs reference | peak RSS MB | load1 at end |")
+        p("| --- | --- | --- | --- | --- | --- | --- | --- | --- |")
+        for r in rows:
+            rss = f"{r['rss_mb']:.0f} (JVM)" if r["kind"] == "spark" else f"{r['rss_mb']:+.0f} (Python)"
+            p(f"| {LABEL.get(r['strategy'], r['strategy'])} | {r['wall_s']:.1f} | {r['ratio']:.2f}x | {r['cpu_s']:.0f} | "
+              f"{_f(r['cpu_ratio'])}x | {_f(r['heap_mb'], '.0f')} | {_f(r['heap_ratio']) + 'x' if r['heap_ratio'] else '–'} | "
+              f"{rss} | {r['load1']:.1f} |")
+        dr = ds.get("delta_rs") or {}
+        if "write" in dr:
+            p(f"| (delta-rs `write_deltalake` first, not in the ratio) | {dr['write']['wall_s']:.1f} | | "
+              f"{dr['write']['cpu_s']:.0f} | | | | {dr['write']['python_rss_increase_mb']:+.0f} (Python) | "
+              f"{dr['write']['load1_end']:.1f} |")
+            note = f"delta-rs timed run made {dr.get('timed_run_files')} files"
+            if dr.get("match_target_size"):
+                note += f"; re-cut (untimed) with target {dr['match_target_size']:,} bytes into {len(dr['live_files'])} files"
+            p("")
+            p(f"({note}.)")
+        elif "error" in dr:
+            p(f"(delta-rs failed: {dr['error']})")
+        p("")
+        phases = {c: d.get("phases", {}) for c, d in ds["clustering"]["curves"].items()}
+        if any(phases.values()):
+            p("Phases of our jobs (s, from the job's result): " + "; ".join(
+                f"{c}: " + ", ".join(f"{k.removesuffix('_s')} {v:.1f}" for k, v in ph.items() if isinstance(v, (int, float)))
+                for c, ph in phases.items()))
+            p("")
+    p("## Statistics collection vs DuckDB `parquet_metadata()`")
+    p("")
+    p(f"![stats time]({rel}/stats_time.png)")
+    p("")
+    p("Per-file min/max/null count/value count of every column of the same files: DuckDB's "
+      "`parquet_metadata()` fetched as Arrow; the statistics job's footer step "
+      "(`collect_stats.read_footers_distributed`: file list parallelised, footers read on the Spark executors, "
+      "collected; `bench_stats.footer_vs_duckdb`); the core's in-process reader "
+      "(`footer_stats.read_footers_parallel`, threads). Interleaved, 3 rounds, median; the first footer-step "
+      "call (which starts Python workers) apart.")
+    p("")
+    p("| files | columns | DuckDB s | footer step s | vs DuckDB | core reader s | vs DuckDB | footer step, first call s |")
+    p("| --- | --- | --- | --- | --- | --- | --- | --- |")
+    for n, s in res.get("stats", {}).items():
+        d, f, c = _med(s["duckdb_s"]), _med(s["footer_step_s"]), _med(s.get("core_reader_s", []))
+        p(f"| {n} ({s['files']}) | {s['columns']} | {d:.3f} | {f:.3f} | {f / d:.2f}x | {_f(c, '.3f')} | "
+          f"{_f(c / d)}x | {s['footer_step_cold_s']:.2f} |")
+    p("")
+    return "\n".join(lines) + "\n"
+
+
+def update_readme(readme: Path, res: dict, doc: Path) -> bool:
+    text = readme.read_text()
+    if START not in text or END not in text:
+        return False
+    rel = os.path.relpath(doc, readme.parent)
+    body = [START, ""]
+    body += headline_table(res)
+    body.append(f"One run of `make bench` ({res['started_utc'][:16].replace('T', ' ')} UTC, 2-core machine, load average "
+                f"{res['load']['start'][0]:.1f} at the start); DuckDB cross-check, query times, memory and statistics "
+                f"timings: [{rel}]({rel}).")
+    body += ["", END]
+    head, rest = text.split(START, 1)
+    _, tail = rest.split(END, 1)
+    new = head + "\n".join(body) + tail
+    if new != text:
+        readme.write_text(new)
+    return True
+
+
+def render(res: dict, out_dir: Path, doc: Path, readme: Path | None = None) -> None:
+    out_dir = Path(out_dir)
+    out_dir.mkdir(parents=True, exist_ok=True)
+    for name, ds in res["datasets"].items():
+        if ds.get("layouts"):
+            fig_files_read(name, ds, out_dir / f"files_read_{name}.png")
+            fig_duckdb_time(name, ds, out_dir / f"duckdb_time_{name}.png")
+    fig_cost(res, out_dir / "clustering_cost.png")
+    if res.get("stats"):
+        fig_stats(res, out_dir / "stats_time.png")
+    doc = Path(doc)
+    doc.parent.mkdir(parents=True, exist_ok=True)
+    doc.write_text(render_doc(res, out_dir, doc))
+    if readme is not None:
+        update_readme(Path(readme), res, doc)
+
+
+def main(argv: list[str] | None = None) -> int:
+    repo = Path(__file__).resolve().parent.parent
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("results", nargs="?", default=str(repo / "docs" / "benchmarks" / "results.json"))
+    ap.add_argument("--doc", default=None, help="default: docs/benchmarks.md for docs/benchmarks/results.json, "
+                                                 "else benchmarks.md next to the JSON")
+    ap.add_argument("--readme", action="store_true", help="also update README's headline block")
+    a = ap.parse_args(argv)
+    results = Path(a.results).resolve()
+    res = json.loads(results.read_text())
+    default = results.parent == (repo / "docs" / "benchmarks").resolve()
+    doc = Path(a.doc) if a.doc else (repo / "docs" / "benchmarks.md" if default else results.parent / "benchmarks.md")
+    render(res, results.parent, doc, repo / "README.md" if a.readme else None)
+    print(f"wrote {doc} and the figures in {results.parent}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

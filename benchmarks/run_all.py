@@ -1,0 +1,323 @@
+"""All benchmarks of docs/benchmarks.md in one run: data, clustering, files read, DuckDB, stats; then the doc.
+
+    make bench            # = .venv/bin/python benchmarks/run_all.py   (~15 minutes on 2 cores)
+    .venv/bin/python benchmarks/run_all.py --sf 0.1 --skew-rows 400000 --out .bench/dev   # a quick try-out
+    .venv/bin/python benchmarks/bench_report.py docs/benchmarks/results.json              # doc from the JSON only
+
+Two data sets, generated into ``--work`` (reused when already there):
+
+* ``lineitem``: TPC-H lineitem at ``--sf`` (tpchgen-cli, ``tpch_data.py``) in ``--files`` files in
+  generation (``l_orderkey``) order; clustering columns ``l_partkey, l_suppkey, l_shipdate``;
+* ``skewed``: ``--skew-rows`` rows in ``--skew-files`` files in random order (``skewed_data.py``: Zipf
+  ``user_id``, 90 %-one-value ``status``, long-common-prefix ``customer`` strings); clustering columns
+  ``user_id, status, customer``.
+
+Per data set, in one SparkSession (``bench_cluster.build_spark``: local[2], 4g driver): an untimed warm-up
+(``bench_cluster.warm_up``), the reference rewrite ``repartitionByRange(--files, key).sortWithinPartitions(key)``
+(``bench_cluster.run_baseline``; key ``l_orderkey`` / ``event_id``) before and after ``run_cluster`` with each
+curve (``linear``, ``zorder``, ``hilbert``; ``--files`` output files), each timed with peak memory
+(``bench_cluster.MemoryMonitor``). Then the stats timings (``bench_stats.footer_vs_duckdb``) while the session
+is up. After the session stops: delta-rs ``optimize.z_order`` on the same data (``bench_cluster.run_delta``,
+re-cut to the same file count), then for every layout (as generated, linear, zorder, hilbert, delta-rs)
+the files read by the query set (``bench_queries``: pruning evaluator + DuckDB cross-check) and DuckDB
+query times.
+
+Writes ``<out>/results.json`` and, through ``bench_report.render``, the PNGs in ``<out>/`` and the
+markdown ``--doc`` (default ``docs/benchmarks.md``; with the default ``--out`` also README's headline
+table between its ``bench:headline`` markers). Exit code 1 if DuckDB found a matching row in a file the
+pruning evaluator pruned.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import shutil
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+from bench_env import REPO  # noqa: E402  (sets PYSPARK_PYTHON, sys.path, PYTHONPATH)
+
+import psutil  # noqa: E402
+
+import bench_cluster as bc  # noqa: E402
+import bench_queries as bq  # noqa: E402
+import bench_stats  # noqa: E402
+import skewed_data  # noqa: E402
+from airflow_zorder.core import layout_report  # noqa: E402
+from tpch_data import generate_lineitem  # noqa: E402
+
+MB = 1024 * 1024
+DEFAULT_OUT = REPO / "docs" / "benchmarks"
+DEFAULT_DOC = REPO / "docs" / "benchmarks.md"
+log = bc.log
+
+
+def dataset_specs(a: argparse.Namespace, work: Path) -> list[dict[str, Any]]:
+    return [
+        {"name": "lineitem", "title": f"TPC-H lineitem SF{a.sf:g}", "src": work / f"lineitem_sf{a.sf:g}_{a.files}",
+         "columns": ["l_partkey", "l_suppkey", "l_shipdate"], "key": "l_orderkey", "payload": "l_extendedprice",
+         "make": lambda d: generate_lineitem(a.sf, d, files=a.files)},
+        {"name": "skewed", "title": f"skewed synthetic ({a.skew_rows:,} rows)",
+         "src": work / f"skewed_{a.skew_rows}_{a.skew_files}",
+         "columns": list(skewed_data.COLUMNS), "key": skewed_data.KEY, "payload": "amount",
+         "make": lambda d: skewed_data.generate_skewed(d, a.skew_rows, a.skew_files)},
+    ]
+
+
+class JvmHeap:
+    """Peak JVM heap use of the Spark driver per phase (MemoryPoolMXBean peaks, reset at the phase start).
+
+    The process RSS of a JVM rarely shrinks, so a later phase's RSS peak mostly repeats the earlier
+    ones'; the heap pools' own peak counters, reset after a full GC at the start of each phase, say
+    what that phase needed (including garbage not yet collected: an upper bound).
+    """
+
+    def __init__(self, spark) -> None:
+        self.mf = spark._jvm.java.lang.management.ManagementFactory
+        self.jvm = spark._jvm
+
+    def reset(self) -> None:
+        self.jvm.java.lang.System.gc()
+        for p in self.mf.getMemoryPoolMXBeans():
+            p.resetPeakUsage()
+
+    def peak_mb(self) -> float:
+        total = 0
+        for p in self.mf.getMemoryPoolMXBeans():
+            if str(p.getType().toString()) == "Heap memory":
+                total += p.getPeakUsage().getUsed()
+        return round(total / MB, 1)
+
+
+def timed_phase(mon: bc.MemoryMonitor, heap: JvmHeap | None, name: str, fn) -> tuple[dict[str, Any], Any]:
+    d: dict[str, Any] = {}
+    if heap is not None:
+        heap.reset()
+    py_start = mon.sample()[0]["python"]
+    with bc.phase(mon, name, d):
+        out = fn()
+    if heap is not None:
+        d["peak_jvm_heap_mb"] = heap.peak_mb()
+    d["python_rss_start_mb"] = round(py_start / MB, 1)
+    d["python_rss_increase_mb"] = round(d["peak_python_rss_mb"] - py_start / MB, 1)
+    return d, out
+
+
+def cluster_dataset(spark, mon, heap, ds: dict, a, work: Path) -> dict[str, Any]:
+    from spark_jobs.cluster_table import ClusterOptions, run_cluster
+
+    n, src, cols, key = a.files, ds["src"], ds["columns"], ds["key"]
+    res: dict[str, Any] = {"curves": {}}
+    bc.warm_up(spark, src, work / "warmup", n, a.curves, cols, key)
+    base_out = work / f"{ds['name']}_baseline"
+    d, _ = timed_phase(mon, heap, f"{ds['name']}: baseline (before)", lambda: bc.run_baseline(spark, src, base_out, n, key))
+    d["files"] = len(layout_report.data_files(str(base_out)))
+    res["baseline_before"] = d
+    for curve in a.curves:
+        dst = work / f"{ds['name']}_{curve}"
+        bc.copy_input(src, dst)
+        opts = ClusterOptions(table=str(dst), columns=list(cols), curve=curve, num_files=n)
+        d, r = timed_phase(mon, heap, f"{ds['name']}: run_cluster {curve}", lambda: run_cluster(spark, opts))
+        d["files"] = len(layout_report.data_files(str(dst)))
+        d["phases"] = r.get("phases", {})
+        d["duration_s"] = r.get("duration_s")
+        d["dir"] = str(dst)
+        res["curves"][curve] = d
+    d, _ = timed_phase(mon, heap, f"{ds['name']}: baseline (after)", lambda: bc.run_baseline(spark, src, base_out, n, key))
+    res["baseline_after"] = d
+    shutil.rmtree(base_out, ignore_errors=True)
+    b0, b1 = res["baseline_before"], res["baseline_after"]
+    res["baseline_mean_s"] = round((b0["wall_s"] + b1["wall_s"]) / 2, 3)
+    res["baseline_mean_cpu_s"] = round((b0["cpu_s"] + b1["cpu_s"]) / 2, 1)
+    res["baseline_heap_mb"] = max(b0.get("peak_jvm_heap_mb", 0), b1.get("peak_jvm_heap_mb", 0))
+    res["baseline_jvm_rss_mb"] = max(b0["peak_jvm_rss_mb"], b1["peak_jvm_rss_mb"])
+    return res
+
+
+def machine() -> dict[str, Any]:
+    import deltalake
+    import duckdb
+    import matplotlib
+    import pyarrow
+    import pyspark
+
+    cpu = platform.processor() or ""
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                cpu = line.split(":", 1)[1].strip()
+                break
+    except OSError:
+        pass
+    java = subprocess.run(["java", "-version"], capture_output=True, text=True).stderr.splitlines()
+    git = lambda *x: subprocess.run(["git", *x], cwd=REPO, capture_output=True, text=True).stdout.strip()  # noqa: E731
+    return {"cpus": os.cpu_count(), "cpu_model": cpu, "memory_gb": round(psutil.virtual_memory().total / 2**30, 1),
+            "os": platform.platform(), "python": platform.python_version(), "java": java[0] if java else "?",
+            "versions": {"pyspark": pyspark.__version__, "duckdb": duckdb.__version__, "deltalake": deltalake.__version__,
+                         "pyarrow": pyarrow.__version__, "matplotlib": matplotlib.__version__,
+                         "tpchgen-cli": _pkg_version("tpchgen-cli")},
+            "git_head": git("rev-parse", "--short", "HEAD"),
+            "git_modified": [ln[3:] for ln in git("status", "--porcelain", "--", "spark_jobs", "airflow_zorder").splitlines()]}
+
+
+def _pkg_version(name: str) -> str:
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version(name)
+    except PackageNotFoundError:
+        return "?"
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--sf", type=float, default=1.0, help="TPC-H scale factor (default 1)")
+    ap.add_argument("--files", type=int, default=64, help="input files of lineitem and output files of every layout")
+    ap.add_argument("--skew-rows", type=int, default=4_000_000)
+    ap.add_argument("--skew-files", type=int, default=256, help="input files of the skewed table")
+    ap.add_argument("--stats-files", type=int, default=2000,
+                    help="also time stats collection on lineitem cut into this many files (0: skip)")
+    ap.add_argument("--curves", default="linear,zorder,hilbert")
+    ap.add_argument("--work", default=str(REPO / ".bench"), help="data and layouts (default .bench/)")
+    ap.add_argument("--out", default=str(DEFAULT_OUT), help="results.json and PNGs (default docs/benchmarks/)")
+    ap.add_argument("--doc", default=None, help="markdown to write (default docs/benchmarks.md for the default --out, "
+                                                 "else <out>/benchmarks.md)")
+    ap.add_argument("--repeat", type=int, default=5, help="DuckDB query timing rounds (median)")
+    ap.add_argument("--timed-queries", type=int, default=6, help="DuckDB-timed queries per timed family")
+    ap.add_argument("--seed", type=int, default=1)
+    ap.add_argument("--no-delta-rs", action="store_true")
+    ap.add_argument("--keep", action="store_true", help="keep the clustered layouts in --work")
+    a = ap.parse_args(argv)
+    a.curves = [c.strip() for c in a.curves.split(",") if c.strip()]
+    work = Path(a.work).resolve()
+    out = Path(a.out).resolve()
+    default_out = out == DEFAULT_OUT.resolve()
+    doc = Path(a.doc).resolve() if a.doc else (DEFAULT_DOC if default_out else out / "benchmarks.md")
+    work.mkdir(parents=True, exist_ok=True)
+    out.mkdir(parents=True, exist_ok=True)
+
+    t_start = time.perf_counter()
+    load = {"start": [round(x, 2) for x in os.getloadavg()], "samples": []}
+    res: dict[str, Any] = {"started_utc": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+                           "command": "python benchmarks/run_all.py " + " ".join(argv if argv is not None else sys.argv[1:]),
+                           "args": {k: v for k, v in vars(a).items()}, "machine": machine(), "load": load,
+                           "datasets": {}}
+    mon = bc.MemoryMonitor().start()
+    specs = dataset_specs(a, work)
+
+    def sample_load(where: str) -> None:
+        load["samples"].append({"at": where, "t_s": round(time.perf_counter() - t_start, 1),
+                                "load1": round(os.getloadavg()[0], 2)})
+
+    # -- data and query sets
+    for ds in specs:
+        d, info = timed_phase(mon, None, f"{ds['name']}: generate / reuse data", lambda: ds["make"](ds["src"]))
+        files = layout_report.data_files(str(ds["src"]))
+        r = res["datasets"][ds["name"]] = {
+            "title": ds["title"], "columns": ds["columns"], "key": ds["key"], "payload": ds["payload"],
+            "input": {"dir": str(ds["src"]), "rows": info["rows"], "files": len(files),
+                      "bytes": info["bytes"], "generated": not info["skipped"], "generate_wall_s": d["wall_s"]},
+            "types": bq.value_type_note(files, ds["columns"])}
+        ds["queries"] = bq.build_queries(files, ds["columns"], seed=a.seed)
+        r["families"] = bq.families(ds["queries"])
+        r["num_queries"] = len(ds["queries"])
+    sample_load("data ready")
+
+    # -- Spark: clustering and stats
+    spark = bc.build_spark(64)
+    res["spark_version"] = spark.version
+    try:
+        spark.sparkContext.setLogLevel("WARN")
+        heap = JvmHeap(spark)
+        for ds in specs:
+            res["datasets"][ds["name"]]["clustering"] = cluster_dataset(spark, mon, heap, ds, a, work)
+            sample_load(f"{ds['name']} clustered")
+        stats: dict[str, Any] = {}
+        tables = [(ds["name"], layout_report.data_files(str(ds["src"]))) for ds in specs]
+        if a.stats_files:
+            many = work / f"lineitem_sf{a.sf:g}_{a.stats_files}"
+            generate_lineitem(a.sf, many, files=a.stats_files)
+            tables.append((f"lineitem_{a.stats_files}_files", layout_report.data_files(str(many))))
+        for name, files in tables:
+            log(f"stats timing on {name} ({len(files)} files)")
+            s = bench_stats.footer_vs_duckdb(spark, files, 3, core_reader=True)
+            s["files"] = len(files)
+            stats[name] = s
+        res["stats"] = stats
+        sample_load("stats timed")
+    finally:
+        spark.stop()
+
+    # -- delta-rs (after the session: its memory is this process's)
+    for ds in specs:
+        r = res["datasets"][ds["name"]]
+        if a.no_delta_rs:
+            break
+        dst = work / f"{ds['name']}_delta"
+        try:
+            py_start = mon.sample()[0]["python"] / MB
+            dr = bc.run_delta(ds["src"], dst, a.files, mon, {}, ds["columns"], match_files=True)
+            for step in ("write", "z_order"):
+                dr[step]["python_rss_start_mb"] = round(py_start, 1)
+                dr[step]["python_rss_increase_mb"] = round(dr[step]["peak_python_rss_mb"] - py_start, 1)
+            r["delta_rs"] = dr
+            ds["delta_files"] = dr["live_files"]
+        except Exception as exc:  # noqa: BLE001 - the comparison is optional; say why it failed
+            r["delta_rs"] = {"error": f"{type(exc).__name__}: {exc}"}
+            log(f"delta-rs failed on {ds['name']}: {exc}")
+    sample_load("delta-rs done")
+
+    # -- files read (evaluator + DuckDB check) and DuckDB query times, per layout
+    violations = 0
+    for ds in specs:
+        r = res["datasets"][ds["name"]]
+        layouts = {"as generated": layout_report.data_files(str(ds["src"]))}
+        for curve in a.curves:
+            layouts[curve] = layout_report.data_files(str(work / f"{ds['name']}_{curve}"))
+        if ds.get("delta_files"):
+            layouts["delta-rs z_order"] = ds["delta_files"]
+        timed_fams = [bq.family_name("point", [c]) for c in ds["columns"]] + [
+            bq.family_name("range", [ds["columns"][0]], 0.01),
+            bq.family_name("point", ds["columns"]), bq.family_name("range", ds["columns"], bq.MULTI_RANGE_WIDTH[3])]
+        r["layouts"] = {}
+        for name, files in layouts.items():
+            log(f"{ds['name']} / {name}: {len(ds['queries'])} queries, evaluator + DuckDB check")
+            ev = bq.evaluate_layout(files, ds["columns"], ds["queries"])
+            ev["duckdb_ms"] = bq.time_queries(files, ds["queries"], timed_fams, ds["payload"],
+                                              per_family=a.timed_queries, repeat=a.repeat)
+            ev["bytes"] = sum(os.path.getsize(f) for f in files)
+            violations += len(ev["violations"])
+            if ev["violations"]:
+                log(f"VIOLATION: {len(ev['violations'])} pruned files hold matching rows, e.g. {ev['violations'][:3]}")
+            r["layouts"][name] = ev
+        r["timed_families"] = timed_fams
+        sample_load(f"{ds['name']} queries")
+    mon.stop()
+    res["violations"] = violations
+    res["wall_s"] = round(time.perf_counter() - t_start, 1)
+    load["end"] = [round(x, 2) for x in os.getloadavg()]
+    res["finished_utc"] = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
+
+    if not a.keep:
+        for ds in specs:
+            for suffix in [*a.curves, "delta"]:
+                shutil.rmtree(work / f"{ds['name']}_{suffix}", ignore_errors=True)
+    out_json = out / "results.json"
+    out_json.write_text(json.dumps(res, indent=1, default=str) + "\n")
+    log(f"results: {out_json} ({res['wall_s']:.0f} s in all, load {load['start'][0]} -> {load['end'][0]})")
+
+    import bench_report
+
+    bench_report.render(res, out, doc, readme=REPO / "README.md" if default_out else None)
+    log(f"doc: {doc}")
+    return 1 if violations else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
