@@ -269,8 +269,11 @@ def run_cluster(spark, opts: ClusterOptions) -> dict[str, Any]:
                 done, empty = _stage_batch(spark, fs, opts, schema, resolved_columns, batch, staging, b, phases)
                 done_units.extend(done)
                 skipped.extend(empty)
-        except Exception:
-            commit_mod.rollback(fs, journal)  # nothing was committed: drop the staged files now
+        except Exception as exc:
+            note = _abandon(fs, journal, exc)  # nothing was committed: drop the staged files now
+            if _from_spark(exc):
+                raise ClusteringError(f"rewriting table {opts.table} failed: {spark_error_text(exc)}. Nothing in the "
+                                      f"table was changed{'; ' + note if note else ''}.") from exc
             raise
         phases["stage_and_verify_s"] = round(time.time() - t, 3)
         fault_point("after_stage")
@@ -304,6 +307,28 @@ def run_cluster(spark, opts: ClusterOptions) -> dict[str, Any]:
     if result["status"] == "clustered":
         _record_event(fs, ref, result)
     return result
+
+
+def _from_spark(exc: BaseException) -> bool:
+    """Raised by Spark (Py4J or PySpark's captured JVM errors): its text needs :func:`spark_error_text`."""
+    return type(exc).__module__.split(".")[0] in ("py4j", "pyspark")
+
+
+def _abandon(fs: FileSystem, journal, exc: BaseException) -> str:
+    """Roll back a run that failed before its commit point, without hiding why it failed.
+
+    If the rollback fails too (a full disk cannot even record ``rolled_back``), the journal stays in
+    ``staging``: the table is untouched and the next run (or ``--action recover``) rolls it back.
+    """
+    try:
+        commit_mod.rollback(fs, journal)
+    except Exception as rb:  # noqa: BLE001 - the original error is the one to report
+        note = (f"rolling the run back failed too ({spark_error_text(rb) if _from_spark(rb) else rb}); the next "
+                "run or --action recover finishes the rollback")
+        _log(note)
+        exc.add_note(note)
+        return note
+    return ""
 
 
 def _record_event(fs: FileSystem, ref: TableRef, result: dict[str, Any]) -> None:

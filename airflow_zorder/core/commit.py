@@ -455,8 +455,15 @@ def commit(
         current.info.setdefault("staged_bytes", staged_bytes)
     current.moves = moves
     journal = _copy_into(journal, current)
-    fault_point("before_commit_record")
-    _save(fs, table, journal, COMMITTED)  # ---- COMMIT POINT ----
+    try:
+        fault_point("before_commit_record")
+        _save(fs, table, journal, COMMITTED)  # ---- COMMIT POINT ----
+    except Exception as exc:  # the atomic write failed (disk full, permissions): still before the commit point
+        _rollback_after_failed_record(fs, journal, exc)
+        raise CommitError(
+            f"could not record the commit of run {journal.run_id!r} in {journal_path(table, journal.run_id)}: "
+            f"{exc}. Nothing in the table was changed; the run was rolled back (or will be by the next run)."
+        ) from exc
     fault_point("after_commit_record")
     for m in moves:
         try:
@@ -469,6 +476,23 @@ def commit(
         fault_point("mid_swap")
     _finish(fs, table, journal)
     return journal
+
+
+def _rollback_after_failed_record(fs: FileSystem, journal: Journal, exc: BaseException) -> None:
+    """The commit record was not written: roll back if the journal on disk says ``staging`` (it must)."""
+    try:
+        state = read_journal(fs, journal.table, journal.run_id).state
+    except Exception:  # noqa: BLE001 - unreadable now: recover() decides later, never a guess here
+        log.exception("run %s: journal unreadable after a failed commit record", journal.run_id)
+        return
+    if state != STAGING:
+        return
+    journal.state = STAGING
+    try:
+        rollback(fs, journal)
+    except Exception:  # noqa: BLE001 - e.g. still no space to record rolled_back; recover() finishes it
+        log.exception("run %s: rollback after a failed commit record failed (recover() will finish it)",
+                      journal.run_id)
 
 
 def mark_committed(fs: FileSystem, journal: Journal) -> None:
