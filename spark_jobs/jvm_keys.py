@@ -83,6 +83,10 @@ def _domain(dtype: T.DataType) -> _Domain | None:
     return None
 
 
+#: string boundaries larger than this in total go to the Arrow engine instead of becoming plan literals
+MAX_STRING_LITERAL_BYTES = 1 << 20
+
+
 def unsupported_reason(plans: Mapping[int, KeyPlan], schema: T.StructType) -> str | None:
     """Why these plans cannot run as JVM expressions (None when they can)."""
     if not plans:
@@ -93,6 +97,11 @@ def unsupported_reason(plans: Mapping[int, KeyPlan], schema: T.StructType) -> st
     for name in first.columns:
         if _domain(schema[name].dataType) is None:
             return f"column {name!r} of type {schema[name].dataType.simpleString()} has no JVM order domain"
+    literal_bytes = sum(b.nbytes for p in plans.values() for b in p.boundaries
+                        if pa.types.is_string(b.type) or pa.types.is_large_string(b.type))
+    if literal_bytes > MAX_STRING_LITERAL_BYTES:  # Spark prints plans whole: huge literals exhaust the heap
+        return (f"string range boundaries total {literal_bytes / 2**20:.1f} MiB (very long values), over the "
+                f"{MAX_STRING_LITERAL_BYTES // 2**20} MiB that plan literals may hold")
     if any((p.curve, p.columns, p.bits, p.salt_bits) != (first.curve, first.columns, first.bits, first.salt_bits)
            for p in plans.values()):
         # bits depend on each unit's number of ranges; per-unit curve arithmetic is possible but not worth it
