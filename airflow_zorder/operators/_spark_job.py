@@ -23,6 +23,7 @@ import ast
 import json
 import os
 import shutil
+import socket
 import sys
 import tempfile
 import time
@@ -97,6 +98,38 @@ def local_python_conf(conn: Any, conf: dict[str, Any], env_vars: dict[str, Any] 
     if host.startswith("local"):
         return {**conf, "spark.pyspark.python": sys.executable}
     return conf
+
+
+def master_of(conn: Any) -> str:
+    """The master URL spark-submit gets from a connection (the Spark provider's own rule)."""
+    if conn.conn_type == "spark" and conn.host and ("://" in conn.host or not conn.port):
+        master = conn.host
+    else:
+        master = f"{conn.conn_type}://{conn.host or ''}"
+    return f"{master}:{conn.port}" if conn.port else master
+
+
+def check_master_reachable(master: str, conn_id: str, timeout_s: float = 10.0) -> None:
+    """Fail at once when a standalone master (``spark://host:port[,host2:port2]``) accepts no connection.
+
+    spark-submit itself would retry every 20 s and then leave the job's driver without executors; one
+    TCP connect per master address tells the user which connection points where, before anything runs.
+    """
+    if not master.startswith("spark://"):
+        return
+    errors = []
+    for addr in master[len("spark://"):].split(","):
+        host, sep, port = addr.strip().rpartition(":")
+        host, port = (host, port) if sep else (port, "7077")
+        try:
+            socket.create_connection((host.strip("[]"), int(port)), timeout=timeout_s).close()
+            return
+        except (OSError, ValueError) as exc:
+            errors.append(f"{host}:{port}: {getattr(exc, 'strerror', None) or exc}")
+    raise AirflowException(
+        f"Spark master {master} of connection {conn_id!r} is unreachable ({'; '.join(errors)}); nothing was "
+        "submitted. Check the connection's host and port and that the Spark master is running."
+    )
 
 
 class SparkZorderJobOperator(SparkSubmitOperator):
@@ -204,6 +237,7 @@ class SparkZorderJobOperator(SparkSubmitOperator):
 
     def execute(self, context: Any) -> dict[str, Any]:
         conn = self.require_connection()
+        check_master_reachable(master_of(conn), self._conn_id)
         self._hook = None  # built by SparkSubmitOperator.execute from this run's arguments, kept for on_kill
         workdir = tempfile.mkdtemp(prefix="zorder-job-")
         try:
