@@ -121,30 +121,38 @@ def fig_duckdb_time(name: str, ds: dict, path: Path) -> None:
 
 
 def cost_rows(ds: dict) -> list[dict[str, Any]]:
-    """Per strategy: wall s, ratio to the reference rewrite, CPU s, memory figures."""
+    """Per strategy: wall s, CPU s, memory, and their ratios to the reference rewrite.
+
+    Our curves: ratios to the mean of the reference runs just before and after each (``run_all`` interleaves
+    them); delta-rs (run after the SparkSession stopped): to the mean of all reference runs. Memory: peak
+    heap of the driver JVM (ours, reference) and peak process RSS (the JVM's; delta-rs's own process).
+    """
     c = ds.get("clustering", {})
     if not c:
         return []
-    base, base_cpu = c["baseline_mean_s"], c["baseline_mean_cpu_s"]
-    bheap = c.get("baseline_heap_mb") or 0
+    bs = c["baselines"]
+    ref_rss = sum(b["peak_jvm_rss_mb"] for b in bs) / len(bs)
     rows = []
-    for label, d in (("reference rewrite (before)", c["baseline_before"]), ("reference rewrite (after)", c["baseline_after"])):
-        rows.append({"strategy": label, "wall_s": d["wall_s"], "ratio": d["wall_s"] / base, "cpu_s": d["cpu_s"],
-                     "heap_mb": d.get("peak_jvm_heap_mb"), "heap_ratio": (d.get("peak_jvm_heap_mb") or 0) / bheap if bheap else None,
-                     "rss_mb": d["peak_jvm_rss_mb"], "load1": d["load1_end"], "kind": "spark"})
-    for curve, d in c["curves"].items():
-        rows.append({"strategy": curve, "wall_s": d["wall_s"], "ratio": d["wall_s"] / base, "cpu_s": d["cpu_s"],
-                     "heap_mb": d.get("peak_jvm_heap_mb"), "heap_ratio": (d.get("peak_jvm_heap_mb") or 0) / bheap if bheap else None,
-                     "rss_mb": d["peak_jvm_rss_mb"], "load1": d["load1_end"], "kind": "spark"})
+    curves = list(c["curves"].items())
+    for i, b in enumerate(bs):
+        rows.append({"strategy": f"reference rewrite #{i}", "wall_s": b["wall_s"], "ratio": b["wall_s"] / c["baseline_mean_s"],
+                     "cpu_s": b["cpu_s"], "cpu_ratio": b["cpu_s"] / c["baseline_mean_cpu_s"] if c["baseline_mean_cpu_s"] else None,
+                     "heap_mb": b.get("peak_jvm_heap_mb"), "heap_ratio": None, "rss_mb": b["peak_jvm_rss_mb"],
+                     "rss_ratio": b["peak_jvm_rss_mb"] / ref_rss, "load1": b["load1_end"], "kind": "reference"})
+        if i < len(curves):
+            curve, d = curves[i]
+            rows.append({"strategy": curve, "wall_s": d["wall_s"], "ratio": d["wall_ratio"], "cpu_s": d["cpu_s"],
+                         "cpu_ratio": d.get("cpu_ratio"), "heap_mb": d.get("peak_jvm_heap_mb"),
+                         "heap_ratio": d.get("heap_ratio"), "rss_mb": d["peak_jvm_rss_mb"],
+                         "rss_ratio": d["peak_jvm_rss_mb"] / ref_rss, "load1": d["load1_end"], "kind": "spark"})
     dr = ds.get("delta_rs") or {}
     if "z_order" in dr:
-        z, wr = dr["z_order"], dr["write"]
-        rows.append({"strategy": "delta-rs z_order", "wall_s": z["wall_s"], "ratio": z["wall_s"] / base,
-                     "cpu_s": z["cpu_s"], "heap_mb": None, "heap_ratio": None,
-                     "rss_mb": z["python_rss_increase_mb"], "load1": z["load1_end"], "kind": "delta",
-                     "write_s": wr["wall_s"], "write_rss_mb": wr["python_rss_increase_mb"]})
-    for r in rows:
-        r["cpu_ratio"] = r["cpu_s"] / base_cpu if base_cpu else None
+        z = dr["z_order"]
+        rss = z["peak_python_rss_mb"]
+        rows.append({"strategy": "delta-rs z_order", "wall_s": z["wall_s"], "ratio": z["wall_s"] / c["baseline_mean_s"],
+                     "cpu_s": z["cpu_s"], "cpu_ratio": z["cpu_s"] / c["baseline_mean_cpu_s"] if c["baseline_mean_cpu_s"] else None,
+                     "heap_mb": None, "heap_ratio": None, "rss_mb": rss, "rss_ratio": rss / ref_rss,
+                     "load1": z["load1_end"], "kind": "delta"})
     return rows
 
 
@@ -163,19 +171,16 @@ def fig_cost(res: dict, path: Path) -> None:
             rows = {r["strategy"]: r for r in cost_rows(res["datasets"][n])}
             r = rows.get(s)
             wall.append(r["ratio"] if r else np.nan)
-            mem.append(max(0.0, r["rss_mb"]) if r and r["kind"] == "delta" else (r["heap_mb"] if r else np.nan))
+            mem.append(r["rss_ratio"] if r else np.nan)
         xs = x - 0.4 + w * (i + 0.5)
         axes[0].bar(xs, wall, w, color=COLORS[s], label=LABEL.get(s, s))
         axes[1].bar(xs, mem, w, color=COLORS[s], label=LABEL.get(s, s))
-    base_mem = [res["datasets"][n]["clustering"].get("baseline_heap_mb") or np.nan for n in names]
-    for j, bm in enumerate(base_mem):
-        axes[1].hlines(bm, j - 0.45, j + 0.45, color="black", linestyles="--",
-                       label="reference rewrite (JVM heap)" if j == 0 else None)
-    axes[0].axhline(1.0, color="black", ls="--", lw=1, label="reference rewrite = 1")
+    for ax in axes:
+        ax.axhline(1.0, color="black", ls="--", lw=1, label="reference rewrite = 1")
     axes[0].set_ylabel("wall time / reference rewrite")
     axes[0].set_title("Clustering wall time, ratio to repartitionByRange + sort (same session)", fontsize=10)
-    axes[1].set_ylabel("MB")
-    axes[1].set_title("Peak memory: Spark driver JVM heap (ours, reference); Python RSS increase (delta-rs)",
+    axes[1].set_ylabel("peak RSS / reference rewrite")
+    axes[1].set_title("Peak process memory (driver JVM RSS; delta-rs process RSS), ratio to the reference",
                       fontsize=10)
     for ax in axes:
         ax.set_xticks(x, [res["datasets"][n]["title"] for n in names], fontsize=9)
@@ -231,7 +236,8 @@ def headline_table(res: dict, rel: str = "") -> list[str]:
                    f"{ds['clustering']['curves'][next(iter(ds['clustering']['curves']))]['files'] if ds.get('clustering') else '?'} "
                    f"files (share of files read; lower is better)")
         out.append("")
-        hdr = ["layout", "files"] + [f"`{c} = v`" for c in cols] + [f"3-col range" if multi else ""] + ["clustering time vs sort rewrite"]
+        hdr = (["layout", "files"] + [f"`{c} = v`" for c in cols] + (["3-col range"] if multi else [])
+               + ["rewrite wall time vs sort rewrite", "CPU time vs sort rewrite"])
         out.append("| " + " | ".join(hdr) + " |")
         out.append("|" + " --- |" * len(hdr))
         for lay in lays:
@@ -242,6 +248,7 @@ def headline_table(res: dict, rel: str = "") -> list[str]:
                 cells.append(_f(L["families"][multi[0]]["fraction_read"], ".3f"))
             r = costs.get(lay)
             cells.append(f"{r['ratio']:.2f}x" if r else "–")
+            cells.append(f"{r['cpu_ratio']:.2f}x" if r and r.get("cpu_ratio") else "–")
             if lay in ("zorder", "hilbert"):
                 cells = [f"**{c}**" for c in cells]
             out.append("| " + " | ".join(cells) + " |")
@@ -288,13 +295,15 @@ def findings(res: dict) -> list[str]:
 
 def render_doc(res: dict, out_dir: Path, doc: Path) -> str:
     rel = os.path.relpath(out_dir, doc.parent)
+    repo = Path(__file__).resolve().parent.parent
+    shown = os.path.relpath(out_dir, repo) if Path(out_dir).resolve().is_relative_to(repo) else str(out_dir)
     m = res["machine"]
     L = res["load"]
     lines: list[str] = []
     p = lines.append
     p("# Benchmarks against the field")
     p("")
-    p("<!-- generated by benchmarks/bench_report.py from " + f"{rel}/results.json" + "; edit the generator, not this file -->")
+    p("<!-- generated by benchmarks/bench_report.py from " + f"{shown}/results.json" + "; edit the generator, not this file -->")
     p("")
     p("What a user chooses a clustering tool by: the files their queries skip, and what the rewrite costs. "
       "Everything below is one run of one command on one machine, compared with what one would use instead: "
@@ -322,7 +331,7 @@ def render_doc(res: dict, out_dir: Path, doc: Path) -> str:
     p("```")
     p("")
     p("Generates the data into `.bench/` (reused by later runs), clusters, measures, and writes "
-      f"`{rel}/results.json`, the PNGs next to it, this file and README's headline table. "
+      f"`{shown}/results.json`, the PNGs next to it, this file and README's headline table. "
       "`.venv/bin/python benchmarks/bench_report.py` re-renders the doc and figures from the JSON alone. "
       "Quick try-out at small scale, written elsewhere: "
       "`.venv/bin/python benchmarks/run_all.py --sf 0.1 --skew-rows 400000 --stats-files 200 --out .bench/dev`.")
@@ -435,14 +444,17 @@ def render_doc(res: dict, out_dir: Path, doc: Path) -> str:
     p("")
     p("Wall time of each rewrite against the reference rewrite of the same data in the same SparkSession: "
       "read, `repartitionByRange(N, key).sortWithinPartitions(key)`, write (`bench_cluster.run_baseline`), "
-      "run before and after our three jobs (ratios use their mean). Our jobs' wall time is the whole "
+      "run before, between and after our three jobs (_italic_ rows); each job's ratio is to the mean of the "
+      "reference runs just before and after it, so load that changes during the run shifts both sides alike "
+      "(delta-rs, run after the session stopped: to the mean of all reference runs). Our jobs' wall time is the whole "
       "`run_cluster` call: counting, sampling, planning, the write, verification (row count + checksum) and the "
       "commit. An untimed warm-up (`bench_cluster.warm_up`) runs each job once on 4 input files first, so no "
       "timed job pays code generation and JIT alone. CPU s = user + system seconds of the Python driver, the JVM "
-      "and its Python workers. Memory: the driver JVM's peak heap use in the job (MemoryPoolMXBean peaks, reset "
-      "after a full GC at the job's start; includes garbage not yet collected) and its process RSS (which rarely "
-      "shrinks, so it mostly repeats the largest earlier job); delta-rs runs in the benchmark's Python process "
-      "after the SparkSession stopped: its figure is that process's RSS increase over the step.")
+      "and its Python workers. Memory: peak RSS of the driver JVM during the job (a full GC at each job's start "
+      "lets G1 return memory, so each peak is mostly that job's own), and its peak heap use (MemoryPoolMXBean "
+      "peaks reset at the start; includes garbage not yet collected); delta-rs runs in its own Python process "
+      "(`run_all.py --delta-child`), whose peak RSS is given. The JVM has a 4 GB heap limit, so its RSS says how "
+      "much of it Spark used, not what it needed at the least.")
     p("")
     for name, ds in res["datasets"].items():
         rows = cost_rows(ds)
@@ -450,23 +462,24 @@ def render_doc(res: dict, out_dir: Path, doc: Path) -> str:
             continue
         p(f"**{ds['title']}**")
         p("")
-        p("| strategy | wall s | vs reference | CPU s | vs reference | peak JVM heap MB | vs reference | peak RSS MB | load1 at end |")
-        p("| --- | --- | --- | --- | --- | --- | --- | --- | --- |")
+        p("| strategy | wall s | vs reference | CPU s | vs reference | peak RSS MB | vs reference | peak JVM heap MB | vs reference | load1 at end |")
+        p("| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |")
         for r in rows:
-            rss = f"{r['rss_mb']:.0f} (JVM)" if r["kind"] == "spark" else f"{r['rss_mb']:+.0f} (Python)"
-            p(f"| {LABEL.get(r['strategy'], r['strategy'])} | {r['wall_s']:.1f} | {r['ratio']:.2f}x | {r['cpu_s']:.0f} | "
-              f"{_f(r['cpu_ratio'])}x | {_f(r['heap_mb'], '.0f')} | {_f(r['heap_ratio']) + 'x' if r['heap_ratio'] else '–'} | "
-              f"{rss} | {r['load1']:.1f} |")
+            name = LABEL.get(r["strategy"], r["strategy"])
+            if r["kind"] == "reference":
+                name = f"_{name}_"
+            p(f"| {name} | {r['wall_s']:.1f} | {r['ratio']:.2f}x | {r['cpu_s']:.0f} | {_f(r['cpu_ratio'])}x | "
+              f"{r['rss_mb']:.0f}{' (process)' if r['kind'] == 'delta' else ''} | {r['rss_ratio']:.2f}x | "
+              f"{_f(r['heap_mb'], '.0f')} | {_f(r['heap_ratio']) + 'x' if r['heap_ratio'] else '–'} | {r['load1']:.1f} |")
         dr = ds.get("delta_rs") or {}
         if "write" in dr:
-            p(f"| (delta-rs `write_deltalake` first, not in the ratio) | {dr['write']['wall_s']:.1f} | | "
-              f"{dr['write']['cpu_s']:.0f} | | | | {dr['write']['python_rss_increase_mb']:+.0f} (Python) | "
-              f"{dr['write']['load1_end']:.1f} |")
-            note = f"delta-rs timed run made {dr.get('timed_run_files')} files"
-            if dr.get("match_target_size"):
-                note += f"; re-cut (untimed) with target {dr['match_target_size']:,} bytes into {len(dr['live_files'])} files"
             p("")
-            p(f"({note}.)")
+            note = (f"delta-rs: `write_deltalake` of the input first, {dr['write']['wall_s']:.1f} s (not in the ratio); "
+                    f"the timed `z_order` made {dr.get('timed_run_files')} files")
+            if dr.get("match_target_size"):
+                note += (f"; re-cut (untimed) with target {dr['match_target_size']:,} bytes into "
+                         f"{len(dr['live_files'])} files for the query figures")
+            p(note + ".")
         elif "error" in dr:
             p(f"(delta-rs failed: {dr['error']})")
         p("")

@@ -110,33 +110,88 @@ def timed_phase(mon: bc.MemoryMonitor, heap: JvmHeap | None, name: str, fn) -> t
 
 
 def cluster_dataset(spark, mon, heap, ds: dict, a, work: Path) -> dict[str, Any]:
+    """Warm-up, then reference rewrite and our curves interleaved: R, c1, R, c2, R, c3, R.
+
+    Each curve's ratio is to the mean of the reference runs just before and after it, so a change of
+    the machine's load during the run shifts both sides of each ratio alike.
+    """
     from spark_jobs.cluster_table import ClusterOptions, run_cluster
 
     n, src, cols, key = a.files, ds["src"], ds["columns"], ds["key"]
-    res: dict[str, Any] = {"curves": {}}
+    res: dict[str, Any] = {"curves": {}, "baselines": []}
     bc.warm_up(spark, src, work / "warmup", n, a.curves, cols, key)
     base_out = work / f"{ds['name']}_baseline"
-    d, _ = timed_phase(mon, heap, f"{ds['name']}: baseline (before)", lambda: bc.run_baseline(spark, src, base_out, n, key))
-    d["files"] = len(layout_report.data_files(str(base_out)))
-    res["baseline_before"] = d
-    for curve in a.curves:
+
+    def reference(i: int) -> dict[str, Any]:
+        d, _ = timed_phase(mon, heap, f"{ds['name']}: reference rewrite #{i}",
+                           lambda: bc.run_baseline(spark, src, base_out, n, key))
+        d["files"] = len(layout_report.data_files(str(base_out)))
+        res["baselines"].append(d)
+        return d
+
+    before = reference(0)
+    for i, curve in enumerate(a.curves):
         dst = work / f"{ds['name']}_{curve}"
         bc.copy_input(src, dst)
         opts = ClusterOptions(table=str(dst), columns=list(cols), curve=curve, num_files=n)
         d, r = timed_phase(mon, heap, f"{ds['name']}: run_cluster {curve}", lambda: run_cluster(spark, opts))
+        after = reference(i + 1)
         d["files"] = len(layout_report.data_files(str(dst)))
         d["phases"] = r.get("phases", {})
         d["duration_s"] = r.get("duration_s")
         d["dir"] = str(dst)
+        ref_wall = (before["wall_s"] + after["wall_s"]) / 2
+        ref_cpu = (before["cpu_s"] + after["cpu_s"]) / 2
+        ref_heap = max(before.get("peak_jvm_heap_mb", 0), after.get("peak_jvm_heap_mb", 0))
+        d["reference"] = {"wall_s": round(ref_wall, 3), "cpu_s": round(ref_cpu, 1), "heap_mb": ref_heap}
+        d["wall_ratio"] = round(d["wall_s"] / ref_wall, 3)
+        d["cpu_ratio"] = round(d["cpu_s"] / ref_cpu, 3) if ref_cpu else None
+        d["heap_ratio"] = round(d["peak_jvm_heap_mb"] / ref_heap, 3) if ref_heap else None
         res["curves"][curve] = d
-    d, _ = timed_phase(mon, heap, f"{ds['name']}: baseline (after)", lambda: bc.run_baseline(spark, src, base_out, n, key))
-    res["baseline_after"] = d
+        before = after
     shutil.rmtree(base_out, ignore_errors=True)
-    b0, b1 = res["baseline_before"], res["baseline_after"]
-    res["baseline_mean_s"] = round((b0["wall_s"] + b1["wall_s"]) / 2, 3)
-    res["baseline_mean_cpu_s"] = round((b0["cpu_s"] + b1["cpu_s"]) / 2, 1)
-    res["baseline_heap_mb"] = max(b0.get("peak_jvm_heap_mb", 0), b1.get("peak_jvm_heap_mb", 0))
-    res["baseline_jvm_rss_mb"] = max(b0["peak_jvm_rss_mb"], b1["peak_jvm_rss_mb"])
+    bs = res["baselines"]
+    res["baseline_mean_s"] = round(sum(b["wall_s"] for b in bs) / len(bs), 3)
+    res["baseline_mean_cpu_s"] = round(sum(b["cpu_s"] for b in bs) / len(bs), 1)
+    res["baseline_heap_mb"] = max(b.get("peak_jvm_heap_mb", 0) for b in bs)
+    res["baseline_jvm_rss_mb"] = max(b["peak_jvm_rss_mb"] for b in bs)
+    return res
+
+
+def delta_child(argv: list[str]) -> int:
+    """``run_all.py --delta-child SRC DST N COLUMNS OUT_JSON``: delta-rs in a fresh process (own peak RSS)."""
+    src, dst, n, columns, out_json = argv
+    mon = bc.MemoryMonitor().start()
+    res = bc.run_delta(Path(src), Path(dst), int(n), mon, {}, columns.split(","), match_files=True)
+    mon.stop()
+    import deltalake
+
+    res["version"] = deltalake.__version__
+    Path(out_json).write_text(json.dumps(res, default=str))
+    return 0
+
+
+def run_delta_process(ds: dict, dst: Path, n: int, work: Path) -> dict[str, Any]:
+    """delta-rs on the data set in a child Python process: its timings, and its whole peak RSS."""
+    out_json = work / f"{ds['name']}_delta.json"
+    out_json.unlink(missing_ok=True)
+    cmd = [sys.executable, str(Path(__file__).resolve()), "--delta-child", str(ds["src"]), str(dst), str(n),
+           ",".join(ds["columns"]), str(out_json)]
+    t0 = time.perf_counter()
+    p = subprocess.Popen(cmd)
+    peak = 0
+    proc = psutil.Process(p.pid)
+    while p.poll() is None:
+        try:
+            peak = max(peak, proc.memory_info().rss)
+        except psutil.Error:
+            pass
+        time.sleep(0.1)
+    if p.returncode != 0:
+        raise RuntimeError(f"delta-rs child exited with {p.returncode}")
+    res = json.loads(out_json.read_text())
+    res["process_peak_rss_mb"] = round(peak / MB, 1)
+    res["process_wall_s"] = round(time.perf_counter() - t0, 1)
     return res
 
 
@@ -176,6 +231,9 @@ def _pkg_version(name: str) -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
+    args = sys.argv[1:] if argv is None else argv
+    if args[:1] == ["--delta-child"]:
+        return delta_child(args[1:])
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--sf", type=float, default=1.0, help="TPC-H scale factor (default 1)")
     ap.add_argument("--files", type=int, default=64, help="input files of lineitem and output files of every layout")
@@ -254,18 +312,14 @@ def main(argv: list[str] | None = None) -> int:
     finally:
         spark.stop()
 
-    # -- delta-rs (after the session: its memory is this process's)
+    # -- delta-rs (after the session stopped; in a child process, so its peak RSS is its own)
     for ds in specs:
         r = res["datasets"][ds["name"]]
         if a.no_delta_rs:
             break
         dst = work / f"{ds['name']}_delta"
         try:
-            py_start = mon.sample()[0]["python"] / MB
-            dr = bc.run_delta(ds["src"], dst, a.files, mon, {}, ds["columns"], match_files=True)
-            for step in ("write", "z_order"):
-                dr[step]["python_rss_start_mb"] = round(py_start, 1)
-                dr[step]["python_rss_increase_mb"] = round(dr[step]["peak_python_rss_mb"] - py_start, 1)
+            dr = run_delta_process(ds, dst, a.files, work)
             r["delta_rs"] = dr
             ds["delta_files"] = dr["live_files"]
         except Exception as exc:  # noqa: BLE001 - the comparison is optional; say why it failed
