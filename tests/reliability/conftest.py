@@ -16,7 +16,7 @@ from reliability_kit import FIGURES, ROWS, SEEDS, SOAK
 
 @pytest.fixture(scope="session")
 def sources(tmp_path_factory) -> dict[str, str]:
-    """Two read-only source tables (20,000 rows): 4 daily partitions x 3 files, and 6 unpartitioned files."""
+    """Two read-only source tables (ROWS = 10,000 rows): 4 daily partitions x 3 files, and 6 unpartitioned files."""
     base = tmp_path_factory.mktemp("reliability-src")
     out = {"partitioned": str(base / "partitioned"), "flat": str(base / "flat")}
     sample_data.write_table(out["partitioned"], rows=ROWS, files_per_partition=3, partitioned=True)

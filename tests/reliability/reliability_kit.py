@@ -27,7 +27,7 @@ SEEDS = list(range(FIRST_SEED, FIRST_SEED + (SOAK_SEEDS if SOAK else 1)))
 
 FIGURES: Counter = Counter()
 
-ROWS = 20_000
+ROWS = 10_000
 COLUMNS = ["user_id", "product_id"]
 
 

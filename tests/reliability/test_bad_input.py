@@ -61,7 +61,7 @@ def _write(path: str, table: pa.Table, **kw) -> None:
 
 
 @pytest.mark.parametrize("damage,match", [
-    ("garbage", r"bad\.parquet is not a Parquet file\. Expected magic number"),
+    ("garbage", r"bad\.parquet(\. Could not read footer| is not a Parquet file\. Expected magic number)"),
     ("truncated", r"Encountered error while reading file .*bad\.parquet\. Could not read footer"),
     ("zero_bytes", r"bad\.parquet is not a Parquet file: it holds 0 bytes"),
     ("not_parquet_name", r"bad\.csv is not a Parquet file \(no PAR1 footer\)"),
@@ -97,11 +97,10 @@ def test_schema_evolution_new_column(spark, copy_table):
     rows = read_table(table).slice(0, 300)
     _write(os.path.join(table, "with-new-column.parquet"),
            rows.append_column("discount", pa.array([i * 0.5 for i in range(300)])))
-    _ok(spark, table, COLUMNS, "new column")
-    assert "discount" in pq.read_schema(next(
-        os.path.join(table, f) for f in visible_files(table))).names  # every rewritten file carries it
-    # ... and clustering on the new column itself works too (nulls first)
+    # clustering on the new column itself (nulls first in the files that lack it)
     _ok(spark, table, ["discount", "user_id"], "cluster on the new column", num_files=3)
+    assert all("discount" in pq.read_schema(os.path.join(table, f)).names
+               for f in visible_files(table))  # every rewritten file carries it
 
 
 def test_all_null_constant_single_file_and_tiny_tables(spark, tmp_path):
@@ -111,12 +110,10 @@ def test_all_null_constant_single_file_and_tiny_tables(spark, tmp_path):
     t = str(tmp_path / "nulls")
     _write(os.path.join(t, "a.parquet"), pa.table(base).slice(0, 1500))
     _write(os.path.join(t, "b.parquet"), pa.table(base).slice(1500))
-    _ok(spark, t, ["nothing", "same"], "all-null and constant columns", num_files=3)
-    _ok(spark, t, ["same", "word", "id"], "constant + constant + key", num_files=2)
+    _ok(spark, t, ["nothing", "same", "word"], "all-null and constant columns", num_files=3)
     single = str(tmp_path / "single")
     _write(os.path.join(single, "only.parquet"), pa.table(base))
-    _ok(spark, single, ["id"], "single-file table", num_files=1)
-    _ok(spark, single, ["id"], "single file into many files", num_files=20)
+    _ok(spark, single, ["id", "nothing"], "single-file table into many files", num_files=20)
     one_row = str(tmp_path / "one_row")
     _write(os.path.join(one_row, "r.parquet"), pa.table(base).slice(0, 1))
     _ok(spark, one_row, ["id", "word"], "one-row table")
