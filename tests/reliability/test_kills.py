@@ -68,9 +68,9 @@ def _cases(seed: int) -> list[tuple[str, str, str | None, str]]:
     lay = layout()
     out.append((lay, "after_stage", "mid_rollback", "recover"))
     lay = layout()
-    out.append((lay, f"mid_swap:{r.randint(1, MOVES[lay] - 1)}", f"mid_swap:{r.randint(1, 2)}", how()))
-    # the purge of expired trash, after the commit (retention 0)
-    out.append((layout(), f"mid_cleanup:{r.randint(1, 2)}", None, "cleanup"))
+    out.append((lay, f"mid_swap:{r.randint(1, MOVES[lay] - 2)}", f"mid_swap:{r.randint(1, 2)}", how()))
+    # the purge of expired trash, after the commit (retention 0): one deletion, the run's trash directory
+    out.append((layout(), "mid_cleanup:1", None, "cleanup"))
     if not SOAK:  # two phases recovered by the next clustering run instead
         out[0] = (*out[0][:3], "rerun")
         out[4] = (*out[4][:3], "rerun")
