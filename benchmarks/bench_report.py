@@ -185,7 +185,8 @@ def fig_cost(res: dict, path: Path) -> None:
     for ax in axes:
         ax.set_xticks(x, [res["datasets"][n]["title"] for n in names], fontsize=9)
         ax.grid(axis="y", alpha=0.3)
-        ax.legend(fontsize=8)
+        ax.set_ylim(0, ax.get_ylim()[1] * 1.3)  # headroom for the legend
+        ax.legend(fontsize=8, ncol=3, loc="upper left")
     fig.tight_layout()
     fig.savefig(path, dpi=110)
     plt.close(fig)
@@ -311,7 +312,7 @@ def render_doc(res: dict, out_dir: Path, doc: Path) -> str:
     p("")
     p("## The run these figures come from")
     p("")
-    p(f"- **{res['started_utc']} -> {res['finished_utc']}**, {res['wall_s'] / 60:.1f} minutes in all: `{res['command']}`")
+    p(f"- **{res['started_utc']} -> {res['finished_utc']}**, {res['wall_s'] / 60:.1f} minutes in all: `{res['command'].strip()}`")
     samples = ", ".join(f"{s['load1']:.1f} ({s['at']})" for s in L.get("samples", []))
     p(f"- Load average (1 min) at the start {L['start'][0]:.2f}, at the end {L['end'][0]:.2f}; during the run: {samples}. "
       f"The machine has {m['cpus']} CPUs{' and was shared with other work during this run: wall times are inflated (ratios, measured in the same run, less so)' if max([L['start'][0]] + [s['load1'] for s in L.get('samples', [])]) > m['cpus'] + 0.5 else ''}.")
@@ -351,8 +352,8 @@ def render_doc(res: dict, out_dir: Path, doc: Path) -> str:
       "*hilbert*: `spark_jobs.cluster_table.run_cluster(spark, ClusterOptions(columns=..., curve=..., num_files=N))`; "
       "*delta-rs z_order*: `write_deltalake` of the input, then `DeltaTable.optimize.z_order(columns, "
       "target_size=input bytes / N)`, timed; delta-rs writes its own compression so that run makes a different "
-      "number of files, and an untimed second `z_order` with the target scaled re-cuts the same curve order into "
-      "about N files for the query figures (file counts are in the tables).")
+      "number of files, and untimed `z_order` re-runs (up to 3) with the target scaled re-cut the same curve order "
+      "into N +- N/32 files for the query figures (file counts are in the tables).")
     p("")
     p("## Headline")
     p("")
