@@ -13,6 +13,6 @@ test: install
 bench-cluster: install
 	.venv/bin/python benchmarks/bench_cluster.py
 
-# docs/benchmarks.md: data, clustering (ours, linear, delta-rs), files read + DuckDB check, query times, stats (~15 min)
+# docs/benchmarks.md: data, clustering (ours, linear, delta-rs), files read + DuckDB check, query times, stats (13-21 min on a shared 2-core machine)
 bench: install
 	.venv/bin/python benchmarks/run_all.py
