@@ -210,7 +210,7 @@ def _real_kills(seed: int) -> list[tuple[str, str | None, float | None]]:
     r = rng_for("real-kills", seed)
     if not SOAK:  # fast: one kill on the log line of the first staged partition (tests/integration kills at points)
         return [("partitioned", None, None)]
-    return [(r.choice(["partitioned", "flat"]), None, r.uniform(6.0, 30.0)) for _ in range(3)] + [
+    return [(r.choice(["partitioned", "flat"]), None, r.uniform(10.0, 30.0)) for _ in range(3)] + [
         ("flat", f"mid_swap:{r.randint(1, MOVES['flat'])}", None)]
 
 
