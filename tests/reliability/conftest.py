@@ -11,7 +11,7 @@ import pytest
 
 from airflow_zorder import sample_data
 from airflow_zorder.core import faults
-from reliability_kit import FIGURES, ROWS, SEEDS, SOAK
+from reliability_kit import BY_MODULE, FIGURES, ROWS, SEEDS, SOAK
 
 
 @pytest.fixture(scope="session")
@@ -63,4 +63,5 @@ def pytest_terminal_summary(terminalreporter) -> None:
     path = os.environ.get("ZORDER_RELIABILITY_FIGURES")
     if path:
         with open(path, "w", encoding="utf-8") as fh:
-            json.dump({"soak": SOAK, "seeds": SEEDS, **{k: FIGURES[k] for k in keys}}, fh, indent=1)
+            json.dump({"soak": SOAK, "seeds": SEEDS, **{k: FIGURES[k] for k in keys},
+                       "by_module": {m: dict(c) for m, c in sorted(BY_MODULE.items())}}, fh, indent=1)

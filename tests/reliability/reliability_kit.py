@@ -31,9 +31,15 @@ ROWS = 10_000
 COLUMNS = ["user_id", "product_id"]
 
 
+#: the same figures per test module (the table in docs/reliability.md)
+BY_MODULE: dict[str, Counter] = {}
+
+
 def record(**counts: int) -> None:
     """Add to the run's figures (``cases``, ``kills``, ``rows_checked``, ``rows_lost``, ``rows_extra`` ...)."""
     FIGURES.update(counts)
+    test = os.environ.get("PYTEST_CURRENT_TEST", "?").split("::")[0]
+    BY_MODULE.setdefault(os.path.basename(test).removesuffix(".py"), Counter()).update(counts)
 
 
 def assert_same_rows(before: Counter, root: str, what: str = "") -> None:
