@@ -278,7 +278,8 @@ def test_stats_spark_submit_sigkilled_then_rerun(spark, copy_table, seed):
         _kill_group(proc)
     record(cases=2, kills=2, real_kills=2)
     seen = _snapshot_paths(table)
-    assert seen in (new_files, newest_files), f"seed {seed}: a partial snapshot after a kill after {delay:.1f}s"
+    # the old snapshot (both runs killed before their commit points), the first run's, or the second run's
+    assert seen in (old_files, new_files, newest_files), f"seed {seed}: a partial snapshot after a kill at {delay:.1f}s"
     _collect(spark, table)
     rows = read_table(table).num_rows
     assert not stats_consistent(table, rows)
