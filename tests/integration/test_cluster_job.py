@@ -230,3 +230,60 @@ def test_lost_staged_file_fails_verification_and_leaves_table(spark, partitioned
     journals = list(Path(partitioned, "_zorder", "journal").glob("*.json"))
     assert [json.loads(j.read_text())["state"] for j in journals] == ["rolled_back"]
     assert not list(Path(partitioned, "_zorder", "staging").rglob("*.parquet"))
+
+
+def test_schema_and_values_of_every_type_survive(spark, tmp_path):
+    """Names, types and values come back exactly (nullability only widens), for every clusterable type and awkward names."""
+    import datetime as dt
+    from decimal import Decimal
+
+    n = 3000
+    schema = pa.schema([
+        pa.field("id", pa.int64(), nullable=False),
+        pa.field("b", pa.int8()), pa.field("s", pa.int16()), pa.field("i", pa.int32()),
+        pa.field("f", pa.float32()), pa.field("d", pa.float64()),
+        pa.field("dec", pa.decimal128(20, 4)), pa.field("day", pa.date32()),
+        pa.field("ts", pa.timestamp("us", tz="UTC")), pa.field("txt", pa.string()),
+        pa.field("flag", pa.bool_()), pa.field("blob", pa.binary()),
+        pa.field("odd name.x", pa.string()), pa.field("tags", pa.list_(pa.int32())),
+    ])
+    rng = list(range(n))
+    special = [float("nan"), float("inf"), float("-inf"), -0.0, 0.0]
+    table = pa.table({
+        "id": rng,
+        "b": [None if k % 11 == 0 else (k % 256) - 128 for k in rng],
+        "s": [(k * 7) % 60000 - 30000 for k in rng],
+        "i": [(k * 7919) % 100_003 for k in rng],
+        "f": [special[k % 5] if k % 13 == 0 else k / 7 for k in rng],
+        "d": [special[k % 5] if k % 17 == 0 else -k / 3 for k in rng],
+        "dec": [Decimal(k * 37 % 9999) / Decimal(1000) for k in rng],
+        "day": [dt.date(2020, 1, 1) + dt.timedelta(days=k % 900) for k in rng],
+        "ts": [dt.datetime(2021, 1, 1, tzinfo=dt.timezone.utc) + dt.timedelta(microseconds=k * 999_983) for k in rng],
+        "txt": [None if k % 9 == 0 else "é🙂" * (k % 4) + str(k * 31 % 1000) for k in rng],
+        "flag": [k % 3 == 0 for k in rng],
+        "blob": [bytes([k % 256, (k * 3) % 256]) for k in rng],
+        "odd name.x": [f"v{k % 50}" for k in rng],
+        "tags": [[k, k + 1] if k % 4 else None for k in rng],
+    }, schema=schema)
+    root = tmp_path / "typed"
+    root.mkdir()
+    for j in range(6):
+        pq.write_table(table.slice(j * 500, 500), root / f"part-{j}.parquet")
+    before = pq.read_schema(root / "part-0.parquet")
+    result = run_cluster(spark, ClusterOptions(table=str(root), columns=["i", "txt", "d"], curve="zorder", num_files=4))
+    assert result["status"] == "clustered"
+    files = sorted(p for p in root.glob("*.parquet"))
+    assert len(files) == 4
+    for f in files:
+        got = pq.read_schema(f)
+        assert got.names == before.names
+        for a, b in zip(got, before):
+            # Spark reads every Parquet column as nullable, so "required" comes back "optional"
+            assert a.type == b.type and (a.nullable or not b.nullable), (a, b)
+    after = ds.dataset([str(f) for f in files], format="parquet").to_table().sort_by("id")
+    assert after.num_rows == n
+    for c in table.column_names:
+        if c not in ("f", "d"):
+            assert after.column(c).to_pylist() == table.column(c).to_pylist(), c
+    for c in ("f", "d"):  # NaN != NaN: compare the bit patterns
+        assert after.column(c).to_numpy(zero_copy_only=False).tobytes() == table.column(c).to_numpy(zero_copy_only=False).tobytes()
