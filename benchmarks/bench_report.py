@@ -27,6 +27,11 @@ LABEL = {"as generated": "as generated", "linear": "linear sort (ours)", "zorder
 START, END = "<!-- bench:headline:start -->", "<!-- bench:headline:end -->"
 
 
+
+def md_header(hdr: list[str]) -> list[str]:
+    """A Markdown table's header and separator lines."""
+    return ["| " + " | ".join(hdr) + " |", "|" + " --- |" * len(hdr)]
+
 def _layouts(ds: dict) -> list[str]:
     return [k for k in ORDER if k in ds.get("layouts", {})]
 
@@ -239,8 +244,7 @@ def headline_table(res: dict, rel: str = "") -> list[str]:
         out.append("")
         hdr = (["layout", "files"] + [f"`{c} = v`" for c in cols] + (["3-col range"] if multi else [])
                + ["rewrite wall time vs sort rewrite", "CPU time vs sort rewrite"])
-        out.append("| " + " | ".join(hdr) + " |")
-        out.append("|" + " --- |" * len(hdr))
+        out += md_header(hdr)
         for lay in lays:
             L = ds["layouts"][lay]
             cells = [LABEL[lay], str(L["files"])]
@@ -397,8 +401,7 @@ def render_doc(res: dict, out_dir: Path, doc: Path) -> str:
           f"{ds['num_queries']} queries per layout.")
         p("")
         hdr = ["query", "matching rows (mean)"] + [f"{LABEL[k]} ({ds['layouts'][k]['files']})" for k in lays]
-        p("| " + " | ".join(hdr) + " |")
-        p("|" + " --- |" * len(hdr))
+        lines += md_header(hdr)
         for f in ds["families"]:
             first = ds["layouts"][lays[0]]["families"][f]
             cells = [_fam_label(f, True).replace("|", "\\|"), f"{first.get('matching_rows', 0):,.0f}"]
@@ -440,8 +443,7 @@ def render_doc(res: dict, out_dir: Path, doc: Path) -> str:
         p(f"![DuckDB query time, {name}]({rel}/duckdb_time_{name}.png)")
         p("")
         hdr = ["query (ms)"] + [LABEL[k] for k in lays]
-        p("| " + " | ".join(hdr) + " |")
-        p("|" + " --- |" * len(hdr))
+        lines += md_header(hdr)
         for f in ds["timed_families"]:
             p("| " + " | ".join([_fam_label(f, True)] + [_f(ds["layouts"][k]["duckdb_ms"][f]["median_ms"], ".1f")
                                                          for k in lays]) + " |")

@@ -194,6 +194,14 @@ def _kill_group(proc) -> None:
     proc.wait(timeout=60)
 
 
+def _kill_after(proc, started: float, delay: float) -> None:
+    """SIGKILL the job's process group ``delay`` seconds after ``started``, unless it ended by then."""
+    while proc.poll() is None and time.time() - started < delay:
+        time.sleep(0.2)
+    if proc.poll() is None:
+        _kill_group(proc)
+
+
 def _lock_owner_dead(table: str) -> int | None:
     """The pid of the lock's owner if the lock file is there and that process is gone (zombies count as gone)."""
     from airflow_zorder.core.lock import _pid_alive
@@ -237,10 +245,7 @@ def test_spark_submit_sigkilled_then_recovered(spark, copy_table, seed):
             else:
                 pytest.fail(f"{what}: the job ended before staging anything: {''.join(out)[-2000:]}")
         else:
-            while proc.poll() is None and time.time() - started < delay:
-                time.sleep(0.2)
-            if proc.poll() is None:
-                _kill_group(proc)
+            _kill_after(proc, started, delay)
         record(cases=1, kills=1, real_kills=1)
         state = journal_states(table)
         record(**{f"real_kill_state_{'+'.join(sorted(state)) or 'no_journal'}": 1})
@@ -271,11 +276,7 @@ def test_stats_spark_submit_sigkilled_then_rerun(spark, copy_table, seed):
     newest_files = {os.path.normpath(os.path.join(table, p)) for p in visible_files(table)}
     proc = spark_submit("collect_stats", "--table", table, "--keep-snapshots", "1", popen=True)
     delay = r.uniform(4.0, 20.0)
-    started = time.time()
-    while proc.poll() is None and time.time() - started < delay:
-        time.sleep(0.2)
-    if proc.poll() is None:
-        _kill_group(proc)
+    _kill_after(proc, time.time(), delay)
     record(cases=2, kills=2, real_kills=2)
     seen = _snapshot_paths(table)
     # the old snapshot (both runs killed before their commit points), the first run's, or the second run's
