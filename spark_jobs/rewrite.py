@@ -137,29 +137,40 @@ def plan_batch(df: DataFrame, units: Sequence[UnitWork], columns: list[str], cur
                             min_bits=widest, boundaries=bounds[u.index])
 
 
-_ROUTES: dict[int, np.ndarray] = {}
+def _spark_hash_int(values: np.ndarray, seed: int = 42) -> np.ndarray:
+    """Spark's ``hash(int)`` (Murmur3_x86_32.hashInt with seed 42), vectorised: what its hash partitioner uses."""
+    m = np.uint32
+    with np.errstate(over="ignore"):
+        k = values.astype(np.int32).view(np.uint32) * m(0xCC9E2D51)
+        k = (k << m(15)) | (k >> m(17))
+        k = k * m(0x1B873593)
+        h = np.full(len(values), seed, dtype=np.uint32) ^ k
+        h = (h << m(13)) | (h >> m(19))
+        h = h * m(5) + m(0xE6546B64)
+        h ^= m(4)  # the input length in bytes
+        h ^= h >> m(16)
+        h = h * m(0x85EBCA6B)
+        h ^= h >> m(13)
+        h = h * m(0xC2B2AE35)
+        h ^= h >> m(16)
+    return h.view(np.int32)
 
 
-def route_values(spark: SparkSession, num_files: int) -> np.ndarray:
-    """For each file f, an int whose Spark hash partitioning (pmod(hash(v), n)) lands in partition f.
+def route_values(num_files: int) -> np.ndarray:
+    """For each file f, an int whose Spark hash partitioning (``pmod(hash(v), n)``) lands in partition f.
 
-    Computed by Spark itself, so routing is exact and needs no sampling job.
+    Routing by these values is exact and needs no sampling job (``repartitionByRange`` runs
+    one); tests check the hash against Spark's own ``hash`` expression.
     """
     n = num_files
-    if n not in _ROUTES:
-        rows = (
-            spark.range(0, n * 64)
-            .select(F.col("id").cast("int").alias("v"), F.expr(f"pmod(hash(cast(id as int)), {n})").alias("p"))
-            .groupBy("p").agg(F.min("v").alias("v"))
-            .collect()
-        )
-        lut = np.full(n, -1, dtype=np.int32)
-        for r in rows:
-            lut[r["p"]] = r["v"]
-        if (lut < 0).any():
-            raise RuntimeError(f"could not find routing values for all {n} files")
-        _ROUTES[n] = lut
-    return _ROUTES[n]
+    none = np.iinfo(np.int64).max
+    lut = np.full(n, none, dtype=np.int64)
+    start = 0
+    while (lut == none).any():  # 64 candidates per file leave none empty in practice
+        v = np.arange(start, start + 64 * n, dtype=np.int64)
+        np.minimum.at(lut, np.mod(_spark_hash_int(v).astype(np.int64), n), v)
+        start += 64 * n
+    return lut.astype(np.int32)
 
 
 def _key_udf(plans: dict[int, KeyPlan], offsets: dict[int, int], lut: np.ndarray, ncols: int):
@@ -215,7 +226,7 @@ def add_keys(spark: SparkSession, df: DataFrame, units: Sequence[UnitWork], colu
     """
     plans = {u.index: u.plan for u in units if u.plan is not None}
     offsets, total = file_offsets(units)
-    lut = route_values(spark, total)
+    lut = route_values(total)
     used, _ = jvm_keys.key_engine(engine, plans, df.schema)
     if used == "jvm":
         split = not jvm_keys.huge_methods_compiled(spark) if split_stages is None else split_stages

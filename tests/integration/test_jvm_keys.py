@@ -12,6 +12,7 @@ import datetime as dt
 import decimal
 import random
 
+import numpy as np
 import pytest
 from pyspark.sql import functions as F
 from pyspark.sql import types as T
@@ -151,3 +152,25 @@ def test_engine_choice(spark, frame):
     assert "8 bytes" in jvm_keys.unsupported_reason({u.index: u.plan for u in wide}, frame.schema)
     with pytest.raises(ValueError, match="unknown key engine"):
         jvm_keys.key_engine("gpu", plans, frame.schema)
+
+
+def test_integer_columns_start_from_bucket_tables(spark, frame):
+    """Integer, long (with both int64 extremes) and date columns take the bucketed search: same keys as Arrow."""
+    columns = ["i", "l", "day"]
+    units = _units(spark, frame, columns, "zorder", 1024, 16)
+    keyed, _ = rewrite.add_keys(spark, frame, units, columns, "jvm")
+    plan = keyed._jdf.queryExecution().optimizedPlan().toString()
+    assert plan.count("greatest(least(shiftright(") >= len(columns)  # one bucket lookup per column
+    assert _keys(spark, frame, units, columns, "jvm") == _keys(spark, frame, units, columns, "arrow")
+
+
+def test_route_values_land_in_their_partitions(spark):
+    """The numpy copy of Spark's hash partitioning agrees with Spark's own ``hash`` and ``pmod``."""
+    values = [*range(-2000, 2000), 2**31 - 1, -(2**31), 123456789]
+    df = spark.createDataFrame([(v,) for v in values], "v int")
+    spark_hash = {r["v"]: r["h"] for r in df.select("v", F.hash("v").alias("h")).collect()}
+    assert spark_hash == dict(zip(values, rewrite._spark_hash_int(np.asarray(values)).tolist()))
+    for n in (1, 7, 64, 300):
+        lut = rewrite.route_values(n)
+        got = spark.createDataFrame([(int(v),) for v in lut], "v int").select(F.expr(f"pmod(hash(v), {n})").alias("p"))
+        assert [r["p"] for r in got.collect()] == list(range(n))
