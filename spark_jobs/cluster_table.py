@@ -186,7 +186,9 @@ def _stage_batch(spark, fs: FileSystem, opts: ClusterOptions, schema, columns: l
     t = time.time()
     work = [rewrite.UnitWork(i, u.label, [f.path for f in u.files], 0) for i, u in enumerate(batch)]
     df = rewrite.read_batch(spark, [(w.index, w.paths) for w in work], schema)
-    counts = rewrite.count_rows(df)
+    counts = rewrite.footer_counts(fs, [(w.index, w.paths) for w in work])
+    if counts is None:
+        counts = rewrite.count_rows(df)
     t = lap("count_s", t)
     live, skipped = [], []
     for w, u in zip(work, batch):
@@ -200,15 +202,20 @@ def _stage_batch(spark, fs: FileSystem, opts: ClusterOptions, schema, columns: l
         return [], skipped
     rewrite.plan_batch(df, live, columns, opts.curve, opts.num_ranges, opts.salt_bits, opts.seed + b)
     t = lap("sample_and_plan_s", t)
+    plain = rewrite.plain_encoded_columns(spark, live, columns, schema, opts.seed + b)
+    t = lap("encodings_s", t)
     out = join(staging, f"_batch{b}")
     obs_in, obs_out, engine = rewrite.write_batch(spark, df, live, columns, out, opts.compression, f"b{b}",
-                                                  opts.key_engine)
+                                                  opts.key_engine, plain)
     t = lap("write_s", t)
     by_unit = rewrite.files_by_unit(_staged_files(fs, out), live)
     parts = [(i, [f.path for f in files]) for i, files in by_unit.items() if files]
     staged_df = rewrite.read_batch(spark, parts, schema) if parts else None
     full = rewrite.staged_checksum(staged_df) if opts.verify == "full" and staged_df is not None else None
-    rewrite.verify(live, obs_in, obs_out, rewrite.count_rows(staged_df) if staged_df is not None else {}, full)
+    staged = rewrite.footer_counts(fs, parts)
+    if staged is None:
+        staged = rewrite.count_rows(staged_df) if staged_df is not None else {}
+    rewrite.verify(live, obs_in, obs_out, staged, full)
     t = lap("verify_s", t)
     done = []
     for w in live:
@@ -220,7 +227,8 @@ def _stage_batch(spark, fs: FileSystem, opts: ClusterOptions, schema, columns: l
             placed.append(type(f)(dst, f.size, f.mtime_ms))
         done.append({
             "partition": unit.label, "spec": unit.spec, "rows": w.rows,
-            "before": _stats(unit.files), "after": _stats(placed), "plan": {**w.plan.describe(), "key_engine": engine},
+            "before": _stats(unit.files), "after": _stats(placed),
+            "plan": {**w.plan.describe(), "key_engine": engine, "plain_encoded": plain},
             "_unit": unit, "_staged": placed,
         })
         _log(f"staged {unit.label}: {len(unit.files)} -> {len(placed)} files, {w.rows} rows verified")

@@ -3,14 +3,15 @@
 All units of a batch go through the same few Spark jobs, so re-clustering 300 partitions
 costs about what re-clustering one does, not 300 times its job overhead:
 
-1. per-unit row counts (footer metadata only);
-2. a stratified sample of the clustering columns -> one KeyPlan per unit, on the driver;
+1. per-unit row counts (footer metadata only; read on the driver when the files are local);
+2. a stratified sample of the clustering columns -> one KeyPlan per unit, on the driver; a few
+   whole input files -> which columns to write without a dictionary (:func:`plain_encoded_columns`);
 3. the write: read -> curve key + output file (JVM expressions, ``jvm_keys``, or an Arrow
    UDF for wide keys and binary columns) -> observe(count, checksum) of what is read ->
    repartition by file (a precomputed int per file, so no second sampling job as in
    ``repartitionByRange``) -> sort by key within each file -> observe(count, checksum) of
    what is written -> Parquet, file i = Spark partition i, in the staging dir;
-4. per-unit row counts of the staged files (footers), compared with step 1.
+4. per-unit row counts of the staged files (footers, as in step 1), compared with step 1.
 
 The checksum is the exact sum of ``xxhash64(all columns)``: order independent, and
 duplicates cannot cancel (unlike XOR); the staged files' row counts per unit (step 4) catch a
@@ -24,6 +25,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 
 import numpy as np
@@ -33,7 +35,8 @@ from pyspark.sql import DataFrame, Observation, SparkSession
 from pyspark.sql import functions as F
 from pyspark.sql.types import StructType
 
-from airflow_zorder.core import curves
+from airflow_zorder.core import curves, encodings, footer_stats
+from airflow_zorder.core.fs import FileSystem, os_path
 from airflow_zorder.core.keys import (KeyPlan, as_sortable, build_plan, column_boundaries, compute_keys, file_ids,
                                      is_compact, plan_bits, to_signed)
 from spark_jobs import jvm_keys
@@ -110,6 +113,27 @@ def count_rows(df: DataFrame) -> dict[int, int]:
     return {r[UNIT_COL]: r["count"] for r in df.groupBy(UNIT_COL).count().collect()}
 
 
+def footer_counts(fs: FileSystem, parts: Sequence[tuple[int, Sequence[str]]]) -> dict[int, int] | None:
+    """Rows per unit read from the files' footers here on the driver when every file is on this machine's disk.
+
+    Saves a Spark job per count (~0.3 s each); None for remote stores, or when a footer does not
+    parse, so that :func:`count_rows` (and Spark's own error for the file) takes over.
+    """
+    local = [(unit, [os_path(fs, p) for p in paths]) for unit, paths in parts]
+    if any(p is None for _, paths in local for p in paths):
+        return None
+    flat = [(unit, p) for unit, paths in local for p in paths]
+    try:
+        with ThreadPoolExecutor(max_workers=8) as pool:
+            rows = list(pool.map(footer_stats.row_count, [p for _, p in flat]))
+    except (OSError, ValueError, pa.ArrowException):
+        return None
+    out: dict[int, int] = {}
+    for (unit, _), n in zip(flat, rows):
+        out[unit] = out.get(unit, 0) + n
+    return out
+
+
 def sample_size(rows: int, num_files: int) -> int:
     """Rows to sample for a unit: enough for fine column quantiles and ~500 keys per output file."""
     return int(min(rows, max(100_000, 500 * num_files)))
@@ -135,6 +159,57 @@ def plan_batch(df: DataFrame, units: Sequence[UnitWork], columns: list[str], cur
     for u in units:
         u.plan = build_plan(parts[u.index], columns, curve, u.num_files, num_ranges, salt_bits, HASH_COL,
                             min_bits=widest, boundaries=bounds[u.index])
+
+
+MIN_ROWS_PER_FILE_FOR_ENCODINGS = 10_000  # smaller files: the dictionary work is too small to matter
+DICTIONARY_OPTION = "parquet.enable.dictionary#"
+
+
+def plain_encoded_columns(spark: SparkSession, units: Sequence[UnitWork], columns: list[str], schema: StructType,
+                          seed: int) -> list[str]:
+    """Data columns to write without a dictionary (see :mod:`airflow_zorder.core.encodings`), from a small sample.
+
+    The sample is a few whole input files (every column, cheap to read; file order can only add
+    collisions, which keeps dictionaries), thinned to :func:`encodings.sample_rows` rows; each
+    row's output file comes from its unit's plan on the driver.
+    """
+    live = [u for u in units if u.plan is not None and u.rows]
+    files = sum(u.plan.num_files for u in live)
+    total = sum(u.rows for u in live)
+    per_file = total / max(1, files)
+    if per_file < MIN_ROWS_PER_FILE_FOR_ENCODINGS:
+        return []
+    want = encodings.sample_rows(total, files, per_file)
+    rng = np.random.default_rng(seed)
+    picks = [(u, p, u.rows / len(u.paths)) for u in live for p in u.paths]
+    chosen: dict[int, list[str]] = {}
+    got = 0.0
+    for i in rng.permutation(len(picks)):
+        u, path, rows = picks[i]
+        chosen.setdefault(u.index, []).append(path)
+        got += rows
+        if got >= want:
+            break
+    df = read_batch(spark, sorted(chosen.items()), schema)
+    if got > want:
+        df = df.sample(fraction=min(1.0, 1.2 * want / got), seed=seed)
+    sample = df.toArrow()
+    if sample.num_rows == 0:
+        return []
+    offsets, _ = file_offsets(units)
+    fids = np.zeros(sample.num_rows, dtype=np.int64)
+    unit_ids = sample.column(UNIT_COL).to_numpy()
+    for u in live:
+        rows = np.flatnonzero(unit_ids == u.index)
+        if len(rows):
+            part = sample.take(pa.array(rows))
+            salt = rng.integers(-(2**63), 2**63 - 1, len(rows), dtype=np.int64)
+            k = compute_keys(u.plan, [part.column(c).combine_chunks() for c in columns], salt)
+            fids[rows] = offsets[u.index] + file_ids(u.plan, k)
+    page = int(spark.sparkContext._jsc.hadoopConfiguration().get(
+        "parquet.dictionary.page.size", str(encodings.DEFAULT_DICTIONARY_PAGE_SIZE)))
+    data_cols = [c for c in sample.column_names if c != UNIT_COL and "." not in c and "#" not in c]
+    return encodings.plain_columns(sample, fids, per_file, data_cols, page)
 
 
 def _spark_hash_int(values: np.ndarray, seed: int = 42) -> np.ndarray:
@@ -241,13 +316,15 @@ def add_keys(spark: SparkSession, df: DataFrame, units: Sequence[UnitWork], colu
 
 
 def write_batch(spark: SparkSession, df: DataFrame, units: Sequence[UnitWork], columns: list[str], out_dir: str,
-                compression: str, name: str, engine: str = "auto") -> tuple[Checksum, Checksum, str]:
+                compression: str, name: str, engine: str = "auto",
+                plain_columns: Sequence[str] = ()) -> tuple[Checksum, Checksum, str]:
     """Write every unit of ``df`` into ``out_dir`` in curve order, file i = Spark partition i; return (read, written) checksums.
 
     Each output partition holds exactly one file of one unit, so the files are sorted by
     the key alone (a 64-bit prefix sort) and written without ``partitionBy``; Spark names
     them ``part-<partition>-...``, which :func:`files_by_unit` maps back to their unit.
-    Also returns the key engine used (see :func:`add_keys`).
+    Also returns the key engine used (see :func:`add_keys`). ``plain_columns`` are written
+    without a dictionary (:func:`plain_encoded_columns`).
     """
     data_cols = [c for c in df.columns if c != UNIT_COL]
     _, total = file_offsets(units)
@@ -269,7 +346,10 @@ def write_batch(spark: SparkSession, df: DataFrame, units: Sequence[UnitWork], c
     previous = spark.conf.get(ARROW_BATCH_CONF, None)
     spark.conf.set(ARROW_BATCH_CONF, str(ARROW_BATCH_ROWS))  # fewer, larger batches through the Python worker
     try:
-        final.write.mode("errorifexists").option("compression", compression).parquet(out_dir)
+        writer = final.write.mode("errorifexists").option("compression", compression)
+        for c in plain_columns:
+            writer = writer.option(DICTIONARY_OPTION + c, "false")
+        writer.parquet(out_dir)
     finally:
         if previous is None:
             spark.conf.unset(ARROW_BATCH_CONF)

@@ -985,6 +985,11 @@ def _normalise_args(paths: Iterable[str] | str, columns: Sequence[str] | str) ->
     return paths, columns
 
 
+def row_count(path: str, filesystem: Any = None) -> int:
+    """Rows in one Parquet file, from its footer (one tail read)."""
+    return int(_metadata_from_footer(_read_footer_bytes(path, filesystem)[0]).num_rows)
+
+
 def read_footers(
     paths: Iterable[str] | str,
     columns: Sequence[str] | str,

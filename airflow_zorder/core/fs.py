@@ -606,6 +606,15 @@ class HadoopFileSystem:
             raise
 
 
+def os_path(fs: FileSystem, path: str) -> str | None:
+    """The path on this machine's disk when ``fs`` keeps ``path`` there (read it directly), else None."""
+    if isinstance(fs, LocalFileSystem):
+        return fs._local(path)
+    if isinstance(fs, HadoopFileSystem):
+        return fs._local_path(path)
+    return None
+
+
 def filesystem_for(path: str, spark: Any = None) -> FileSystem:
     """Hadoop-backed when a SparkSession is given (any store Hadoop reaches), else local disk."""
     if spark is not None:

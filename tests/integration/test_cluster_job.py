@@ -287,3 +287,36 @@ def test_schema_and_values_of_every_type_survive(spark, tmp_path):
             assert after.column(c).to_pylist() == table.column(c).to_pylist(), c
     for c in ("f", "d"):  # NaN != NaN: compare the bit patterns
         assert after.column(c).to_numpy(zero_copy_only=False).tobytes() == table.column(c).to_numpy(zero_copy_only=False).tobytes()
+
+
+def test_near_unique_columns_are_written_without_a_dictionary(spark, tmp_path):
+    """Columns whose dictionary the writer would abandon are written PLAIN; repeating ones keep it; rows equal."""
+    import numpy as np
+
+    rng = np.random.default_rng(11)
+    n = 60_000
+    src = tmp_path / "wide"
+    src.mkdir()
+    t = pa.table({
+        "a": pa.array(rng.integers(0, 1000, n)), "b": pa.array(rng.integers(0, 1000, n)),
+        "id": pa.array(rng.permutation(n).astype(np.int64) * 7919),  # unique
+        "note": pa.array([f"free text {x:012d}" for x in rng.integers(0, 10**12, n)]),  # ~unique strings
+        "cat": pa.array(rng.choice(["red", "green", "blue"], n)),  # 3 values
+        "day": pa.array(rng.integers(0, 300, n).astype(np.int32)),  # 300 values
+    })
+    for i in range(4):  # row order random w.r.t. every column
+        pq.write_table(t.slice(i * n // 4, n // 4), src / f"part-{i}.parquet")
+    def rows() -> pa.Table:
+        got = ds.dataset(str(src), format="parquet", ignore_prefixes=["_", "."]).to_table()
+        return got.sort_by([(c, "ascending") for c in t.column_names])
+
+    before = rows()
+    result = run_cluster(spark, ClusterOptions(table=str(src), columns=["a", "b"], num_files=2))
+    assert sorted(result["partitions"][0]["plan"]["plain_encoded"]) == ["id", "note"]
+    assert rows().equals(before)
+    for f in visible_files(str(src)):
+        md = pq.read_metadata(src / f)
+        dictionary = {md.row_group(0).column(i).path_in_schema: md.row_group(0).column(i).has_dictionary_page
+                      for i in range(md.num_columns)}
+        assert not dictionary["id"] and not dictionary["note"]
+        assert dictionary["cat"] and dictionary["day"] and dictionary["a"]
