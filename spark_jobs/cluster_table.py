@@ -22,7 +22,7 @@ from typing import Any
 from airflow_zorder.core import commit as commit_mod
 from airflow_zorder.core import curves, keys, ranges, stats_store
 from airflow_zorder.core.faults import fault_point
-from airflow_zorder.core.fs import FileSystem, filesystem_for, is_path_table
+from airflow_zorder.core.fs import FileSystem, filesystem_for, is_path_table, os_path
 from airflow_zorder.core.lock import TableLock
 from airflow_zorder.core.sizing import DEFAULT_TARGET_FILE_SIZE, num_output_files, parse_size
 from spark_jobs.cli import run_job, spark_error_text
@@ -166,10 +166,19 @@ def _staged_files(fs: FileSystem, staging: str) -> list:
             if not any(p.startswith(("_", ".")) for p in f.path[len(staging):].split("/") if p)]
 
 
-def _merged_schema(spark, units: list[Unit]):
+def _on_local_disk(fs: FileSystem, units: list[Unit]) -> bool:
+    """Every file of the units is on the driver's disk (the driver lists and reads footers itself)."""
+    return all(os_path(fs, f.path) is not None for u in units for f in u.files)
+
+
+def _merged_schema(spark, fs: FileSystem, units: list[Unit]):
     """The schema of all the units' files merged (one distributed footer job); rewritten files carry it."""
+    paths = [f.path for u in units for f in u.files]
     try:
-        return spark.read.option("mergeSchema", "true").parquet(*[f.path for u in units for f in u.files]).schema
+        if not _on_local_disk(fs, units):
+            return spark.read.option("mergeSchema", "true").parquet(*paths).schema
+        with rewrite.session_conf(spark, rewrite.LISTING_THRESHOLD_CONF, str(2**31 - 1)):  # see read_batch
+            return spark.read.option("mergeSchema", "true").parquet(*paths).schema
     except Exception as exc:  # noqa: BLE001 - converted to a clear message naming the table
         raise ClusteringError(f"cannot read the table's files as Parquet with one schema: "
                               f"{spark_error_text(exc)}") from exc
@@ -185,7 +194,8 @@ def _stage_batch(spark, fs: FileSystem, opts: ClusterOptions, schema, columns: l
 
     t = time.time()
     work = [rewrite.UnitWork(i, u.label, [f.path for f in u.files], 0) for i, u in enumerate(batch)]
-    df = rewrite.read_batch(spark, [(w.index, w.paths) for w in work], schema)
+    local = _on_local_disk(fs, batch)
+    df = rewrite.read_batch(spark, [(w.index, w.paths) for w in work], schema, local)
     counts = rewrite.footer_counts(fs, [(w.index, w.paths) for w in work])
     if counts is None:
         counts = rewrite.count_rows(df)
@@ -210,9 +220,10 @@ def _stage_batch(spark, fs: FileSystem, opts: ClusterOptions, schema, columns: l
     t = lap("write_s", t)
     by_unit = rewrite.files_by_unit(_staged_files(fs, out), live)
     parts = [(i, [f.path for f in files]) for i, files in by_unit.items() if files]
-    staged_df = rewrite.read_batch(spark, parts, schema) if parts else None
-    full = rewrite.staged_checksum(staged_df) if opts.verify == "full" and staged_df is not None else None
     staged = rewrite.footer_counts(fs, parts)
+    staged_df = (rewrite.read_batch(spark, parts, schema, local) if parts and (staged is None or opts.verify == "full")
+                 else None)
+    full = rewrite.staged_checksum(staged_df) if opts.verify == "full" and staged_df is not None else None
     if staged is None:
         staged = rewrite.count_rows(staged_df) if staged_df is not None else {}
     rewrite.verify(live, obs_in, obs_out, staged, full)
@@ -269,7 +280,7 @@ def run_cluster(spark, opts: ClusterOptions) -> dict[str, Any]:
                 skipped.append({"partition": unit.label, "reason": "no files"})
         try:
             if with_files:
-                schema = _merged_schema(spark, with_files)
+                schema = _merged_schema(spark, fs, with_files)
                 types = {f.name: f.dataType.simpleString() for f in schema.fields}
                 resolved_columns = _check_columns(types, ref.partition_columns, opts.columns)
             for b, start in enumerate(range(0, len(with_files), BATCH_UNITS)):
