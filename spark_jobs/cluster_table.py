@@ -175,9 +175,7 @@ def _merged_schema(spark, fs: FileSystem, units: list[Unit]):
     """The schema of all the units' files merged (one distributed footer job); rewritten files carry it."""
     paths = [f.path for u in units for f in u.files]
     try:
-        if not _on_local_disk(fs, units):
-            return spark.read.option("mergeSchema", "true").parquet(*paths).schema
-        with rewrite.session_conf(spark, rewrite.LISTING_THRESHOLD_CONF, str(2**31 - 1)):  # see read_batch
+        with rewrite.driver_listing(spark, _on_local_disk(fs, units)):
             return spark.read.option("mergeSchema", "true").parquet(*paths).schema
     except Exception as exc:  # noqa: BLE001 - converted to a clear message naming the table
         raise ClusteringError(f"cannot read the table's files as Parquet with one schema: "

@@ -25,7 +25,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
-from contextlib import contextmanager
+from contextlib import contextmanager, nullcontext
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 
@@ -117,23 +117,25 @@ def session_conf(spark: SparkSession, key: str, value: str):
 LISTING_THRESHOLD_CONF = "spark.sql.sources.parallelPartitionDiscovery.threshold"
 
 
+def driver_listing(spark: SparkSession, local: bool):
+    """For files on the driver's disk, let the driver stat them itself while a DataFrame is created.
+
+    Spark runs a listing job for more than 32 paths (~0.2 s here), worth it only on remote stores.
+    """
+    return session_conf(spark, LISTING_THRESHOLD_CONF, str(2**31 - 1)) if local else nullcontext()
+
+
 def read_batch(spark: SparkSession, parts: Sequence[tuple[int, Sequence[str]]], schema: StructType,
                local: bool = False) -> DataFrame:
     """Union of the units' files (``(unit index, paths)`` pairs), each row tagged with its unit; all read with ``schema``.
 
-    ``local``: the files are on the driver's disk, so the driver stats them itself (Spark runs a
-    listing job for more than 32 paths: ~0.2 s per read here, worth it only on remote stores).
+    ``local``: the files are on the driver's disk (see :func:`driver_listing`).
     """
-    def frames() -> list[DataFrame]:
-        return [spark.read.schema(schema).parquet(*paths).withColumn(UNIT_COL, F.lit(index)) for index, paths in parts]
-
-    if local:
-        with session_conf(spark, LISTING_THRESHOLD_CONF, str(2**31 - 1)):
-            got = frames()
-    else:
-        got = frames()
-    out = got[0]
-    for f in got[1:]:
+    with driver_listing(spark, local):
+        frames = [spark.read.schema(schema).parquet(*paths).withColumn(UNIT_COL, F.lit(index))
+                  for index, paths in parts]
+    out = frames[0]
+    for f in frames[1:]:
         out = out.unionByName(f)
     return out
 
