@@ -12,8 +12,9 @@ built-in expressions, bit for bit equal to ``core.keys.compute_keys`` / ``file_i
 * range id = ``1 + #(boundaries <= value)`` by a branchless binary search, one projection per
   step (null padding never matches), 0 for null;
 * Z-order interleaves through a bit-spreading lookup table, linear is shifts and ORs; Hilbert
-  is Skilling's transpose unrolled, one projection per (bit, column) step, then Gray-encoded
-  and interleaved;
+  runs the Z-order key through :mod:`~airflow_zorder.core.hilbert_table`'s state tables (2 to
+  4 columns: one lookup per 1-5 levels), else Skilling's transpose unrolled, one projection
+  per (bit, column) step, then Gray-encoded and interleaved;
 * indices are shifts and ORs into power-of-two segments and coordinates are non-null, so the
   generated Java stays small: HotSpot does not JIT-compile methods over 8,000 bytes of
   bytecode, and one whole-stage-codegen method holding all of this at first ran 5x slower
@@ -36,7 +37,7 @@ from pyspark.sql import functions as F
 from pyspark.sql import types as T
 
 from airflow_zorder.core.jvm_options import JIT_OPTION
-from airflow_zorder.core import search_index
+from airflow_zorder.core import hilbert_table, search_index
 from airflow_zorder.core.keys import KeyPlan, is_compact, to_signed
 
 _SIGN = -(1 << 63)
@@ -288,6 +289,27 @@ def _hilbert(df: DataFrame, names: list[str], bits: int, split: bool) -> DataFra
     return df.select(*keep, *[F.col(n).bitwiseXOR(F.col("__zorder_t")).alias(n) for n in names])
 
 
+def _hilbert_by_table(spark, df: DataFrame, z: F.Column, table: hilbert_table.HilbertTable, out: str) -> DataFrame:
+    """``df`` plus ``out``: the Hilbert index of the Z-order key ``z``, by the state tables (a few lookups)."""
+    shifts = table.shifts()
+    first = _array_literal(spark, [int(x) for x in table.first], "bigint")
+    steps = _array_literal(spark, [int(x) for x in table.table], "bigint")
+    width = table.levels * table.d
+    entry, low = "__zorder_h_entry", F.lit(0xFFFFFFFF).cast("bigint")
+
+    def chunk(shift: int, bits: int) -> F.Column:
+        return F.shiftrightunsigned(F.col("__zorder_z"), shift).bitwiseAND(F.lit((1 << bits) - 1).cast("bigint"))
+
+    df = df.withColumn("__zorder_z", z)
+    df = df.withColumn(entry, F.get(first, chunk(shifts[0], table.first_levels * table.d).cast("int")))
+    df = df.withColumn(out, F.shiftleft(F.col(entry).bitwiseAND(low), shifts[0]))
+    for shift in shifts[1:]:
+        index = F.shiftleft(F.shiftright(F.col(entry), 32), width).bitwiseOR(chunk(shift, width))
+        df = df.withColumn(entry, F.get(steps, index.cast("int")))
+        df = df.withColumn(out, F.col(out).bitwiseOR(F.shiftleft(F.col(entry).bitwiseAND(low), shift)))
+    return df.drop("__zorder_z", entry)
+
+
 def add_key_and_route(df: DataFrame, plans: Mapping[int, KeyPlan], offsets: Mapping[int, int], lut: np.ndarray,
                       unit_col: str, hash_col: str, key_col: str, route_col: str,
                       split_stages: bool = True) -> DataFrame:
@@ -333,21 +355,25 @@ def add_key_and_route(df: DataFrame, plans: Mapping[int, KeyPlan], offsets: Mapp
     out = _barrier(out.select(*[c for c in out.columns if c not in pos_names and c not in val_names], *coords),
                    split_stages)
 
-    if first.curve == "hilbert" and d > 1:
+    table = hilbert_table.build(d, bits) if first.curve == "hilbert" and d > 1 else None
+    if first.curve == "hilbert" and d > 1 and table is None:  # too many columns for tables: Skilling's steps
         out = _barrier(_hilbert(out, pos_names, bits, split_stages), split_stages)
     if first.curve == "linear":
         curve = F.lit(0).cast("bigint")
         for j, n in enumerate(pos_names):
             curve = curve.bitwiseOR(F.shiftleft(F.col(n), bits * (d - 1 - j)))
-    else:  # zorder, and hilbert after its transpose (d == 1: the coordinate itself)
+    else:  # zorder; hilbert: its transpose interleaved, or the Z-order key through the state tables
         curve = _interleave(spark, [F.col(n) for n in pos_names], bits)
+    if table is not None:
+        out = _hilbert_by_table(spark, out, curve, table, "__zorder_curve")
+        curve = F.col("__zorder_curve")
 
     total_bits = d * bits
     curve_bytes, salt_bytes = (total_bits + 7) // 8, (salt_bits + 7) // 8
     key = F.shiftleft(curve, 8 * curve_bytes - total_bits + 8 * salt_bytes)
     if salt_bits:
         key = key.bitwiseOR(F.col(hash_col).bitwiseAND(F.lit((1 << salt_bits) - 1).cast("bigint")))
-    out = out.select(*[c for c in out.columns if c not in pos_names], key.bitwiseXOR(F.lit(_SIGN)).alias(key_col))
+    out = out.select(*[c for c in out.columns if c not in pos_names and c != "__zorder_curve"], key.bitwiseXOR(F.lit(_SIGN)).alias(key_col))
 
     # output file: number of the unit's file boundaries <= key; route: the shuffle value of that file
     fid = "__zorder_fid"

@@ -95,6 +95,7 @@ CASES = [
     (["f", "flag", "s", "b", "dec"], "zorder", 64, 16),
     (["dec"], "hilbert", 1024, 0),
     (["str", "d"], "hilbert", 300, 0),
+    (["i", "l", "d", "day", "s"], "hilbert", 64, 8),  # 5 columns: Skilling's steps, not state tables
 ]
 
 
