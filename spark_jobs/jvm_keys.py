@@ -43,6 +43,11 @@ from airflow_zorder.core.keys import KeyPlan, is_compact, to_signed
 _SIGN = -(1 << 63)
 
 
+def quoted(name: str) -> F.Column:
+    """The column called ``name``, taken literally (dots, spaces and backticks included)."""
+    return F.col("`" + name.replace("`", "``") + "`")
+
+
 def huge_methods_compiled(spark) -> bool:
     """Whether the JVMs running tasks compile huge generated methods (local: this JVM's flags; else executor options)."""
     conf = spark.sparkContext.getConf()
@@ -243,6 +248,18 @@ def _spread_table(d: int, bits: int) -> list[int]:
     return [int(x) for x in out.astype(np.int64)]
 
 
+def _placed(coords: np.ndarray, j: int, d: int, bits: int, how: str) -> list[int]:
+    """Column j's curve coordinates (uint64) as signed longs, placed in the curve value: raw, spread or linear."""
+    if how == "spread":  # bit b -> bit d*b + (d-1-j), as the Z-order interleave of curves._interleave
+        spread = np.zeros_like(coords)
+        for b in range(bits):
+            spread |= ((coords >> np.uint64(b)) & np.uint64(1)) << np.uint64(d * b + d - 1 - j)
+        coords = spread
+    elif how == "linear":
+        coords = coords << np.uint64(bits * (d - 1 - j))
+    return [int(x) for x in coords.astype(np.uint64).view(np.int64)]
+
+
 def _interleave(spark, cols: Sequence[F.Column], bits: int) -> F.Column:
     """Z interleave of d ``bits``-bit columns (column 0's top bit highest), as curves._interleave."""
     d = len(cols)
@@ -259,7 +276,7 @@ def _interleave(spark, cols: Sequence[F.Column], bits: int) -> F.Column:
 def _hilbert(df: DataFrame, names: list[str], bits: int, split: bool) -> DataFrame:
     """Skilling's AxestoTranspose on non-null bigint columns ``names``, one projection per dependent step."""
     d = len(names)
-    keep = [c for c in df.columns if c not in names]
+    keep = [quoted(c) for c in df.columns if c not in names]
     steps = 0
     for b in range(bits - 1, 0, -1):
         p = F.lit((1 << b) - 1).cast("bigint")
@@ -328,7 +345,7 @@ def add_key_and_route(df: DataFrame, plans: Mapping[int, KeyPlan], offsets: Mapp
     pos_names = [f"__zorder_p{j}" for j in range(d)]
     val_names = [f"__zorder_v{j}" for j in range(d)]
     domains = [_domain(df.schema[c].dataType) for c in cols]
-    out = df.select("*", *[dom.value(F.col(f"`{c}`")).alias(v) for dom, c, v in zip(domains, cols, val_names)])
+    out = df.select("*", *[dom.value(quoted(c)).alias(v) for dom, c, v in zip(domains, cols, val_names)])
 
     # range id of each column: count of the unit's boundaries <= value, all columns per projection
     searches = [_counter(spark, {u: dom.to_values(p.boundaries[j]) for u, p in plans.items()}, dom.element_type,
@@ -341,29 +358,33 @@ def add_key_and_route(df: DataFrame, plans: Mapping[int, KeyPlan], offsets: Mapp
             out = _barrier(out, split_stages)
         updates = {pos_names[j]: steps[s](F.col(pos_names[j])) for j, (_, steps) in enumerate(searches)
                    if s < len(steps)}
-        out = out.select(*[updates[c].alias(c) if c in updates else F.col(c) for c in out.columns])
+        out = out.select(*[updates[c].alias(c) if c in updates else quoted(c) for c in out.columns])
 
-    # curve coordinate of each range id (ids: 0 = null, else pos + 1); never null from here on
+    # Curve coordinate of each range id (ids: 0 = null, else pos + 1); never null from here on.
+    # Except for Skilling's steps, the table holds the coordinate already placed in the curve
+    # value (Z-order: bits spread d apart; linear: shifted), so the curve is one OR per column.
+    table = hilbert_table.build(d, bits) if first.curve == "hilbert" and d > 1 else None
+    skilling = first.curve == "hilbert" and d > 1 and table is None
     coords = []
     for j in range(d):
         shift = _index_bits(max(len(p.positions[j]) for p in plans.values()) - 1)
-        per_unit = {u: [int(x) for x in p.positions[j]] for u, p in plans.items()}
-        table = _array_literal(spark, _segments(per_unit, num_units, shift), "bigint")
+        per_unit = {u: _placed(np.asarray(p.positions[j], dtype=np.uint64), j, d, bits,
+                               "raw" if skilling else "linear" if first.curve == "linear" else "spread")
+                    for u, p in plans.items()}
+        literal = _array_literal(spark, _segments(per_unit, num_units, shift), "bigint")
         rid = F.when(F.col(val_names[j]).isNull(), F.lit(0)).otherwise(F.col(pos_names[j]) + F.lit(1))
-        coord = F.get(table, F.shiftleft(unit, shift).bitwiseOR(rid))
+        coord = F.get(literal, F.shiftleft(unit, shift).bitwiseOR(rid))
         coords.append(F.coalesce(coord, F.lit(0).cast("bigint")).alias(pos_names[j]))
-    out = _barrier(out.select(*[c for c in out.columns if c not in pos_names and c not in val_names], *coords),
+    out = _barrier(out.select(*[quoted(c) for c in out.columns if c not in pos_names and c not in val_names], *coords),
                    split_stages)
 
-    table = hilbert_table.build(d, bits) if first.curve == "hilbert" and d > 1 else None
-    if first.curve == "hilbert" and d > 1 and table is None:  # too many columns for tables: Skilling's steps
+    if skilling:  # too many columns for tables: Skilling's steps on the raw coordinates, then interleaved
         out = _barrier(_hilbert(out, pos_names, bits, split_stages), split_stages)
-    if first.curve == "linear":
-        curve = F.lit(0).cast("bigint")
-        for j, n in enumerate(pos_names):
-            curve = curve.bitwiseOR(F.shiftleft(F.col(n), bits * (d - 1 - j)))
-    else:  # zorder; hilbert: its transpose interleaved, or the Z-order key through the state tables
         curve = _interleave(spark, [F.col(n) for n in pos_names], bits)
+    else:  # zorder, linear, and the Z-order key that the Hilbert tables read
+        curve = F.col(pos_names[0])
+        for n in pos_names[1:]:
+            curve = curve.bitwiseOR(F.col(n))
     if table is not None:
         out = _hilbert_by_table(spark, out, curve, table, "__zorder_curve")
         curve = F.col("__zorder_curve")
@@ -373,7 +394,7 @@ def add_key_and_route(df: DataFrame, plans: Mapping[int, KeyPlan], offsets: Mapp
     key = F.shiftleft(curve, 8 * curve_bytes - total_bits + 8 * salt_bytes)
     if salt_bits:
         key = key.bitwiseOR(F.col(hash_col).bitwiseAND(F.lit((1 << salt_bits) - 1).cast("bigint")))
-    out = out.select(*[c for c in out.columns if c not in pos_names and c != "__zorder_curve"], key.bitwiseXOR(F.lit(_SIGN)).alias(key_col))
+    out = out.select(*[quoted(c) for c in out.columns if c not in pos_names and c != "__zorder_curve"], key.bitwiseXOR(F.lit(_SIGN)).alias(key_col))
 
     # output file: number of the unit's file boundaries <= key; route: the shuffle value of that file
     fid = "__zorder_fid"
@@ -386,7 +407,7 @@ def add_key_and_route(df: DataFrame, plans: Mapping[int, KeyPlan], offsets: Mapp
     per_unit = {u: [int(x) for x in lut[offsets[u]:offsets[u] + p.num_files]] for u, p in plans.items()}
     routes = _array_literal(spark, _segments(per_unit, num_units, rshift), "bigint")
     route = F.coalesce(F.get(routes, F.shiftleft(unit, rshift).bitwiseOR(F.col(fid))), F.lit(0).cast("bigint"))
-    return out.select(*[c for c in out.columns if c != fid], route.cast("int").alias(route_col))
+    return out.select(*[quoted(c) for c in out.columns if c != fid], route.cast("int").alias(route_col))
 
 
 def key_engine(requested: str, plans: Mapping[int, KeyPlan], schema: T.StructType) -> tuple[str, str | None]:

@@ -10,7 +10,8 @@ costs about what re-clustering one does, not 300 times its job overhead:
    UDF for wide keys and binary columns) -> observe(count, checksum) of what is read ->
    repartition by file (a precomputed int per file, so no second sampling job as in
    ``repartitionByRange``) -> sort by key within each file -> observe(count, checksum) of
-   what is written -> Parquet, file i = Spark partition i, in the staging dir;
+   what is written -> Parquet, file i = Spark partition i, in the staging dir; rows stay
+   flat, and no projection is added between the steps (each would copy every row);
 4. per-unit row counts of the staged files (footers, as in step 1), compared with step 1.
 
 The checksum is the exact sum of ``xxhash64(all columns)``: order independent, and
@@ -43,7 +44,6 @@ from airflow_zorder.core.keys import (KeyPlan, as_sortable, build_plan, column_b
 from spark_jobs import jvm_keys
 
 UNIT_COL, KEY_COL, ROUTE_COL, HASH_COL = "__zorder_unit", "__zorder_key", "__zorder_route", "__zorder_hash"
-ROW_COL = "__zorder_row"
 ARROW_BATCH_CONF, ARROW_BATCH_ROWS = "spark.sql.execution.arrow.maxRecordsPerBatch", 100_000
 MAX_SAMPLE_ROWS = 2_000_000
 
@@ -81,8 +81,7 @@ class UnitWork:
     plan: KeyPlan | None = None
 
 
-def _col(name: str) -> F.Column:
-    return F.col(f"`{name}`")
+_col = jvm_keys.quoted
 
 
 def row_hash(columns: Sequence[str]) -> F.Column:
@@ -112,6 +111,21 @@ def session_conf(spark: SparkSession, key: str, value: str):
             spark.conf.unset(key)
         else:
             spark.conf.set(key, previous)
+
+
+EXCLUDED_RULES_CONF = "spark.sql.optimizer.excludedRules"
+COLUMN_PRUNING_RULE = "org.apache.spark.sql.catalyst.optimizer.ColumnPruning"
+
+
+def without_column_pruning(spark: SparkSession):
+    """Keep Spark's optimizer from inserting a projection wherever a column stops being needed.
+
+    In the write every column is read anyway; what the rule would add is one projection after
+    the input checksum (dropping the hash) and one between the shuffle and the sort (dropping
+    the route): two more copies of every row (~1 s of 2-core wall at SF1).
+    """
+    rules = [r for r in (spark.conf.get(EXCLUDED_RULES_CONF, "") or "").split(",") if r.strip()]
+    return session_conf(spark, EXCLUDED_RULES_CONF, ",".join([*rules, COLUMN_PRUNING_RULE]))
 
 
 LISTING_THRESHOLD_CONF = "spark.sql.sources.parallelPartitionDiscovery.threshold"
@@ -361,24 +375,21 @@ def write_batch(spark: SparkSession, df: DataFrame, units: Sequence[UnitWork], c
     data_cols = [c for c in df.columns if c != UNIT_COL]
     _, total = file_offsets(units)
     obs_in, obs_out = Observation(f"{name}_in"), Observation(f"{name}_out")
-    # The data columns travel packed in one struct, so the key computation's many projections
-    # pass one column along instead of every column of the table (~3 of 22 CPU-s at SF1);
-    # the row hash is computed once: checksum of the input and salt.
-    packed = df.select(F.struct(*[_col(c) for c in data_cols]).alias(ROW_COL), F.col(UNIT_COL),
-                       *[_col(c) for c in columns], row_hash(data_cols).alias(HASH_COL))
-    keyed, used = add_keys(spark, packed, units, columns, engine)
-    # Observed after the keys: ``observe`` ends a code-generated stage, and the rows it
-    # materialises here are the ones the shuffle writes anyway.
-    observed = keyed.observe(obs_in, *checksum_columns(hash_col=HASH_COL))
-    laid_out = (observed.select(ROW_COL, KEY_COL, ROUTE_COL)
-                .repartition(total, F.col(ROUTE_COL)).sortWithinPartitions(KEY_COL))
-    # Observed on the very rows handed to the writer, after the last projection, so no row is
-    # materialised once more after it (~1 s of 2-core wall at SF1).
-    final = laid_out.select(f"{ROW_COL}.*").observe(obs_out, *checksum_columns(data_cols))
+    # the row hash is computed once: checksum of the input and salt
+    keyed, used = add_keys(spark, df.select("*", row_hash(data_cols).alias(HASH_COL)), units, columns, engine)
+    # Observed after the keys, on the very rows the shuffle writes (``observe`` ends a generated
+    # stage: the rows are materialised once, for both); the hash rides along rather than being
+    # dropped by one more projection (one more copy of every row).
+    observed = (keyed.select(*[_col(c) for c in data_cols], KEY_COL, ROUTE_COL, HASH_COL)
+                .observe(obs_in, *checksum_columns(hash_col=HASH_COL)))
+    laid_out = observed.repartition(total, F.col(ROUTE_COL)).sortWithinPartitions(KEY_COL)
+    # Observed on the very rows handed to the writer, after the projection that drops the
+    # key, route and hash (the one copy of each row after the sort).
+    final = laid_out.select(*[_col(c) for c in data_cols]).observe(obs_out, *checksum_columns(data_cols))
     writer = final.write.mode("errorifexists").option("compression", compression)
     for c in plain_columns:
         writer = writer.option(DICTIONARY_OPTION + c, "false")
-    with session_conf(spark, ARROW_BATCH_CONF, str(ARROW_BATCH_ROWS)):  # fewer, larger batches through Python
+    with session_conf(spark, ARROW_BATCH_CONF, str(ARROW_BATCH_ROWS)), without_column_pruning(spark):
         writer.parquet(out_dir)
     return Checksum.from_observation(obs_in), Checksum.from_observation(obs_out), used
 

@@ -320,3 +320,19 @@ def test_near_unique_columns_are_written_without_a_dictionary(spark, tmp_path):
                       for i in range(md.num_columns)}
         assert not dictionary["id"] and not dictionary["note"]
         assert dictionary["cat"] and dictionary["day"] and dictionary["a"]
+
+
+@pytest.mark.parametrize("curve", ["zorder", "hilbert"])
+def test_column_names_with_dots_spaces_and_backticks(spark, tmp_path, curve):
+    """Every data column passes through the key expressions by name: names are taken literally."""
+    root = tmp_path / "odd"
+    root.mkdir()
+    ids = list(range(20_000))
+    before = pa.table({"a.b": ids, "we`ird": [i % 97 for i in ids], "s p": [f"x{i}" for i in ids]})
+    pq.write_table(before, root / "part-0.parquet", row_group_size=5_000)
+    result = run_cluster(spark, ClusterOptions(table=str(root), columns=["a.b", "we`ird"], curve=curve, num_files=4))
+    assert result["status"] == "clustered"
+    after = ds.dataset(str(root), format="parquet", ignore_prefixes=["_", "."]).to_table()
+    assert after.column_names == ["a.b", "we`ird", "s p"]
+    assert after.sort_by("a.b").equals(before)
+    assert len(visible_files(str(root))) == 4
