@@ -330,9 +330,12 @@ def test_column_names_with_dots_spaces_and_backticks(spark, tmp_path, curve):
     ids = list(range(20_000))
     before = pa.table({"a.b": ids, "we`ird": [i % 97 for i in ids], "s p": [f"x{i}" for i in ids]})
     pq.write_table(before, root / "part-0.parquet", row_group_size=5_000)
+    confs = {k: spark.conf.get(k, None) for k in ("spark.sql.ansi.enabled", "spark.sql.optimizer.excludedRules")}
     result = run_cluster(spark, ClusterOptions(table=str(root), columns=["a.b", "we`ird"], curve=curve, num_files=4))
     assert result["status"] == "clustered"
     after = ds.dataset(str(root), format="parquet", ignore_prefixes=["_", "."]).to_table()
     assert after.column_names == ["a.b", "we`ird", "s p"]
     assert after.sort_by("a.b").equals(before)
     assert len(visible_files(str(root))) == 4
+    # the write's own SQL settings (no ANSI checks, no column pruning) do not leak into the session
+    assert {k: spark.conf.get(k, None) for k in confs} == confs
