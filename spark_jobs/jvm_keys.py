@@ -11,7 +11,8 @@ built-in expressions, bit for bit equal to ``core.keys.compute_keys`` / ``file_i
   load per probe), else parsed once through ``from_json``; never one expression node per value;
 * range id = ``1 + #(boundaries <= value)`` by a branchless binary search, one projection per
   step (null padding never matches), 0 for null;
-* Z-order interleaves through a bit-spreading lookup table, linear is shifts and ORs; Hilbert
+* the table of curve coordinates holds each one already placed in the curve value (Z-order:
+  bits spread d apart; linear: shifted), so the curve is an OR of one lookup per column; Hilbert
   runs the Z-order key through :mod:`~airflow_zorder.core.hilbert_table`'s state tables (2 to
   4 columns: one lookup per 1-5 levels), else Skilling's transpose unrolled, one projection
   per (bit, column) step, then Gray-encoded and interleaved;
@@ -239,15 +240,6 @@ def _barrier(df: DataFrame, split: bool = True) -> DataFrame:
     return df.observe(f"__zorder_split_{uuid.uuid4().hex}", F.count(F.lit(1)).alias("rows"))
 
 
-def _spread_table(d: int, bits: int) -> list[int]:
-    """For each ``bits``-bit value, its bits spread d apart (bit b -> bit d*b): Z interleave by lookup."""
-    vals = np.arange(1 << bits, dtype=np.uint64)
-    out = np.zeros(1 << bits, dtype=np.uint64)
-    for b in range(bits):
-        out |= ((vals >> np.uint64(b)) & np.uint64(1)) << np.uint64(d * b)
-    return [int(x) for x in out.astype(np.int64)]
-
-
 def _placed(coords: np.ndarray, j: int, d: int, bits: int, how: str) -> list[int]:
     """Column j's curve coordinates (uint64) as signed longs, placed in the curve value: raw, spread or linear."""
     if how == "spread":  # bit b -> bit d*b + (d-1-j), as the Z-order interleave of curves._interleave
@@ -258,6 +250,11 @@ def _placed(coords: np.ndarray, j: int, d: int, bits: int, how: str) -> list[int
     elif how == "linear":
         coords = coords << np.uint64(bits * (d - 1 - j))
     return [int(x) for x in coords.astype(np.uint64).view(np.int64)]
+
+
+def _spread_table(d: int, bits: int) -> list[int]:
+    """For each ``bits``-bit value, its bits spread d apart (bit b -> bit d*b): Z interleave by lookup."""
+    return _placed(np.arange(1 << bits, dtype=np.uint64), d - 1, d, bits, "spread")
 
 
 def _interleave(spark, cols: Sequence[F.Column], bits: int) -> F.Column:
