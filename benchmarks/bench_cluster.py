@@ -376,6 +376,17 @@ def run_delta(src: Path, dst: Path, n: int, mon: MemoryMonitor, values: dict, co
 # --------------------------------------------------------------------------- output
 
 
+def ratio_to_references(d: dict[str, Any], before: dict[str, Any], after: dict[str, Any]) -> None:
+    """Set ``d``'s reference (mean of the baseline runs just before and after it) and its wall and CPU ratios to it.
+
+    Load changes during the run (and the JVM warming up) shift both sides of each ratio alike.
+    """
+    ref_wall, ref_cpu = (before["wall_s"] + after["wall_s"]) / 2, (before["cpu_s"] + after["cpu_s"]) / 2
+    d["reference"] = {"wall_s": round(ref_wall, 3), "cpu_s": round(ref_cpu, 1)}
+    d["wall_ratio"] = round(d["wall_s"] / ref_wall, 3)
+    d["cpu_ratio"] = round(d["cpu_s"] / ref_cpu, 3) if ref_cpu else None
+
+
 def median_run(runs: list[dict[str, Any]]) -> dict[str, Any]:
     """One curve's figures over its rounds: the run with the median ratio to its references, plus every round's."""
     ordered = sorted(runs, key=lambda r: r["wall_ratio"])
@@ -577,12 +588,7 @@ def main(argv: list[str] | None = None) -> int:
                 if not a.keep:
                     shutil.rmtree(dst, ignore_errors=True)
                 after = reference()
-                # the ratio is to the reference runs just before and after: load changes during the
-                # run (and the JVM warming up) shift both sides of each ratio alike
-                ref_wall, ref_cpu = (before["wall_s"] + after["wall_s"]) / 2, (before["cpu_s"] + after["cpu_s"]) / 2
-                d["reference"] = {"wall_s": round(ref_wall, 3), "cpu_s": round(ref_cpu, 1)}
-                d["wall_ratio"] = round(d["wall_s"] / ref_wall, 3)
-                d["cpu_ratio"] = round(d["cpu_s"] / ref_cpu, 3) if ref_cpu else None
+                ratio_to_references(d, before, after)
                 res["curves"].setdefault(curve, []).append(d)
                 before = after
         if not a.keep:

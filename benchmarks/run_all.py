@@ -140,12 +140,9 @@ def cluster_dataset(spark, mon, heap, ds: dict, a, work: Path) -> dict[str, Any]
         d["phases"] = r.get("phases", {})
         d["duration_s"] = r.get("duration_s")
         d["dir"] = str(dst)
-        ref_wall = (before["wall_s"] + after["wall_s"]) / 2
-        ref_cpu = (before["cpu_s"] + after["cpu_s"]) / 2
+        bc.ratio_to_references(d, before, after)
         ref_heap = max(before.get("peak_jvm_heap_mb", 0), after.get("peak_jvm_heap_mb", 0))
-        d["reference"] = {"wall_s": round(ref_wall, 3), "cpu_s": round(ref_cpu, 1), "heap_mb": ref_heap}
-        d["wall_ratio"] = round(d["wall_s"] / ref_wall, 3)
-        d["cpu_ratio"] = round(d["cpu_s"] / ref_cpu, 3) if ref_cpu else None
+        d["reference"]["heap_mb"] = ref_heap
         d["heap_ratio"] = round(d["peak_jvm_heap_mb"] / ref_heap, 3) if ref_heap else None
         res["curves"][curve] = d
         before = after
