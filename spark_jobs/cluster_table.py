@@ -16,8 +16,11 @@ import argparse
 import sys
 import time
 import uuid
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any
+
+from pyspark.util import inheritable_thread_target
 
 from airflow_zorder.core import commit as commit_mod
 from airflow_zorder.core import curves, keys, ranges, stats_store
@@ -208,9 +211,12 @@ def _stage_batch(spark, fs: FileSystem, opts: ClusterOptions, schema, columns: l
         live.append(w)
     if not live:
         return [], skipped
-    rewrite.plan_batch(df, live, columns, opts.curve, opts.num_ranges, opts.salt_bits, opts.seed + b)
-    t = lap("sample_and_plan_s", t)
-    plain = rewrite.plain_encoded_columns(spark, live, columns, schema, opts.seed + b)
+    # the encodings' sample job runs while the plan's does: it needs no plan, only at the end
+    with ThreadPoolExecutor(max_workers=1) as pool:
+        sample = pool.submit(inheritable_thread_target(rewrite.encodings_sample), spark, live, schema, opts.seed + b)
+        rewrite.plan_batch(df, live, columns, opts.curve, opts.num_ranges, opts.salt_bits, opts.seed + b)
+        t = lap("sample_and_plan_s", t)
+        plain = rewrite.plain_encoded_columns(spark, live, columns, sample.result(), opts.seed + b)
     t = lap("encodings_s", t)
     out = join(staging, f"_batch{b}")
     obs_in, obs_out, engine = rewrite.write_batch(spark, df, live, columns, out, opts.compression, f"b{b}",

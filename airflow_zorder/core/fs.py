@@ -335,6 +335,11 @@ class LocalFileSystem:
         return os.stat(self._local(path)).st_mtime_ns // 1_000_000
 
 
+def _crc_side_file(path: str) -> str:
+    """Where Hadoop's checksummed local file system keeps ``path``'s checksums: ``.<name>.crc`` beside it."""
+    return os.path.join(os.path.dirname(path), f".{os.path.basename(path)}.crc")
+
+
 def _silent_unlink(p: str) -> None:
     try:
         os.unlink(p)
@@ -366,6 +371,11 @@ class HadoopFileSystem:
     * ``rename``: checks that ``dst`` is absent first (Hadoop's local rename would
       replace it and every store moves *into* an existing directory), then
       turns Hadoop's ``false`` return into an :class:`OSError`.
+
+    Paths on the driver's own disk (``file:``, or no scheme with a local default file system)
+    go to the OS directly, as Hadoop's local file system would handle them (``.crc`` side
+    files included): through py4j each call costs several round trips, and a missing file's
+    Java exception ~20 ms.
     """
 
     def __init__(self, spark: Any) -> None:
@@ -459,6 +469,9 @@ class HadoopFileSystem:
 
     def mkdirs(self, path: str) -> None:
         """``FileSystem.mkdirs``; raises if Hadoop reports failure."""
+        local = self._local_path(path)
+        if local is not None:
+            return self._local.mkdirs(local)
         jp = self._path(path)
         if not self._fs(jp).mkdirs(jp):
             raise OSError(f"Hadoop mkdirs returned false for {path!r}")
@@ -472,10 +485,8 @@ class HadoopFileSystem:
         ls, ld = self._local_path(src), self._local_path(dst)
         if ls is not None and ld is not None:
             self._local.rename(ls, ld)
-            crc_src = os.path.join(os.path.dirname(ls), f".{os.path.basename(ls)}.crc")
-            if os.path.isfile(crc_src):
-                crc_dst = os.path.join(os.path.dirname(ld), f".{os.path.basename(ld)}.crc")
-                os.replace(crc_src, crc_dst)
+            if os.path.isfile(_crc_side_file(ls)):
+                os.replace(_crc_side_file(ls), _crc_side_file(ld))
             return
         js, jd = self._path(src), self._path(dst)
         fs = self._fs(js)
@@ -495,7 +506,13 @@ class HadoopFileSystem:
             )
 
     def delete(self, path: str, recursive: bool = False) -> bool:
-        """``FileSystem.delete``; a missing path gives False."""
+        """``FileSystem.delete``; a missing path gives False (local files: the OS, with Hadoop's ``.crc`` side file)."""
+        local = self._local_path(path)
+        if local is not None:
+            deleted = self._local.delete(local, recursive)
+            if deleted:
+                _silent_unlink(_crc_side_file(local))
+            return deleted
         jp = self._path(path)
         fs = self._fs(jp)
         if not fs.exists(jp):
@@ -506,7 +523,10 @@ class HadoopFileSystem:
             raise OSError(f"Hadoop delete {path!r} (recursive={recursive}) failed: {e}") from e
 
     def read_text(self, path: str) -> str:
-        """Whole file as UTF-8 (``open`` + commons-io ``IOUtils.toByteArray``)."""
+        """Whole file as UTF-8 (``open`` + commons-io ``IOUtils.toByteArray``; local files: the OS)."""
+        local = self._local_path(path)
+        if local is not None:
+            return self._local.read_text(local)
         jp = self._path(path)
         fs = self._text_fs(jp)
         try:
@@ -522,7 +542,10 @@ class HadoopFileSystem:
         return bytes(data).decode("utf-8")
 
     def read_tail(self, path: str, n: int) -> bytes:
-        """Last ``n`` bytes: seek to the tail, read it with commons-io (py4j copies the array back)."""
+        """Last ``n`` bytes: seek to the tail, read it with commons-io (py4j copies the array back; local: the OS)."""
+        local = self._local_path(path)
+        if local is not None:
+            return self._local.read_tail(local, n)
         jp = self._path(path)
         fs = self._fs(jp)
         size = fs.getFileStatus(jp).getLen()
@@ -545,6 +568,9 @@ class HadoopFileSystem:
 
     def write_text_atomic(self, path: str, text: str) -> None:
         """Temp + atomic replace on HDFS and ``file:``; a single PUT on object stores (see class doc)."""
+        local = self._local_path(path)
+        if local is not None:
+            return self._local.write_text_atomic(local, text)
         jp = self._path(path)
         fs = self._text_fs(jp)
         scheme = str(fs.getUri().getScheme()).lower()
@@ -581,10 +607,11 @@ class HadoopFileSystem:
 
     def create_exclusive(self, path: str, text: str) -> bool:
         """``create(path, overwrite=false)``; False if it exists (``file:`` uses an atomic hard link)."""
+        local = self._local_path(path)
+        if local is not None:
+            return self._local.create_exclusive(local, text)
         jp = self._path(path)
         fs = self._fs(jp)
-        if fs.getUri().getScheme() == "file":
-            return self._local.create_exclusive(fs.makeQualified(jp).toUri().getPath(), text)
         if fs.exists(jp):
             return False
         try:
@@ -596,7 +623,10 @@ class HadoopFileSystem:
         return True
 
     def modified_ms(self, path: str) -> int:
-        """``getFileStatus(path).getModificationTime()``."""
+        """``getFileStatus(path).getModificationTime()`` (local files: the OS)."""
+        local = self._local_path(path)
+        if local is not None:
+            return self._local.modified_ms(local)
         jp = self._path(path)
         try:
             return int(self._fs(jp).getFileStatus(jp).getModificationTime())

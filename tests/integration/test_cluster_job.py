@@ -10,6 +10,7 @@ from pathlib import Path
 import pyarrow as pa
 import pyarrow.dataset as ds
 import pyarrow.parquet as pq
+import pyspark.errors.utils as pyspark_errors
 import pytest
 
 from airflow_zorder import sample_data
@@ -331,6 +332,7 @@ def test_column_names_with_dots_spaces_and_backticks(spark, tmp_path, curve):
     before = pa.table({"a.b": ids, "we`ird": [i % 97 for i in ids], "s p": [f"x{i}" for i in ids]})
     pq.write_table(before, root / "part-0.parquet", row_group_size=5_000)
     confs = {k: spark.conf.get(k, None) for k in ("spark.sql.ansi.enabled", "spark.sql.optimizer.excludedRules")}
+    call_sites = pyspark_errors.is_debugging_enabled()  # switched off while the write's plan is built
     result = run_cluster(spark, ClusterOptions(table=str(root), columns=["a.b", "we`ird"], curve=curve, num_files=4))
     assert result["status"] == "clustered"
     after = ds.dataset(str(root), format="parquet", ignore_prefixes=["_", "."]).to_table()
@@ -339,3 +341,4 @@ def test_column_names_with_dots_spaces_and_backticks(spark, tmp_path, curve):
     assert len(visible_files(str(root))) == 4
     # the write's own SQL settings (no ANSI checks, no column pruning) do not leak into the session
     assert {k: spark.conf.get(k, None) for k in confs} == confs
+    assert pyspark_errors._enable_debugging_cache is call_sites is pyspark_errors.is_debugging_enabled()

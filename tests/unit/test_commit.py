@@ -768,26 +768,19 @@ def test_cleanup_respects_retention_and_unfinished_runs(tmp_path: Path, monkeypa
 # --------------------------------------------------------------------------- HadoopFileSystem (real Spark)
 
 
-@pytest.fixture(scope="module")
-def spark():
-    pyspark_sql = pytest.importorskip("pyspark.sql")
-    session = (
-        pyspark_sql.SparkSession.builder.master("local[1]")
-        .appName("test-commit-hadoopfs")
-        .config("spark.ui.enabled", "false")
-        .config("spark.sql.shuffle.partitions", "1")
-        .getOrCreate()
-    )
-    yield session
-    session.stop()
+# ``spark``: the session-wide SparkSession of tests/conftest.py (one JVM, started with the suite's options)
 
 
 @pytest.mark.spark
-def test_hadoop_filesystem_methods(spark, tmp_path: Path) -> None:
+@pytest.mark.parametrize("through", ["os", "hadoop"])
+def test_hadoop_filesystem_methods(spark, tmp_path: Path, through: str) -> None:
+    """Local paths go to the OS; ``hadoop`` makes them take the py4j path that remote stores take."""
     from airflow_zorder.core.fs import HadoopFileSystem
 
     fs = filesystem_for(str(tmp_path), spark)
     assert isinstance(fs, HadoopFileSystem)
+    if through == "hadoop":
+        fs._local_path = lambda path: None
     for base in (f"file://{tmp_path}/u", str(tmp_path / "p")):
         assert fs.list_files(join(base, "missing")) == []
         assert not fs.exists(base)
@@ -819,6 +812,9 @@ def test_hadoop_filesystem_methods(spark, tmp_path: Path) -> None:
         with pytest.raises(OSError):
             fs.delete(join(base, "j"))  # non-empty dir, not recursive
         assert fs.delete(join(base, "lock.json")) is True
+        side = tmp_path / ("u" if base.startswith("file:") else "p") / "k=a%3Ab c" / ".g.parquet.crc"
+        side.write_bytes(b"crc")  # Hadoop's checksum side file goes with its file
+        assert fs.delete(join(base, "k=a%3Ab c/g.parquet")) is True and not side.exists()
         assert fs.delete(join(base, "j"), recursive=True) is True
         assert fs.delete(join(base, "j"), recursive=True) is False
         assert not fs.exists(join(base, "j"))
