@@ -211,17 +211,17 @@ def _stage_batch(spark, fs: FileSystem, opts: ClusterOptions, schema, columns: l
         live.append(w)
     if not live:
         return [], skipped
-    # the encodings' sample job runs while the plan's does: it needs no plan, only at the end
-    with ThreadPoolExecutor(max_workers=1) as pool:
-        sample = pool.submit(inheritable_thread_target(rewrite.encodings_sample), spark, live, schema, opts.seed + b)
-        rewrite.plan_batch(df, live, columns, opts.curve, opts.num_ranges, opts.salt_bits, opts.seed + b)
-        t = lap("sample_and_plan_s", t)
-        plain = rewrite.plain_encoded_columns(spark, live, columns, sample.result(), opts.seed + b)
-    t = lap("encodings_s", t)
+    rewrite.plan_batch(df, live, columns, opts.curve, opts.num_ranges, opts.salt_bits, opts.seed + b)
+    t = lap("sample_and_plan_s", t)
     out = join(staging, f"_batch{b}")
-    obs_in, obs_out, engine = rewrite.write_batch(spark, df, live, columns, out, opts.compression, f"b{b}",
-                                                  opts.key_engine, plain)
-    t = lap("write_s", t)
+    # the encodings' sample job runs while this thread builds the write's plan (py4j calls, no job)
+    with ThreadPoolExecutor(max_workers=1) as pool:
+        plain = pool.submit(inheritable_thread_target(spark)(rewrite.plain_encoded_columns), spark, live, columns,
+                            schema, opts.seed + b)
+        obs_in, obs_out, engine = rewrite.write_batch(spark, df, live, columns, out, opts.compression, f"b{b}",
+                                                      opts.key_engine, plain.result)
+    plain = plain.result()
+    t = lap("write_s", t)  # the encodings included
     by_unit = rewrite.files_by_unit(_staged_files(fs, out), live)
     parts = [(i, [f.path for f in files]) for i, files in by_unit.items() if files]
     staged = rewrite.footer_counts(fs, parts)

@@ -4,9 +4,9 @@ All units of a batch go through the same few Spark jobs, so re-clustering 300 pa
 costs about what re-clustering one does, not 300 times its job overhead:
 
 1. per-unit row counts (footer metadata only; read on the driver when the files are local);
-2. a stratified sample of the clustering columns -> one KeyPlan per unit, on the driver; at
-   the same time, a few whole input files -> which columns to write without a dictionary
-   (:func:`encodings_sample`, :func:`plain_encoded_columns`);
+2. a stratified sample of the clustering columns -> one KeyPlan per unit, on the driver; a few
+   whole input files -> which columns to write without a dictionary (:func:`plain_encoded_columns`,
+   whose job can run while the driver builds the write's plan);
 3. the write: read -> curve key + output file (JVM expressions, ``jvm_keys``, or an Arrow
    UDF for wide keys and binary columns) -> observe(count, checksum) of what is read ->
    repartition by file (a precomputed int per file, so no second sampling job as in
@@ -26,7 +26,7 @@ checksum = high_sum * 2^32 + low_sum.
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from contextlib import contextmanager, nullcontext
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
@@ -228,19 +228,20 @@ MIN_ROWS_PER_FILE_FOR_ENCODINGS = 10_000  # smaller files: the dictionary work i
 DICTIONARY_OPTION = "parquet.enable.dictionary#"
 
 
-def encodings_sample(spark: SparkSession, units: Sequence[UnitWork], schema: StructType, seed: int) -> pa.Table | None:
-    """Rows for :func:`plain_encoded_columns`: a few whole input files (every column), thinned to :func:`encodings.sample_rows`.
+def plain_encoded_columns(spark: SparkSession, units: Sequence[UnitWork], columns: list[str], schema: StructType,
+                          seed: int) -> list[str]:
+    """Data columns to write without a dictionary (see :mod:`airflow_zorder.core.encodings`), from a small sample.
 
-    Whole files are cheap to read, and file order can only add collisions, which keeps
-    dictionaries. Needs only each unit's rows and file count, not its plan, so it can run
-    while the plan's sample job does (None: files too small for encodings to matter).
+    The sample is a few whole input files (every column, cheap to read; file order can only add
+    collisions, which keeps dictionaries), thinned to :func:`encodings.sample_rows` rows; each
+    row's output file comes from its unit's plan on the driver.
     """
-    live = [u for u in units if u.rows and u.num_files]
-    files = sum(u.num_files for u in live)
+    live = [u for u in units if u.plan is not None and u.rows]
+    files = sum(u.plan.num_files for u in live)
     total = sum(u.rows for u in live)
     per_file = total / max(1, files)
     if per_file < MIN_ROWS_PER_FILE_FOR_ENCODINGS:
-        return None
+        return []
     want = encodings.sample_rows(total, files, per_file)
     rng = np.random.default_rng(seed)
     picks = [(u, p, u.rows / len(u.paths)) for u in live for p in u.paths]
@@ -255,21 +256,9 @@ def encodings_sample(spark: SparkSession, units: Sequence[UnitWork], schema: Str
     df = read_batch(spark, sorted(chosen.items()), schema)
     if got > want:
         df = df.sample(fraction=min(1.0, 1.2 * want / got), seed=seed)
-    return df.toArrow()
-
-
-def plain_encoded_columns(spark: SparkSession, units: Sequence[UnitWork], columns: list[str],
-                          sample: pa.Table | None, seed: int) -> list[str]:
-    """Data columns to write without a dictionary (see :mod:`airflow_zorder.core.encodings`).
-
-    ``sample`` comes from :func:`encodings_sample`; each row's output file comes from its
-    unit's plan, here on the driver.
-    """
-    live = [u for u in units if u.plan is not None and u.rows]
-    if sample is None or sample.num_rows == 0 or not live:
+    sample = df.toArrow()
+    if sample.num_rows == 0:
         return []
-    per_file = sum(u.rows for u in live) / max(1, sum(u.plan.num_files for u in live))
-    rng = np.random.default_rng(seed)
     offsets, _ = file_offsets(units)
     fids = np.zeros(sample.num_rows, dtype=np.int64)
     unit_ids = sample.column(UNIT_COL).to_numpy()
@@ -391,21 +380,23 @@ def add_keys(spark: SparkSession, df: DataFrame, units: Sequence[UnitWork], colu
 
 def write_batch(spark: SparkSession, df: DataFrame, units: Sequence[UnitWork], columns: list[str], out_dir: str,
                 compression: str, name: str, engine: str = "auto",
-                plain_columns: Sequence[str] = ()) -> tuple[Checksum, Checksum, str]:
+                plain_columns: Sequence[str] | Callable[[], Sequence[str]] = ()) -> tuple[Checksum, Checksum, str]:
     """Write every unit of ``df`` into ``out_dir`` in curve order, file i = Spark partition i; return (read, written) checksums.
 
     Each output partition holds exactly one file of one unit, so the files are sorted by
     the key alone (a 64-bit prefix sort) and written without ``partitionBy``; Spark names
     them ``part-<partition>-...``, which :func:`files_by_unit` maps back to their unit.
     Also returns the key engine used (see :func:`add_keys`). ``plain_columns`` are written
-    without a dictionary (:func:`plain_encoded_columns`).
+    without a dictionary (:func:`plain_encoded_columns`); when a callable, it is called once
+    the write's plan is built, so that they can be worked out meanwhile.
     """
     with without_ansi_checks(spark), jvm_keys.without_call_sites():
         return _write_batch(spark, df, units, columns, out_dir, compression, name, engine, plain_columns)
 
 
 def _write_batch(spark: SparkSession, df: DataFrame, units: Sequence[UnitWork], columns: list[str], out_dir: str,
-                 compression: str, name: str, engine: str, plain_columns: Sequence[str]) -> tuple[Checksum, Checksum, str]:
+                 compression: str, name: str, engine: str,
+                 plain_columns: Sequence[str] | Callable[[], Sequence[str]]) -> tuple[Checksum, Checksum, str]:
     data_cols = [c for c in df.columns if c != UNIT_COL]
     _, total = file_offsets(units)
     obs_in, obs_out = Observation(f"{name}_in"), Observation(f"{name}_out")
@@ -420,7 +411,7 @@ def _write_batch(spark: SparkSession, df: DataFrame, units: Sequence[UnitWork], 
     # key, route and hash (the one copy of each row after the sort).
     final = laid_out.drop(KEY_COL, ROUTE_COL, HASH_COL).observe(obs_out, *checksum_columns(data_cols))
     writer = final.write.mode("errorifexists").option("compression", compression)
-    for c in plain_columns:
+    for c in plain_columns() if callable(plain_columns) else plain_columns:
         writer = writer.option(DICTIONARY_OPTION + c, "false")
     with session_conf(spark, ARROW_BATCH_CONF, str(ARROW_BATCH_ROWS)), without_column_pruning(spark):
         writer.parquet(out_dir)
