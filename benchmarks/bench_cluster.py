@@ -522,8 +522,8 @@ def main(argv: list[str] | None = None) -> int:
                     help="also run delta-rs optimize.z_order (default on if deltalake imports)")
     ap.add_argument("--n-values", type=int, default=2000, help="query values per column (default 2000)")
     ap.add_argument("--seed", type=int, default=1)
-    ap.add_argument("--rounds", type=int, default=2,
-                    help="rounds of the curves, each run between two baseline runs (default 2; goal: median ratio)")
+    ap.add_argument("--rounds", type=int, default=3,
+                    help="rounds of the curves, each run between two baseline runs (default 3; goal: the median ratio)")
     ap.add_argument("--keep", action="store_true", help="keep the rewritten tables (default: delete after measuring)")
     a = ap.parse_args(argv)
     curves = [c.strip() for c in a.curves.split(",") if c.strip()]
