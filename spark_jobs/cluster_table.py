@@ -75,7 +75,7 @@ def parse_args(argv: list[str] | None = None) -> tuple[ClusterOptions, str | Non
     p.add_argument("--num-ranges", type=int, default=ranges.DEFAULT_NUM_RANGES, help="range ids per column (default 1024)")
     p.add_argument("--salt-bits", type=int, default=keys.DEFAULT_SALT_BITS, help="bits of row-hash salt below the key against skew; 0 disables")
     p.add_argument("--verify", default="observe", choices=("observe", "full"),
-                   help="observe: count+checksum during the write and staged footers; full: also re-read the staged files")
+                   help="observe: count+checksum of the rows read and of the rows reaching the writer (carried hashes; 1 row in 16 re-hashed), and staged footers; full: also re-read and re-hash the staged files")
     p.add_argument("--compression", default="snappy")
     p.add_argument("--retention-hours", type=float, default=168.0, help="keep replaced files this long (default 7 days)")
     p.add_argument("--lock-ttl", type=int, default=600, help="seconds after which a silent lock owner is presumed dead")
@@ -217,7 +217,7 @@ def _stage_batch(spark, fs: FileSystem, opts: ClusterOptions, schema, columns: l
     # the encodings' sample job runs while this thread builds the write's plan (py4j calls, no job)
     with ThreadPoolExecutor(max_workers=1) as pool:
         plain = pool.submit(inheritable_thread_target(spark)(rewrite.plain_encoded_columns), spark, live, columns,
-                            schema, opts.seed + b)
+                            schema, opts.seed + b, fs if local else None)
         obs_in, obs_out, engine = rewrite.write_batch(spark, df, live, columns, out, opts.compression, f"b{b}",
                                                       opts.key_engine, plain.result)
     plain = plain.result()

@@ -29,7 +29,7 @@ to it (:func:`written_hash`): every row counts its carried hash, so a lost, dupl
 foreign row changes the sum; one row in :data:`REHASH_EVERY` (chosen by its hash) counts the
 hash of its content as it is now, so a change made to the rows' content on the way (a
 column shifted or swapped, a value rewritten) changes the sum too unless it spares every
-re-hashed row. Re-hashing every row there cost 1.6 CPU-s of 25 at SF1 (outside generated
+re-hashed row. Re-hashing every row there cost 1.7 CPU-s of 25 at SF1 (outside generated
 code, through an accumulator); ``--verify full`` re-reads the staged files and re-hashes all.
 """
 
@@ -46,7 +46,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 from pyspark.sql import DataFrame, Observation, SparkSession
 from pyspark.sql import functions as F
-from pyspark.sql.types import StructType
+from pyspark.sql.types import ArrayType, MapType, StructType
 
 from airflow_zorder.core import curves, encodings, footer_stats
 from airflow_zorder.core.fs import FileSystem, os_path
@@ -251,12 +251,13 @@ DICTIONARY_OPTION = "parquet.enable.dictionary#"
 
 
 def plain_encoded_columns(spark: SparkSession, units: Sequence[UnitWork], columns: list[str], schema: StructType,
-                          seed: int) -> list[str]:
+                          seed: int, fs: FileSystem | None = None) -> list[str]:
     """Data columns to write without a dictionary (see :mod:`airflow_zorder.core.encodings`), from a small sample.
 
     The sample is a few whole input files (every column, cheap to read; file order can only add
     collisions, which keeps dictionaries), thinned to :func:`encodings.sample_rows` rows; each
-    row's output file comes from its unit's plan on the driver.
+    row's output file comes from its unit's plan on the driver. Files on the driver's disk
+    (``fs`` given) are read here with pyarrow, else by a Spark job.
     """
     live = [u for u in units if u.plan is not None and u.rows]
     files = sum(u.plan.num_files for u in live)
@@ -275,10 +276,15 @@ def plain_encoded_columns(spark: SparkSession, units: Sequence[UnitWork], column
         got += rows
         if got >= want:
             break
-    df = read_batch(spark, sorted(chosen.items()), schema)
-    if got > want:
-        df = df.sample(fraction=min(1.0, 1.2 * want / got), seed=seed)
-    sample = df.toArrow()
+    parts = sorted(chosen.items())
+    sample = _read_on_driver(spark, fs, parts, schema) if fs is not None else None
+    if sample is None:
+        df = read_batch(spark, parts, schema)
+        if got > want:
+            df = df.sample(fraction=min(1.0, 1.2 * want / got), seed=seed)
+        sample = df.toArrow()
+    elif sample.num_rows > 1.2 * want:
+        sample = sample.take(pa.array(np.sort(rng.choice(sample.num_rows, int(1.2 * want), replace=False))))
     if sample.num_rows == 0:
         return []
     offsets, _ = file_offsets(units)
@@ -295,6 +301,36 @@ def plain_encoded_columns(spark: SparkSession, units: Sequence[UnitWork], column
         "parquet.dictionary.page.size", str(encodings.DEFAULT_DICTIONARY_PAGE_SIZE)))
     data_cols = [c for c in sample.column_names if c != UNIT_COL and "." not in c and "#" not in c]
     return encodings.plain_columns(sample, fids, per_file, data_cols, page)
+
+
+def _read_on_driver(spark: SparkSession, fs: FileSystem, parts: Sequence[tuple[int, Sequence[str]]],
+                    schema: StructType) -> pa.Table | None:
+    """The files (``(unit, paths)``) read here with pyarrow, as Spark's ``toArrow`` types them; None unless all are on this disk.
+
+    Saves a Spark job and its Arrow stream through py4j (~0.3 s of driver time at SF1). Only
+    atomic columns of ``schema`` that every file holds under the same name are read (others
+    keep their dictionary, the writer's default). Anything pyarrow cannot read or cast gives
+    None, and the caller asks Spark, which reports a bad file as it would anyway.
+    """
+    import pyarrow.parquet as pq
+    from pyspark.sql.pandas.types import to_arrow_schema
+
+    local = [(unit, [os_path(fs, p) for p in paths]) for unit, paths in parts]
+    if not local or any(p is None for _, paths in local for p in paths):
+        return None
+    atomic = [f for f in schema.fields if not isinstance(f.dataType, (ArrayType, MapType, StructType))]
+    large = str(spark.conf.get("spark.sql.execution.arrow.useLargeVarTypes", "false")).lower() == "true"
+    try:
+        files = [(unit, pq.ParquetFile(p)) for unit, paths in local for p in paths]
+        present = set.intersection(*[set(f.schema_arrow.names) for _, f in files])
+        fields = [f for f in atomic if f.name in present]
+        target = to_arrow_schema(StructType(fields), timezone="UTC", prefers_large_types=large)
+        target = pa.schema([f.with_nullable(True) for f in target])
+        tables = [f.read(columns=target.names).select(target.names).cast(target).append_column(
+                      UNIT_COL, pa.array(np.full(f.metadata.num_rows, unit, np.int32))) for unit, f in files]
+        return pa.concat_tables(tables)
+    except (OSError, ValueError, TypeError, pa.ArrowException):
+        return None
 
 
 def _spark_hash_int(values: np.ndarray, seed: int = 42) -> np.ndarray:

@@ -342,3 +342,37 @@ def test_column_names_with_dots_spaces_and_backticks(spark, tmp_path, curve):
     # the write's own SQL settings (no ANSI checks, no column pruning) do not leak into the session
     assert {k: spark.conf.get(k, None) for k in confs} == confs
     assert pyspark_errors._enable_debugging_cache is call_sites is pyspark_errors.is_debugging_enabled()
+
+
+def test_encodings_sample_read_on_the_driver_equals_sparks(spark, tmp_path):
+    """Local files are read for the encodings sample with pyarrow, typed as Spark's toArrow types them."""
+    import datetime as dt
+    from decimal import Decimal
+
+    from spark_jobs import rewrite
+
+    n = 500
+    t = pa.table({
+        "i": pa.array(range(n), pa.int32()), "l": pa.array([k * 10**12 for k in range(n)], pa.int64()),
+        "d": pa.array([k / 3 for k in range(n)]), "dec": pa.array([Decimal(k) / 100 for k in range(n)], pa.decimal128(12, 2)),
+        "day": pa.array([dt.date(2026, 1, 1) + dt.timedelta(days=k) for k in range(n)]),
+        "ts": pa.array([k * 1_000_003 for k in range(n)], pa.timestamp("us", tz="UTC")),
+        "s": pa.array([None if k % 9 == 0 else f"é{k}" for k in range(n)]), "flag": pa.array([k % 2 == 0 for k in range(n)]),
+        "tags": pa.array([[k] for k in range(n)], pa.list_(pa.int32())),
+    })
+    src = tmp_path / "typed"
+    src.mkdir()
+    for i in range(2):
+        pq.write_table(t.slice(i * n // 2, n // 2), src / f"part-{i}.parquet")
+    paths = [str(src / f"part-{i}.parquet") for i in range(2)]
+    schema = spark.read.parquet(*paths).schema
+    parts = [(0, paths[:1]), (3, paths[1:])]
+    on_driver = rewrite._read_on_driver(spark, LocalFileSystem(), parts, schema)
+    by_spark = rewrite.read_batch(spark, parts, schema).drop("tags").toArrow()
+    assert on_driver.column_names == by_spark.column_names  # atomic columns only, the unit last
+    assert [f.type for f in on_driver.schema] == [f.type for f in by_spark.schema]
+    key = [("__zorder_unit", "ascending"), ("i", "ascending")]
+    assert on_driver.sort_by(key).to_pylist() == by_spark.sort_by(key).to_pylist()
+    # a file that is not on this machine's disk, or not Parquet, sends the caller to Spark
+    (src / "bad.parquet").write_bytes(b"not parquet")
+    assert rewrite._read_on_driver(spark, LocalFileSystem(), [(0, [str(src / "bad.parquet")])], schema) is None
