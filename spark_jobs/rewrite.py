@@ -247,6 +247,7 @@ def plan_batch(df: DataFrame, units: Sequence[UnitWork], columns: list[str], cur
 
 
 MIN_ROWS_PER_FILE_FOR_ENCODINGS = 10_000  # smaller files: the dictionary work is too small to matter
+MIN_SAMPLED_FILES = 8  # whole input files in the encodings sample: pairs across input files need several
 DICTIONARY_OPTION = "parquet.enable.dictionary#"
 
 
@@ -254,9 +255,10 @@ def plain_encoded_columns(spark: SparkSession, units: Sequence[UnitWork], column
                           seed: int, fs: FileSystem | None = None) -> list[str]:
     """Data columns to write without a dictionary (see :mod:`airflow_zorder.core.encodings`), from a small sample.
 
-    The sample is a few whole input files (every column, cheap to read; file order can only add
-    collisions, which keeps dictionaries), thinned to :func:`encodings.sample_rows` rows; each
-    row's output file comes from its unit's plan on the driver. Files on the driver's disk
+    The sample is a few whole input files (every column, cheap to read), thinned to
+    :func:`encodings.sample_rows` rows; each row's output file comes from its unit's plan on the
+    driver, and pairs of rows from one input file are told from pairs across input files
+    (a column in file order repeats within a file, not across). Files on the driver's disk
     (``fs`` given) are read here with pyarrow, else by a Spark job.
     """
     live = [u for u in units if u.plan is not None and u.rows]
@@ -268,15 +270,14 @@ def plain_encoded_columns(spark: SparkSession, units: Sequence[UnitWork], column
     want = encodings.sample_rows(total, files, per_file)
     rng = np.random.default_rng(seed)
     picks = [(u, p, u.rows / len(u.paths)) for u in live for p in u.paths]
-    chosen: dict[int, list[str]] = {}
+    chosen: list[tuple[UnitWork, str, float]] = []  # (unit, path, rows): source i = chosen[i]
     got = 0.0
     for i in rng.permutation(len(picks)):
-        u, path, rows = picks[i]
-        chosen.setdefault(u.index, []).append(path)
-        got += rows
-        if got >= want:
+        chosen.append(picks[i])
+        got += picks[i][2]
+        if got >= want and len(chosen) >= MIN_SAMPLED_FILES:
             break
-    parts = sorted(chosen.items())
+    parts = [(i, [path]) for i, (_, path, _) in enumerate(chosen)]  # tagged by source, not unit
     sample = _read_on_driver(spark, fs, parts, schema) if fs is not None else None
     if sample is None:
         df = read_batch(spark, parts, schema)
@@ -287,9 +288,10 @@ def plain_encoded_columns(spark: SparkSession, units: Sequence[UnitWork], column
         sample = sample.take(pa.array(np.sort(rng.choice(sample.num_rows, int(1.2 * want), replace=False))))
     if sample.num_rows == 0:
         return []
+    sources = sample.column(UNIT_COL).to_numpy().astype(np.int64)
+    unit_ids = np.array([u.index for u, _, _ in chosen], dtype=np.int64)[sources]
     offsets, _ = file_offsets(units)
     fids = np.zeros(sample.num_rows, dtype=np.int64)
-    unit_ids = sample.column(UNIT_COL).to_numpy()
     for u in live:
         rows = np.flatnonzero(unit_ids == u.index)
         if len(rows):
@@ -297,10 +299,12 @@ def plain_encoded_columns(spark: SparkSession, units: Sequence[UnitWork], column
             salt = rng.integers(-(2**63), 2**63 - 1, len(rows), dtype=np.int64)
             k = compute_keys(u.plan, [part.column(c).combine_chunks() for c in columns], salt)
             fids[rows] = offsets[u.index] + file_ids(u.plan, k)
+    same_source = encodings.same_source_weight(fids, sources, np.array([r for _, _, r in chosen]),
+                                               sum(len(u.paths) for u in live), per_file, files)
     page = int(spark.sparkContext._jsc.hadoopConfiguration().get(
         "parquet.dictionary.page.size", str(encodings.DEFAULT_DICTIONARY_PAGE_SIZE)))
     data_cols = [c for c in sample.column_names if c != UNIT_COL and "." not in c and "#" not in c]
-    return encodings.plain_columns(sample, fids, per_file, data_cols, page)
+    return encodings.plain_columns(sample, fids, per_file, data_cols, page, sources, same_source)
 
 
 def _read_on_driver(spark: SparkSession, fs: FileSystem, parts: Sequence[tuple[int, Sequence[str]]],
@@ -326,9 +330,14 @@ def _read_on_driver(spark: SparkSession, fs: FileSystem, parts: Sequence[tuple[i
         fields = [f for f in atomic if f.name in present]
         target = to_arrow_schema(StructType(fields), timezone="UTC", prefers_large_types=large)
         target = pa.schema([f.with_nullable(True) for f in target])
-        tables = [f.read(columns=target.names).select(target.names).cast(target).append_column(
-                      UNIT_COL, pa.array(np.full(f.metadata.num_rows, unit, np.int32))) for unit, f in files]
-        return pa.concat_tables(tables)
+
+        def read(unit_file: tuple) -> pa.Table:
+            unit, f = unit_file
+            return f.read(columns=target.names, use_threads=False).select(target.names).cast(target).append_column(
+                UNIT_COL, pa.array(np.full(f.metadata.num_rows, unit, np.int32)))
+
+        with ThreadPoolExecutor(max_workers=4) as pool:  # pyarrow decodes without the GIL
+            return pa.concat_tables(list(pool.map(read, files)))
     except (OSError, ValueError, TypeError, pa.ArrowException):
         return None
 

@@ -46,3 +46,58 @@ def test_too_few_same_file_pairs_keep_the_dictionary():
     files = rng.integers(0, 4096, n).astype(np.int32)
     t = _sample(n, files, rng)
     assert encodings.plain_columns(t, files, ROWS_PER_FILE, t.column_names) == []
+
+
+def _whole_file_sample(k: int, per_source: int, spread, rng: np.random.Generator):
+    """Rows of k whole input files (per_source sampled rows each) of a 64-file table; spread(i, n) -> output files."""
+    sources = np.repeat(np.arange(k), per_source)
+    files = np.concatenate([spread(i, per_source) for i in range(k)]).astype(np.int64)
+    return sources, files
+
+
+def test_a_column_in_input_file_order_is_judged_as_the_output_files_mix_it():
+    """Ids assigned at ingestion repeat within an input file (4 rows per order), never across: plain in the output."""
+    rng = np.random.default_rng(2)
+    k, per = 8, 3_000
+    sources, files = _whole_file_sample(k, per, lambda i, n: rng.integers(0, 64, n), rng)
+    orders = np.concatenate([i * 23_500 + rng.integers(0, 23_500, per) for i in range(k)])  # ~4 rows per order
+    t = pa.table({"orderkey": pa.array(orders.astype(np.int64))})
+    w = encodings.same_source_weight(files, sources, np.full(k, 94_000), 64, ROWS_PER_FILE, 64)
+    assert 0.5 / 64 < w < 2 / 64  # every input file feeds every output file evenly
+    mixed, _ = encodings.distinct_per_file(t.column("orderkey").combine_chunks(), files, sources, w)
+    assert mixed > ROWS_PER_FILE
+    assert encodings.plain_columns(t, files, ROWS_PER_FILE, ["orderkey"], source_ids=sources, same_source=w) == [
+        "orderkey"]
+    # one whole input file alone (no pairs across files, as this sample once was) sees the repeats
+    # of its orders in every output file: a dictionary of ~23,500 values
+    single = pa.table({"orderkey": pa.array(rng.integers(0, 23_500, 24_000))})
+    one_files = rng.integers(0, 64, 24_000)
+    pooled, _ = encodings.distinct_per_file(single.column("orderkey").combine_chunks(), one_files)
+    assert pooled < 40_000
+    assert encodings.plain_columns(single, one_files, ROWS_PER_FILE, ["orderkey"]) == []
+
+
+def test_one_value_per_input_file_keeps_its_dictionary():
+    """Daily input files (one date each) mix into output files with ~64 dates: a small dictionary."""
+    rng = np.random.default_rng(3)
+    k, per = 8, 3_000
+    sources, files = _whole_file_sample(k, per, lambda i, n: rng.integers(0, 64, n), rng)
+    day = pa.array((19_000 + sources).astype(np.int32))
+    w = encodings.same_source_weight(files, sources, np.full(k, 94_000), 64, ROWS_PER_FILE, 64)
+    distinct, _ = encodings.distinct_per_file(day, files, sources, w)
+    assert 40 < distinct < 100
+    assert encodings.plain_columns(pa.table({"day": day}), files, ROWS_PER_FILE, ["day"], source_ids=sources,
+                                   same_source=w) == []
+
+
+def test_re_clustering_a_clustered_table_counts_input_file_repeats():
+    """When each output file is one input file's rows again, repeats within an input file are repeats in the output."""
+    rng = np.random.default_rng(4)
+    k, per = 8, 3_000
+    chosen = rng.choice(64, k, replace=False)
+    sources, files = _whole_file_sample(k, per, lambda i, n: np.full(n, chosen[i]), rng)
+    w = encodings.same_source_weight(files, sources, np.full(k, 94_000), 64, ROWS_PER_FILE, 64)
+    assert w > 0.9
+    ranged = pa.array(np.concatenate([i * 1_000 + rng.integers(0, 1_000, per) for i in range(k)]))
+    distinct, _ = encodings.distinct_per_file(ranged, files, sources, w)
+    assert 500 < distinct < 2_000  # ~1,000 values per file, not near-unique
