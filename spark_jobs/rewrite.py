@@ -35,6 +35,7 @@ code, through an accumulator); ``--verify full`` re-reads the staged files and r
 
 from __future__ import annotations
 
+import os
 import re
 from collections.abc import Callable, Sequence
 from contextlib import contextmanager, nullcontext
@@ -247,7 +248,7 @@ def plan_batch(df: DataFrame, units: Sequence[UnitWork], columns: list[str], cur
 
 
 MIN_ROWS_PER_FILE_FOR_ENCODINGS = 10_000  # smaller files: the dictionary work is too small to matter
-MIN_SAMPLED_FILES = 8  # whole input files in the encodings sample: pairs across input files need several
+SAMPLED_FILES = 2  # whole input files in the encodings sample at least: pairs across input files need two
 DICTIONARY_OPTION = "parquet.enable.dictionary#"
 
 
@@ -255,11 +256,12 @@ def plain_encoded_columns(spark: SparkSession, units: Sequence[UnitWork], column
                           seed: int, fs: FileSystem | None = None) -> list[str]:
     """Data columns to write without a dictionary (see :mod:`airflow_zorder.core.encodings`), from a small sample.
 
-    The sample is a few whole input files (every column, cheap to read), thinned to
-    :func:`encodings.sample_rows` rows; each row's output file comes from its unit's plan on the
-    driver, and pairs of rows from one input file are told from pairs across input files
-    (a column in file order repeats within a file, not across). Files on the driver's disk
-    (``fs`` given) are read here with pyarrow, else by a Spark job.
+    The sample is a few whole input files (every column, cheap to read; at least
+    :data:`SAMPLED_FILES`), thinned at random to about :func:`encodings.sample_rows` rows; each
+    row's output file comes from its unit's plan on the driver, and pairs of rows from one input
+    file are told from pairs across input files (a column in file order repeats within a file,
+    not across). Small files on the driver's disk (``fs`` given) are read here with pyarrow,
+    else by a Spark job.
     """
     live = [u for u in units if u.plan is not None and u.rows]
     files = sum(u.plan.num_files for u in live)
@@ -270,22 +272,18 @@ def plain_encoded_columns(spark: SparkSession, units: Sequence[UnitWork], column
     want = encodings.sample_rows(total, files, per_file)
     rng = np.random.default_rng(seed)
     picks = [(u, p, u.rows / len(u.paths)) for u in live for p in u.paths]
-    chosen: list[tuple[UnitWork, str, float]] = []  # (unit, path, rows): source i = chosen[i]
+    chosen: list[tuple[UnitWork, str, float]] = []  # source i = chosen[i]
     got = 0.0
     for i in rng.permutation(len(picks)):
         chosen.append(picks[i])
         got += picks[i][2]
-        if got >= want and len(chosen) >= MIN_SAMPLED_FILES:
+        if got >= want and len(chosen) >= SAMPLED_FILES:
             break
+    keep = min(1.0, 1.2 * want / max(1.0, got))
     parts = [(i, [path]) for i, (_, path, _) in enumerate(chosen)]  # tagged by source, not unit
-    sample = _read_on_driver(spark, fs, parts, schema) if fs is not None else None
+    sample = _read_on_driver(spark, fs, parts, schema, keep, seed) if fs is not None else None
     if sample is None:
-        df = read_batch(spark, parts, schema)
-        if got > want:
-            df = df.sample(fraction=min(1.0, 1.2 * want / got), seed=seed)
-        sample = df.toArrow()
-    elif sample.num_rows > 1.2 * want:
-        sample = sample.take(pa.array(np.sort(rng.choice(sample.num_rows, int(1.2 * want), replace=False))))
+        sample = read_batch(spark, parts, schema).sample(fraction=keep, seed=seed).toArrow()
     if sample.num_rows == 0:
         return []
     sources = sample.column(UNIT_COL).to_numpy().astype(np.int64)
@@ -307,37 +305,45 @@ def plain_encoded_columns(spark: SparkSession, units: Sequence[UnitWork], column
     return encodings.plain_columns(sample, fids, per_file, data_cols, page, sources, same_source)
 
 
-def _read_on_driver(spark: SparkSession, fs: FileSystem, parts: Sequence[tuple[int, Sequence[str]]],
-                    schema: StructType) -> pa.Table | None:
-    """The files (``(unit, paths)``) read here with pyarrow, as Spark's ``toArrow`` types them; None unless all are on this disk.
+#: the encodings sample's files are read on the driver when this small in all (else by a Spark job)
+DRIVER_READ_MAX_BYTES = 64 << 20
 
-    Saves a Spark job and its Arrow stream through py4j (~0.3 s of driver time at SF1). Only
-    atomic columns of ``schema`` that every file holds under the same name are read (others
-    keep their dictionary, the writer's default). Anything pyarrow cannot read or cast gives
-    None, and the caller asks Spark, which reports a bad file as it would anyway.
+
+def _read_on_driver(spark: SparkSession, fs: FileSystem, parts: Sequence[tuple[int, Sequence[str]]],
+                    schema: StructType, keep: float = 1.0, seed: int = 0) -> pa.Table | None:
+    """The files (``(tag, paths)``) read here with pyarrow, as Spark's ``toArrow`` types them, ``keep`` of their rows at random.
+
+    None unless every file is on this disk and they total at most :data:`DRIVER_READ_MAX_BYTES`.
+    One file at a time, one thread: the driver builds the write's plan meanwhile, and its py4j
+    calls need the other core. Saves a Spark job and its Arrow stream through py4j. Only atomic
+    columns of ``schema`` that every file holds under the same name are read (others keep their
+    dictionary, the writer's default). Anything pyarrow cannot read or cast gives None, and the
+    caller asks Spark, which reports a bad file as it would anyway.
     """
     import pyarrow.parquet as pq
     from pyspark.sql.pandas.types import to_arrow_schema
 
-    local = [(unit, [os_path(fs, p) for p in paths]) for unit, paths in parts]
+    local = [(tag, [os_path(fs, p) for p in paths]) for tag, paths in parts]
     if not local or any(p is None for _, paths in local for p in paths):
         return None
     atomic = [f for f in schema.fields if not isinstance(f.dataType, (ArrayType, MapType, StructType))]
     large = str(spark.conf.get("spark.sql.execution.arrow.useLargeVarTypes", "false")).lower() == "true"
+    rng = np.random.default_rng(seed)
     try:
-        files = [(unit, pq.ParquetFile(p)) for unit, paths in local for p in paths]
+        if sum(os.path.getsize(p) for _, paths in local for p in paths) > DRIVER_READ_MAX_BYTES:
+            return None
+        files = [(tag, pq.ParquetFile(p)) for tag, paths in local for p in paths]
         present = set.intersection(*[set(f.schema_arrow.names) for _, f in files])
         fields = [f for f in atomic if f.name in present]
         target = to_arrow_schema(StructType(fields), timezone="UTC", prefers_large_types=large)
         target = pa.schema([f.with_nullable(True) for f in target])
-
-        def read(unit_file: tuple) -> pa.Table:
-            unit, f = unit_file
-            return f.read(columns=target.names, use_threads=False).select(target.names).cast(target).append_column(
-                UNIT_COL, pa.array(np.full(f.metadata.num_rows, unit, np.int32)))
-
-        with ThreadPoolExecutor(max_workers=4) as pool:  # pyarrow decodes without the GIL
-            return pa.concat_tables(list(pool.map(read, files)))
+        tables = []
+        for tag, f in files:
+            t = f.read(columns=target.names, use_threads=False).select(target.names).cast(target)
+            if keep < 1.0:
+                t = t.filter(pa.array(rng.random(t.num_rows) < keep))
+            tables.append(t.append_column(UNIT_COL, pa.array(np.full(t.num_rows, tag, np.int32))))
+        return pa.concat_tables(tables)
     except (OSError, ValueError, TypeError, pa.ArrowException):
         return None
 
