@@ -214,7 +214,7 @@ def _stage_batch(spark, fs: FileSystem, opts: ClusterOptions, schema, columns: l
     rewrite.plan_batch(df, live, columns, opts.curve, opts.num_ranges, opts.salt_bits, opts.seed + b)
     t = lap("sample_and_plan_s", t)
     out = join(staging, f"_batch{b}")
-    # the encodings' sample job runs while this thread builds the write's plan (py4j calls, no job)
+    # the encodings' sample is read (on this machine when small and local) while this thread builds the write's plan
     with ThreadPoolExecutor(max_workers=1) as pool:
         plain = pool.submit(inheritable_thread_target(spark)(rewrite.plain_encoded_columns), spark, live, columns,
                             schema, opts.seed + b, fs if local else None)
