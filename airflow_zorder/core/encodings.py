@@ -71,9 +71,9 @@ def same_source_weight(file_ids: np.ndarray, source_ids: np.ndarray, source_rows
     """
     sampled = np.bincount(source_ids, minlength=len(source_rows)).astype(np.float64)
     scale = np.where(sampled > 0, np.asarray(source_rows, dtype=np.float64) / np.maximum(sampled, 1), 0.0)
-    pair_ids, counts = np.unique(np.asarray(source_ids, np.int64) * (int(file_ids.max()) + 1) + file_ids,
-                                 return_counts=True)
-    rows_in = counts * scale[pair_ids // (int(file_ids.max()) + 1)]  # rows of input i landing in output o
+    width = int(file_ids.max()) + 1
+    pair_ids, counts = np.unique(np.asarray(source_ids, np.int64) * width + file_ids, return_counts=True)
+    rows_in = counts * scale[pair_ids // width]  # rows of input i landing in output o
     k = int((sampled > 0).sum())
     same = (num_sources / max(1, k)) * float((rows_in ** 2).sum())
     return float(min(1.0, same / max(1.0, num_files * rows_per_file ** 2)))
