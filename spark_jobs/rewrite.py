@@ -199,16 +199,21 @@ def count_rows(df: DataFrame) -> dict[int, int]:
     return {r[UNIT_COL]: r["count"] for r in df.groupBy(UNIT_COL).count().collect()}
 
 
+def _on_this_disk(fs: FileSystem, parts: Sequence[tuple[int, Sequence[str]]]) -> list[tuple[int, str]] | None:
+    """``(tag, path on this machine's disk)`` for every file of ``parts``; None if any is elsewhere."""
+    flat = [(tag, os_path(fs, p)) for tag, paths in parts for p in paths]
+    return None if any(p is None for _, p in flat) else flat
+
+
 def footer_counts(fs: FileSystem, parts: Sequence[tuple[int, Sequence[str]]]) -> dict[int, int] | None:
     """Rows per unit read from the files' footers here on the driver when every file is on this machine's disk.
 
     Saves a Spark job per count (~0.3 s each); None for remote stores, or when a footer does not
     parse, so that :func:`count_rows` (and Spark's own error for the file) takes over.
     """
-    local = [(unit, [os_path(fs, p) for p in paths]) for unit, paths in parts]
-    if any(p is None for _, paths in local for p in paths):
+    flat = _on_this_disk(fs, parts)
+    if flat is None:
         return None
-    flat = [(unit, p) for unit, paths in local for p in paths]
     try:
         with ThreadPoolExecutor(max_workers=8) as pool:
             rows = list(pool.map(footer_stats.row_count, [p for _, p in flat]))
@@ -323,16 +328,16 @@ def _read_on_driver(spark: SparkSession, fs: FileSystem, parts: Sequence[tuple[i
     import pyarrow.parquet as pq
     from pyspark.sql.pandas.types import to_arrow_schema
 
-    local = [(tag, [os_path(fs, p) for p in paths]) for tag, paths in parts]
-    if not local or any(p is None for _, paths in local for p in paths):
+    local = _on_this_disk(fs, parts)
+    if not local:
         return None
     atomic = [f for f in schema.fields if not isinstance(f.dataType, (ArrayType, MapType, StructType))]
     large = str(spark.conf.get("spark.sql.execution.arrow.useLargeVarTypes", "false")).lower() == "true"
     rng = np.random.default_rng(seed)
     try:
-        if sum(os.path.getsize(p) for _, paths in local for p in paths) > DRIVER_READ_MAX_BYTES:
+        if sum(os.path.getsize(p) for _, p in local) > DRIVER_READ_MAX_BYTES:
             return None
-        files = [(tag, pq.ParquetFile(p)) for tag, paths in local for p in paths]
+        files = [(tag, pq.ParquetFile(p)) for tag, p in local]
         present = set.intersection(*[set(f.schema_arrow.names) for _, f in files])
         fields = [f for f in atomic if f.name in present]
         target = to_arrow_schema(StructType(fields), timezone="UTC", prefers_large_types=large)
