@@ -162,8 +162,14 @@ class MemoryMonitor:
 
 @contextmanager
 def phase(mon: MemoryMonitor, name: str, into: dict[str, Any]):
-    """Time a phase and record peak memory and CPU seconds (reset at the start) into ``into``."""
+    """Time a phase and record peak memory and CPU seconds (reset at the start) into ``into``.
+
+    Dirty pages are written out first (``os.sync``), untimed: otherwise the kernel writes back
+    the previous phase's output (~200 MB) and the input copy made just before a curve's run on
+    the same two CPUs, ~30 s later, in whichever phase is running then.
+    """
     log(f"{name} ...")
+    os.sync()
     mon.reset()
     t0 = time.perf_counter()
     yield
