@@ -211,13 +211,16 @@ def _stage_batch(spark, fs: FileSystem, opts: ClusterOptions, schema, columns: l
         live.append(w)
     if not live:
         return [], skipped
-    rewrite.plan_batch(df, live, columns, opts.curve, opts.num_ranges, opts.salt_bits, opts.seed + b)
-    t = lap("sample_and_plan_s", t)
     out = join(staging, f"_batch{b}")
-    # the encodings' sample is read (on this machine when small and local) while this thread builds the write's plan
+    # The encodings' files are read (here, when small and local) while the plan's sample job runs,
+    # and judged by the plan while this thread builds the write's plan: neither waits for the other.
     with ThreadPoolExecutor(max_workers=1) as pool:
-        plain = pool.submit(inheritable_thread_target(spark)(rewrite.plain_encoded_columns), spark, live, columns,
-                            schema, opts.seed + b, fs if local else None)
+        in_thread = inheritable_thread_target(spark)
+        sample = pool.submit(in_thread(rewrite.encodings_sample), spark, live, schema, opts.seed + b,
+                             fs if local else None)
+        rewrite.plan_batch(df, live, columns, opts.curve, opts.num_ranges, opts.salt_bits, opts.seed + b)
+        t = lap("sample_and_plan_s", t)
+        plain = pool.submit(in_thread(lambda: rewrite.plain_from_sample(spark, live, columns, sample.result())))
         obs_in, obs_out, engine = rewrite.write_batch(spark, df, live, columns, out, opts.compression, f"b{b}",
                                                       opts.key_engine, plain.result)
     plain = plain.result()

@@ -290,13 +290,11 @@ def test_schema_and_values_of_every_type_survive(spark, tmp_path):
         assert after.column(c).to_numpy(zero_copy_only=False).tobytes() == table.column(c).to_numpy(zero_copy_only=False).tobytes()
 
 
-def test_near_unique_columns_are_written_without_a_dictionary(spark, tmp_path):
-    """Columns whose dictionary the writer would abandon are written PLAIN; repeating ones keep it; rows equal."""
+def _wide_table(src, n: int = 60_000) -> pa.Table:
+    """Two clustering columns, two near-unique ones (``id``, ``note``) and two repeating ones, in 4 files."""
     import numpy as np
 
     rng = np.random.default_rng(11)
-    n = 60_000
-    src = tmp_path / "wide"
     src.mkdir()
     t = pa.table({
         "a": pa.array(rng.integers(0, 1000, n)), "b": pa.array(rng.integers(0, 1000, n)),
@@ -307,6 +305,14 @@ def test_near_unique_columns_are_written_without_a_dictionary(spark, tmp_path):
     })
     for i in range(4):  # row order random w.r.t. every column
         pq.write_table(t.slice(i * n // 4, n // 4), src / f"part-{i}.parquet")
+    return t
+
+
+def test_near_unique_columns_are_written_without_a_dictionary(spark, tmp_path):
+    """Columns whose dictionary the writer would abandon are written PLAIN; repeating ones keep it; rows equal."""
+    src = tmp_path / "wide"
+    t = _wide_table(src)
+
     def rows() -> pa.Table:
         got = ds.dataset(str(src), format="parquet", ignore_prefixes=["_", "."]).to_table()
         return got.sort_by([(c, "ascending") for c in t.column_names])
@@ -342,6 +348,33 @@ def test_column_names_with_dots_spaces_and_backticks(spark, tmp_path, curve):
     # the write's own SQL settings (no ANSI checks, no column pruning) do not leak into the session
     assert {k: spark.conf.get(k, None) for k in confs} == confs
     assert pyspark_errors._enable_debugging_cache is call_sites is pyspark_errors.is_debugging_enabled()
+
+
+def test_encodings_sample_is_read_before_the_plan(spark, tmp_path):
+    """The encodings' files are picked and read with no plan yet (the job reads them during the plan's
+    sample job); judged once the plan is there, the columns are those of the one-step call."""
+    from spark_jobs import rewrite
+
+    src = tmp_path / "wide"
+    n = _wide_table(src).num_rows
+    paths = sorted(str(p) for p in src.glob("*.parquet"))
+    schema = spark.read.parquet(*paths).schema
+    df = rewrite.read_batch(spark, [(0, paths)], schema, local=True)
+
+    def units() -> list:
+        w = rewrite.UnitWork(0, "t", paths, 2)
+        w.rows = n
+        return [w]
+
+    early, late = units(), units()
+    sample = rewrite.encodings_sample(spark, early, schema, 5, LocalFileSystem())
+    assert early[0].plan is None and sample.rows.num_rows > 0
+    assert {u.index for u, _, _ in sample.chosen} == {0} and len(sample.chosen) >= rewrite.SAMPLED_FILES
+    for w in (early, late):
+        rewrite.plan_batch(df, w, ["a", "b"], "zorder", 1024, 16, 5)
+    two_steps = rewrite.plain_from_sample(spark, early, ["a", "b"], sample)
+    assert two_steps == rewrite.plain_encoded_columns(spark, late, ["a", "b"], schema, 5, LocalFileSystem())
+    assert sorted(two_steps) == ["id", "note"]
 
 
 def test_encodings_sample_read_on_the_driver_equals_sparks(spark, tmp_path):
