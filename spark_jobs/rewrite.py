@@ -5,8 +5,8 @@ costs about what re-clustering one does, not 300 times its job overhead:
 
 1. per-unit row counts (footer metadata only; read on the driver when the files are local);
 2. a stratified sample of the clustering columns -> one KeyPlan per unit, on the driver; a few
-   whole input files -> which columns to write without a dictionary (:func:`plain_encoded_columns`,
-   read while the driver builds the write's plan);
+   whole input files -> which columns to write without a dictionary (:func:`plain_encoded_columns`:
+   read while the plan's sample is taken, judged while the driver builds the write's plan);
 3. the write: read -> curve key + output file (JVM expressions, ``jvm_keys``, or an Arrow
    UDF for wide keys and binary columns) -> observe(count, checksum) of what is read ->
    repartition by file (a precomputed int per file, so no second sampling job as in
