@@ -218,7 +218,8 @@ def _stage_batch(spark, fs: FileSystem, opts: ClusterOptions, schema, columns: l
         in_thread = inheritable_thread_target(spark)
         sample = pool.submit(in_thread(rewrite.encodings_sample), spark, live, schema, opts.seed + b,
                              fs if local else None)
-        rewrite.plan_batch(df, live, columns, opts.curve, opts.num_ranges, opts.salt_bits, opts.seed + b)
+        rewrite.plan_batch(df, live, columns, opts.curve, opts.num_ranges, opts.salt_bits, opts.seed + b,
+                           fs if local else None)
         t = lap("sample_and_plan_s", t)
         plain = pool.submit(in_thread(lambda: rewrite.plain_from_sample(spark, live, columns, sample.result())))
         obs_in, obs_out, engine = rewrite.write_batch(spark, df, live, columns, out, opts.compression, f"b{b}",

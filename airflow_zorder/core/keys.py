@@ -97,14 +97,18 @@ def _salt_bytes(salt: pa.Array | np.ndarray | None, n: int, salt_bits: int) -> n
     return be[:, 8 - nbytes :]
 
 
-def compute_keys(plan: KeyPlan, values: Sequence[pa.Array], salt: pa.Array | np.ndarray | None) -> np.ndarray:
-    """Key bytes (n, key_width) for one batch: range ids, scaled, curve-encoded, salt appended."""
+def compute_keys(plan: KeyPlan, values: Sequence[pa.Array], salt: pa.Array | np.ndarray | None,
+                 range_ids: Sequence[np.ndarray] | None = None) -> np.ndarray:
+    """Key bytes (n, key_width) for one batch: range ids, scaled, curve-encoded, salt appended.
+
+    ``range_ids``: each column's ``ranges.range_ids`` of ``values`` when already known.
+    """
     if len(values) != len(plan.columns):
         raise ValueError(f"expected {len(plan.columns)} columns, got {len(values)}")
     n = len(values[0])
     ids = np.empty((n, len(plan.columns)), dtype=np.uint64)
     for j, (arr, bounds) in enumerate(zip(values, plan.boundaries)):
-        ids[:, j] = plan.positions[j][ranges.range_ids(arr, bounds)]
+        ids[:, j] = plan.positions[j][ranges.range_ids(arr, bounds) if range_ids is None else range_ids[j]]
     curve_bytes = curves.curve_keys(plan.curve, ids, plan.bits)
     if plan.salt_bits == 0:
         return np.ascontiguousarray(curve_bytes)
@@ -224,9 +228,8 @@ def build_plan(
     cols = tuple(columns)
     bounds = tuple(boundaries) if boundaries is not None else column_boundaries(sample, cols, num_ranges)
     bits = max(plan_bits(bounds), min(int(min_bits), MAX_BITS_PER_COLUMN))
-    positions = tuple(
-        mass_positions(ranges.range_ids(sample.column(c), b), ranges.num_ids(b), bits) for c, b in zip(cols, bounds)
-    )
+    rids = [ranges.range_ids(sample.column(c), b) for c, b in zip(cols, bounds)]
+    positions = tuple(mass_positions(r, ranges.num_ids(b), bits) for r, b in zip(rids, bounds))
     partial = KeyPlan(curve, cols, bounds, positions, bits, salt_bits, np.zeros(0, dtype=np.uint64))
     if num_files == 1 or sample.num_rows == 0:
         return partial
@@ -234,7 +237,7 @@ def build_plan(
     if salt_bits and salt is None:
         raise ValueError("salt_bits > 0 needs the sample's row-hash column (salt_column)")
     keys = compute_keys(partial, [sample.column(c).combine_chunks() for c in cols],
-                        salt.combine_chunks() if salt is not None else None)
+                        salt.combine_chunks() if salt is not None else None, rids)
     ordered = keys[np.argsort(as_sortable(keys), kind="stable")]
     file_bounds = np.sort(as_sortable(aligned_bounds(ordered, num_files)))
     return KeyPlan(curve, cols, bounds, positions, bits, salt_bits, file_bounds)

@@ -409,3 +409,61 @@ def test_encodings_sample_read_on_the_driver_equals_sparks(spark, tmp_path):
     # a file that is not on this machine's disk, or not Parquet, sends the caller to Spark
     (src / "bad.parquet").write_bytes(b"not parquet")
     assert rewrite._read_on_driver(spark, LocalFileSystem(), [(0, [str(src / "bad.parquet")])], schema) is None
+
+
+def test_plan_sample_read_on_the_driver_matches_sparks(spark, tmp_path):
+    """In local mode on local files the plan's sample is read with pyarrow: Spark's types, each unit's fraction."""
+    import datetime as dt
+    from decimal import Decimal
+    from types import SimpleNamespace
+
+    import numpy as np
+
+    from spark_jobs import rewrite
+
+    n = 4_000
+    t = pa.table({
+        "l": pa.array([k * 7919 % n for k in range(n)], pa.int64()),
+        "dec": pa.array([Decimal(k) / 100 for k in range(n)], pa.decimal128(12, 2)),
+        "day": pa.array([dt.date(2026, 1, 1) + dt.timedelta(days=k % 400) for k in range(n)]),
+        "ts": pa.array([None if k % 11 == 0 else k * 1_000_003 for k in range(n)], pa.timestamp("us", tz="UTC")),
+        "s": pa.array([f"é{k % 97}" for k in range(n)]), "other": pa.array(range(n)),
+    })
+    src = tmp_path / "planned"
+    src.mkdir()
+    for i in range(4):
+        pq.write_table(t.slice(i * n // 4, n // 4), src / f"part-{i}.parquet", row_group_size=300)
+    paths = sorted(str(p) for p in src.glob("*.parquet"))
+    schema = spark.read.parquet(*paths).schema
+    units = [rewrite.UnitWork(0, "a", paths[:2], 4, rows=n // 2), rewrite.UnitWork(1, "b", paths[2:], 4, rows=n // 2)]
+    df = rewrite.read_batch(spark, [(u.index, u.paths) for u in units], schema, local=True)
+    columns = ["l", "dec", "day", "ts", "s"]
+    fractions = {0: 1.0, 1: 0.25}
+
+    got = rewrite.plan_sample_on_driver(df, units, columns, fractions, 3, LocalFileSystem())
+    by_spark = df.select(rewrite.UNIT_COL, *columns).sampleBy(rewrite.UNIT_COL, fractions, 3).toArrow()
+    assert [got.schema.field(c).type for c in columns] == [by_spark.schema.field(c).type for c in columns]
+    assert got.schema.field(rewrite.HASH_COL).type == pa.int64()
+    unit = got.column(rewrite.UNIT_COL).to_numpy()
+    whole = got.filter(pa.array(unit == 0)).select(columns)
+    assert sorted(whole.to_pylist(), key=str) == sorted(t.slice(0, n // 2).select(columns).to_pylist(), key=str)
+    part = got.filter(pa.array(unit == 1)).select(columns).to_pylist()
+    assert 0.18 * n / 2 < len(part) < 0.32 * n / 2  # Bernoulli draws at 25%
+    later = {str(r) for r in t.slice(n // 2).select(columns).to_pylist()}
+    assert all(str(r) in later for r in part)
+    again = rewrite.plan_sample_on_driver(df, units, columns, fractions, 3, LocalFileSystem())
+    assert again.equals(got)  # the seed fixes the draw
+
+    # the plan built from it routes about as many rows to each file as Spark's sample would
+    rewrite.plan_batch(df, units, columns, "hilbert", 64, 8, 3, LocalFileSystem())
+    assert all(u.plan is not None and u.plan.num_files == 4 for u in units)
+    # a file pyarrow cannot read, a missing column, or a cluster master: the Spark job instead
+    assert rewrite.plan_sample_on_driver(df, units, columns + ["nope"], fractions, 3, LocalFileSystem()) is None
+    bad = rewrite.UnitWork(0, "bad", [str(src / "bad.parquet")], 1, rows=1)
+    (src / "bad.parquet").write_bytes(b"not parquet")
+    assert rewrite.plan_sample_on_driver(df, [bad], columns, {0: 1.0}, 3, LocalFileSystem()) is None
+    # a YARN driver cannot run here: a stand-in session whose master is not local
+    on_yarn = SimpleNamespace(sparkSession=SimpleNamespace(sparkContext=SimpleNamespace(master="yarn")),
+                              schema=df.schema)
+    assert rewrite.plan_sample_on_driver(on_yarn, units, columns, fractions, 3, LocalFileSystem()) is None
+    assert np.isin(unit, [0, 1]).all()
