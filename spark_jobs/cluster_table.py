@@ -212,7 +212,7 @@ def _stage_batch(spark, fs: FileSystem, opts: ClusterOptions, schema, columns: l
     if not live:
         return [], skipped
     out = join(staging, f"_batch{b}")
-    # The encodings' files are read (here, when small and local) while the plan's sample job runs,
+    # The encodings' files are read (here, when small and local) while the plan's sample is taken,
     # and judged by the plan while this thread builds the write's plan: neither waits for the other.
     with ThreadPoolExecutor(max_workers=1) as pool:
         in_thread = inheritable_thread_target(spark)
