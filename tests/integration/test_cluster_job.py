@@ -454,7 +454,7 @@ def test_plan_sample_read_on_the_driver_matches_sparks(spark, tmp_path):
     again = rewrite.plan_sample_on_driver(df, units, columns, fractions, 3, LocalFileSystem())
     assert again.equals(got)  # the seed fixes the draw
 
-    # the plan built from it routes about as many rows to each file as Spark's sample would
+    # plan_batch builds every unit's plan from the driver-read sample
     rewrite.plan_batch(df, units, columns, "hilbert", 64, 8, 3, LocalFileSystem())
     assert all(u.plan is not None and u.plan.num_files == 4 for u in units)
     # a file pyarrow cannot read, a missing column, or a cluster master: the Spark job instead
