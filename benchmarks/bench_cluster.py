@@ -14,7 +14,7 @@ everything:
    written to a fresh directory, before the first curve and after each one (R, c1, R, c2,
    R, ...), as ``run_all.py`` does: each curve's time goal is checked against the mean of
    the two baseline runs around it, so load changes and JVM warm-up during the run shift
-   both sides of the ratio alike;
+   both sides of the ratio alike; ``--rounds`` times (default 5), the goal on the median;
 4. per curve: copy the input, ``run_cluster`` on (l_partkey, l_suppkey, l_shipdate),
    wall time around the call, then the point-query layout report;
 5. peak RSS per phase of the Python driver, the Spark driver JVM and (for information)
@@ -550,8 +550,9 @@ def main(argv: list[str] | None = None) -> int:
                     help="also run delta-rs optimize.z_order (default on if deltalake imports)")
     ap.add_argument("--n-values", type=int, default=2000, help="query values per column (default 2000)")
     ap.add_argument("--seed", type=int, default=1)
-    ap.add_argument("--rounds", type=int, default=3,
-                    help="rounds of the curves, each run between two baseline runs (default 3; goal: the median ratio)")
+    ap.add_argument("--rounds", type=int, default=5,
+                    help="rounds of the curves, each run between two baseline runs (default 5; goal: the median ratio; "
+                         "single rounds move +-0.1x on a shared 2-core machine, so 3 rounds decide too little)")
     ap.add_argument("--keep", action="store_true", help="keep the rewritten tables (default: delete after measuring)")
     a = ap.parse_args(argv)
     curves = [c.strip() for c in a.curves.split(",") if c.strip()]
