@@ -5,7 +5,8 @@ from __future__ import annotations
 from pyspark.sql import SparkSession
 
 from airflow_zorder.core.fs import join
-from spark_jobs.table import HOME_PROPERTY, STATE_DIR, TableError, TableRef, Unit, list_units
+from airflow_zorder.core.table_formats import refuse_foreign_catalog_table
+from spark_jobs.table import HOME_PROPERTY, STATE_DIR, TableError, TableRef, Unit, list_units, refuse_foreign_table
 
 
 def _quote(name: str) -> str:
@@ -44,13 +45,23 @@ def _partition_columns(spark: SparkSession, name: str) -> list[str]:
 
 
 def resolve_catalog_table(spark: SparkSession, fs, name: str) -> TableRef:
-    """Describe a catalog table; refuse missing and non-Parquet tables with a clear message."""
+    """Describe a catalog table; refuse missing, non-Parquet and Delta/Hudi/Iceberg tables with a clear message.
+
+    A Delta/Hudi/Iceberg table is recognised by its provider (or, synced into a Hive metastore, by its
+    InputFormat, serde or properties) and also by its location's directory (a table registered as
+    plain Parquet over a Delta directory), before any of its files is listed.
+    """
+    _refuse_foreign_v1_table(spark, name)
     if not spark.catalog.tableExists(name):
         raise TableError(
             f"table {name!r} does not exist in the Spark catalog; check the name (db.table) "
             "or pass a Parquet directory path instead"
         )
     info = _describe(spark, f"DESCRIBE TABLE EXTENDED {_quote(name)}")
+    props = info.get("Table Properties", "")
+    refuse_foreign_catalog_table(
+        name, info.get("Provider"), input_format=info.get("InputFormat"), serde=info.get("Serde Library"),
+        properties={k: v for k in ("table_type", "storage_handler") if (v := _property(props, k)) is not None})
     provider = info.get("Provider", "").lower()
     serde = info.get("Serde Library", "").lower()
     if provider not in ("parquet", "hive") or (provider == "hive" and "parquet" not in serde):
@@ -61,7 +72,7 @@ def resolve_catalog_table(spark: SparkSession, fs, name: str) -> TableRef:
     location = info.get("Location")
     if not location:
         raise TableError(f"table {name!r} has no location (a view?); only Parquet tables can be re-clustered")
-    props = info.get("Table Properties", "")
+    refuse_foreign_table(fs, location, table=name)
     home = _property(props, HOME_PROPERTY) or location
     pcols = _partition_columns(spark, name)
     units: list[Unit] = []
@@ -81,6 +92,32 @@ def resolve_catalog_table(spark: SparkSession, fs, name: str) -> TableRef:
             _, found = list_units(fs, ploc)
             units.append(Unit(rel, spec, ploc, [f for u in found for f in u.files]))
     return TableRef(name, "catalog", location, home, pcols, units)
+
+
+def _refuse_foreign_v1_table(spark: SparkSession, name: str) -> None:
+    """Refuse a session-catalog table whose ``CatalogTable.provider`` is delta/hudi/iceberg, from its metadata alone.
+
+    ``tableExists`` and ``DESCRIBE`` resolve the table's data source: without the format's jars they
+    fail with DATA_SOURCE_NOT_FOUND instead of naming the problem. The raw metadata needs no jars.
+    Tables of other catalogs (``cat.db.t``) and Spark Connect sessions are left to the DESCRIBE check.
+    """
+    try:
+        jspark = spark._jsparkSession
+        ident = jspark.sessionState().sqlParser().parseTableIdentifier(name)
+        session_catalog = jspark.sessionState().catalog()
+        if not session_catalog.tableExists(ident):
+            return
+        meta = session_catalog.getTableMetadata(ident)
+
+        def opt(option):  # a scala.Option's value, or None
+            return option.get() if option.isDefined() else None
+
+        provider, storage = opt(meta.provider()), meta.storage()
+        input_format, serde = opt(storage.inputFormat()), opt(storage.serde())
+        props = {k: v for k in ("table_type", "storage_handler") if (v := opt(meta.properties().get(k))) is not None}
+    except Exception:  # noqa: BLE001 - not a v1 table, or no JVM session: the DESCRIBE check below applies
+        return
+    refuse_foreign_catalog_table(name, provider, input_format=input_format, serde=serde, properties=props)
 
 
 def _property(props: str, key: str) -> str | None:

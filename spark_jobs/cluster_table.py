@@ -28,10 +28,12 @@ from airflow_zorder.core.faults import fault_point
 from airflow_zorder.core.fs import FileSystem, filesystem_for, is_path_table, os_path
 from airflow_zorder.core.lock import TableLock
 from airflow_zorder.core.sizing import DEFAULT_TARGET_FILE_SIZE, num_output_files, parse_size
+from airflow_zorder.core.table_formats import ForeignTableFormatError
 from spark_jobs.cli import run_job, spark_error_text
 from spark_jobs import catalog, rewrite
 from airflow_zorder.core.fs import join
-from spark_jobs.table import TableError, TableRef, Unit, check_parquet, list_units, parse_partitions, select_units
+from spark_jobs.table import (TableError, TableRef, Unit, check_parquet, list_path_table, list_units,
+                              parse_partitions, select_units)
 
 
 BATCH_UNITS = 64  # partitions rewritten by one set of Spark jobs
@@ -125,12 +127,10 @@ def _log(msg: str) -> None:
 
 
 def resolve_table(spark, table: str) -> tuple[TableRef, FileSystem]:
-    """Resolve a path or catalog table; clear errors for missing or non-Parquet tables."""
+    """Resolve a path or catalog table; clear errors for missing, non-Parquet and Delta/Hudi/Iceberg tables."""
     if is_path_table(table):
         fs = filesystem_for(table, spark)
-        if not fs.exists(table):
-            raise TableError(f"table path {table} does not exist; check the path (and the Spark connection's filesystem)")
-        pcols, units = list_units(fs, table)
+        pcols, units = list_path_table(fs, table)  # refuses missing tables and Delta/Hudi/Iceberg ones
         ref = TableRef(table, "path", table, table, pcols, units)
     else:
         fs = filesystem_for("/", spark)
@@ -471,7 +471,7 @@ def main(argv: list[str] | None = None) -> int:
     opts, result_path, action = parse_args(argv)
     return run_job("airflow-zorder-cluster", opts.table, opts.run_id, result_path,
                    lambda spark: (run_action(spark, opts, action), 0),
-                   (ClusteringError, TableError, ValueError, RuntimeError), _log)
+                   (ClusteringError, TableError, ForeignTableFormatError, ValueError, RuntimeError), _log)
 
 
 if __name__ == "__main__":

@@ -67,7 +67,7 @@ import pyarrow.compute as pc
 
 from airflow_zorder.core import footer_stats as fst
 from airflow_zorder.core import stats_schema as ss
-from airflow_zorder.core import stats_store
+from airflow_zorder.core import stats_store, storage
 from airflow_zorder.core.faults import fault_point
 from airflow_zorder.core.fs import FileInfo, HadoopFileSystem, LocalFileSystem, is_path_table, scheme_of
 from spark_jobs.cli import run_job
@@ -199,7 +199,7 @@ def _is_local(spark, path: str) -> bool:
 
 
 def _local_path(path: str) -> str:
-    return LocalFileSystem._local(path) if path.startswith("file:") else os.path.abspath(path)
+    return storage.parse_location(path).local_path()
 
 
 class _ListingFS:
@@ -224,55 +224,11 @@ class _ListingFS:
         return self._pick(path).exists(path)
 
 
-class HadoopStatsIO(stats_store.FsIO):
-    """Stats IO through Hadoop's FileSystem on the driver (HDFS, S3A, GCS, ABFS, ...): binary files too."""
-
-    def __init__(self, spark) -> None:
-        super().__init__(HadoopFileSystem(spark))
-        self._jvm = spark._jvm
-        self._conf = spark._jsc.hadoopConfiguration()
-
-    def _jfs(self, path: str):
-        jp = self._jvm.org.apache.hadoop.fs.Path(path)
-        return jp, jp.getFileSystem(self._conf)
-
-    def read_bytes(self, path: str) -> bytes:
-        jp, fs = self._jfs(path)
-        if not fs.exists(jp):
-            raise FileNotFoundError(path)
-        stream = fs.open(jp)
-        try:
-            return bytes(self._jvm.org.apache.commons.io.IOUtils.toByteArray(stream))
-        finally:
-            stream.close()
-
-    def _create(self, path: str, data: bytes, overwrite: bool) -> None:
-        jp, fs = self._jfs(path)
-        out = fs.create(jp, overwrite)
-        try:
-            out.write(bytearray(data))
-        finally:
-            out.close()
-
-    def write_bytes(self, path: str, data: bytes) -> None:
-        self._create(path, data, True)
-
-    def publish_bytes(self, path: str, data: bytes) -> None:
-        parent, name = path.rsplit("/", 1)
-        tmp = f"{parent}/.{name}.tmp-{uuid.uuid4().hex}"
-        self._create(tmp, data, False)
-        try:
-            self.fs.rename(tmp, path)  # refuses to replace an existing file
-        except BaseException:
-            self.fs.delete(tmp)
-            raise
-
-
 def stats_io_for(spark, location: str) -> tuple[stats_store.StatsIO, str]:
     """The IO the job uses for ``location``: pyarrow on the local disk, Hadoop (driver JVM) elsewhere."""
     if _is_local(spark, location):
         return stats_store.resolve_io(_local_path(location))
-    return HadoopStatsIO(spark), location.rstrip("/")
+    return stats_store.FsIO(HadoopFileSystem(spark)), location.rstrip("/")
 
 
 # --------------------------------------------------------------------------- the table
@@ -289,16 +245,14 @@ def _qualify(spark, path: str) -> str:
 def resolve_table(spark, table: str) -> _Table:
     """List a path or catalog table's live data files, with partitions; clear errors for missing tables."""
     from spark_jobs import catalog
-    from spark_jobs.table import TableError, list_units
+    from spark_jobs.table import list_path_table
 
     lister = _ListingFS(spark)
     if is_path_table(table):
         root = table
         if _is_local(spark, table):
             root = _local_path(table)  # one spelling for local tables: plain absolute paths
-        if not lister.exists(root):
-            raise TableError(f"table path {table} does not exist; check the path (and the Spark connection's filesystem)")
-        pcols, units = list_units(lister, root)
+        pcols, units = list_path_table(lister, table, root)  # refuses missing tables and Delta/Hudi/Iceberg ones
         ref_name, kind, home, schema_columns = table, "path", root, None
     else:
         ref = catalog.resolve_catalog_table(spark, lister, table)
@@ -318,38 +272,12 @@ def resolve_table(spark, table: str) -> _Table:
 # --------------------------------------------------------------------------- executors: footers
 
 
-_EXEC_FS: dict[str, Any] = {}
-
-
 def _executor_fs(path: str) -> tuple[Any, str]:
-    """(pyarrow filesystem or None for local, path in it) on an executor; cached per scheme/authority."""
-    if "://" not in path and not path.startswith("file:"):
-        return None, path
-    if path.startswith("file:"):
-        return None, LocalFileSystem._local(path)
-    scheme, rest = path.split("://", 1)
-    authority = rest.split("/", 1)[0]
-    key = f"{scheme}://{authority}"
-    if key not in _EXEC_FS:
-        from pyarrow import fs as pafs
-
-        uri = ("s3://" + rest) if scheme.lower() in ("s3a", "s3n") else path
-        try:
-            fs, _ = pafs.FileSystem.from_uri(uri)
-        except Exception:  # noqa: BLE001 - try fsspec before giving up
-            import fsspec
-            from pyarrow.fs import FSSpecHandler, PyFileSystem
-
-            fs = PyFileSystem(FSSpecHandler(fsspec.core.url_to_fs(uri)[0]))
-        _EXEC_FS[key] = fs
-    fs = _EXEC_FS[key]
-    s = scheme.lower()
-    if s in ("s3a", "s3n", "s3", "gs", "gcs"):
-        return fs, rest  # bucket/key
-    if s in ("abfs", "abfss", "az", "adl"):
-        container = authority.split("@", 1)[0]
-        return fs, container + "/" + (rest.split("/", 1)[1] if "/" in rest else "")
-    return fs, "/" + (rest.split("/", 1)[1] if "/" in rest else "")
+    """(pyarrow filesystem or None for local, path in it) on an executor (``storage``, cached per store)."""
+    loc = storage.parse_location(path)
+    if loc.is_local:
+        return None, loc.local_path()
+    return storage.arrow_filesystem(path)
 
 
 def _fix_case(read_path: str, fs: Any, rows: list, wanted: list[str]) -> list:
@@ -715,6 +643,7 @@ def _resolve_names(requested: list[str], known: list[str]) -> list[str]:
 
 def run_collect(spark, opts: CollectOptions) -> dict[str, Any]:
     """Collect the statistics of ``opts.table`` and commit a snapshot; returns the result dictionary."""
+    from airflow_zorder.core.table_formats import ForeignTableFormatError
     from spark_jobs.table import TableError
 
     started = time.time()
@@ -729,7 +658,7 @@ def run_collect(spark, opts: CollectOptions) -> dict[str, Any]:
     t = time.time()
     try:
         table = resolve_table(spark, opts.table)
-    except TableError:
+    except (TableError, ForeignTableFormatError):
         raise
     except Exception as exc:
         raise TableError(f"cannot resolve table {opts.table!r}: {exc}") from exc

@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from urllib.parse import unquote
 
 from airflow_zorder.core.fs import FileInfo, FileSystem, join, relpath
+from airflow_zorder.core.table_formats import refuse_foreign_format
 
 STATE_DIR = "_zorder"
 HOME_PROPERTY = "airflow_zorder.home"
@@ -72,6 +73,33 @@ def _spec_of(dir_rel: str) -> dict[str, str]:
         k, v = part.split("=", 1)
         spec[unquote(k)] = unquote(v)
     return spec
+
+
+def refuse_foreign_table(fs: FileSystem, root: str, table: str | None = None) -> None:
+    """Refuse a Delta Lake, Hudi or Iceberg table (or a directory inside one) before anything touches it.
+
+    Raises :class:`~airflow_zorder.core.table_formats.ForeignTableFormatError` (a ``ValueError``; the
+    jobs report it as a failed run, exit 1). Costs a few existence checks; ``metadata/`` is listed
+    only when it exists. Both jobs reach it through :func:`list_path_table` and
+    :func:`spark_jobs.catalog.resolve_catalog_table`.
+    """
+    def names(directory: str) -> list[str]:
+        return [f.path for f in fs.list_files(directory, recursive=False)]
+
+    refuse_foreign_format(root, fs.exists, names, table=table)
+
+
+def list_path_table(fs: FileSystem, table: str, root: str | None = None) -> tuple[list[str], list[Unit]]:
+    """A path table's partition columns and units; refuses a missing directory and other formats' tables.
+
+    ``root`` is how the job spells ``table``'s directory (default: ``table`` itself). Nothing is
+    listed as Parquet before the table-format check has passed.
+    """
+    root = root or table
+    if not fs.exists(root):
+        raise TableError(f"table path {table} does not exist; check the path (and the Spark connection's filesystem)")
+    refuse_foreign_table(fs, root)
+    return list_units(fs, root)
 
 
 def list_units(fs: FileSystem, root: str) -> tuple[list[str], list[Unit]]:

@@ -22,7 +22,8 @@ import shutil
 import uuid
 from dataclasses import dataclass
 from typing import Any, Protocol, runtime_checkable
-from urllib.parse import unquote, urlparse
+
+from airflow_zorder.core.storage import is_path_table, parse_location
 
 log = logging.getLogger(__name__)
 
@@ -32,6 +33,7 @@ __all__ = [
     "HadoopFileSystem",
     "LocalFileSystem",
     "filesystem_for",
+    "is_path_table",
     "join",
     "relpath",
     "scheme_of",
@@ -106,14 +108,7 @@ class FileSystem(Protocol):
 
 def scheme_of(path: str) -> str:
     """The URI scheme of ``path`` (``""`` for a plain local path)."""
-    if "://" in path or path.startswith("file:"):
-        return urlparse(path).scheme.lower()
-    return ""
-
-
-def is_path_table(table: str) -> bool:
-    """A table argument with a slash or a URI scheme is a path; anything else a catalog name ``db.table``."""
-    return "/" in table or "://" in table or table.startswith(".")
+    return parse_location(path).scheme
 
 
 def join(base: str, *parts: str) -> str:
@@ -229,16 +224,11 @@ class LocalFileSystem:
 
     @staticmethod
     def _local(path: str) -> str:
-        if path.startswith("file:"):
-            parsed = urlparse(path)
-            if parsed.netloc not in ("", "localhost"):
-                raise ValueError(f"not a local file URI: {path!r}")
-            return unquote(parsed.path) or "/"
-        if "://" in path:
+        if "://" in path and not path.startswith("file:"):
             raise ValueError(
                 f"{path!r} is not a local path; use HadoopFileSystem (pass a SparkSession to filesystem_for)"
             )
-        return path
+        return parse_location(path).local_path()
 
     def list_files(self, path: str, recursive: bool = True) -> list[FileInfo]:
         """Files under ``path`` (spelled like ``path``), sorted; missing path -> []."""
@@ -397,14 +387,10 @@ class HadoopFileSystem:
             return path
         if scheme != "file":
             return None
-        # as Hadoop reads it: the path part literally (a partition dir "k=a%3Ab" is named exactly that)
-        rest = path[len("file:"):]
-        if rest.startswith("//"):
-            host, _, tail = rest[2:].partition("/")
-            if host not in ("", "localhost"):
-                return None
-            rest = "/" + tail
-        return rest or "/"
+        try:
+            return parse_location(path).local_path()  # the one rule: the path part literally, as Hadoop reads it
+        except ValueError:  # a file: URI naming another host
+            return None
 
     # -- plumbing
     def _path(self, path: str) -> Any:
@@ -540,6 +526,37 @@ class HadoopFileSystem:
         finally:
             stream.close()
         return bytes(data).decode("utf-8")
+
+    def read_bytes(self, path: str) -> bytes:
+        """Whole file (``open`` + commons-io; local files: the OS); FileNotFoundError if missing."""
+        local = self._local_path(path)
+        if local is not None:
+            with open(local, "rb") as f:
+                return f.read()
+        jp = self._path(path)
+        fs = self._fs(jp)
+        if not fs.exists(jp):
+            raise FileNotFoundError(errno.ENOENT, f"no such file: {path!r}")
+        stream = fs.open(jp)
+        try:
+            return bytes(self._jvm.org.apache.commons.io.IOUtils.toByteArray(stream))
+        finally:
+            stream.close()
+
+    def write_bytes(self, path: str, data: bytes, overwrite: bool = True) -> None:
+        """Write a whole file in one stream (object stores publish it when closed); local files: the OS."""
+        local = self._local_path(path)
+        if local is not None:
+            os.makedirs(os.path.dirname(local) or ".", exist_ok=True)
+            with open(local, "wb" if overwrite else "xb") as f:
+                f.write(data)
+            return
+        jp = self._path(path)
+        out = self._fs(jp).create(jp, overwrite)
+        try:
+            out.write(bytearray(data))
+        finally:
+            out.close()
 
     def read_tail(self, path: str, n: int) -> bytes:
         """Last ``n`` bytes: seek to the tail, read it with commons-io (py4j copies the array back; local: the OS)."""

@@ -575,3 +575,30 @@ def last_decision(stats_location: str, filesystem: Any = None, *,
     return {"table": ev.get("table_name"), "stats_location": stats_location, "decision": ev.get("status"),
             "evaluated_at": _iso(stats_store.as_datetime(ev.get("at"))), "partitions": list(ev.get("partitions") or []),
             "columns": {c: {} for c in ev.get("columns") or []}, "reasons": []}
+
+
+# --------------------------------------------------------------------------- when to look again
+
+
+def next_recheck_at(payload: Mapping[str, Any], policy: HealthPolicy | None = None,
+                    now: dt.datetime | str | float | None = None, *, slack_s: float = 1.0) -> float | None:
+    """The earliest time (Unix seconds) at which the clock alone could change ``payload``'s decision, with no
+    new snapshot, run or event: the stats turning older than ``max_stats_age`` (-> ``hold``), or, for a degraded
+    table, ``min_interval_since_cluster`` since the last re-clustering running out (``hold`` -> ``recluster``).
+
+    From the payload's ``stats_collected_at`` / ``last_cluster_at`` / ``degraded`` and ``policy`` (default the
+    payload's own).  Only times after ``now`` (default the payload's ``evaluated_at``) count; ``slack_s`` is
+    added so that an evaluation at the returned time is past the boundary.  None: no such time.
+    """
+    if policy is None:
+        policy = HealthPolicy.from_dict(payload.get("policy"))
+    now_t = stats_store.as_datetime(now if now is not None else payload.get("evaluated_at")) or dt.datetime.now(UTC)
+    times: list[dt.datetime] = []
+    stats_at = stats_store.as_datetime(payload.get("stats_collected_at"))
+    if stats_at is not None and policy.max_stats_age is not None:
+        times.append(stats_at + policy.max_stats_age)
+    last_at = stats_store.as_datetime(payload.get("last_cluster_at"))
+    if last_at is not None and payload.get("degraded") and policy.min_interval_since_cluster is not None:
+        times.append(last_at + policy.min_interval_since_cluster)
+    ahead = [t for t in times if t >= now_t]
+    return min(ahead).timestamp() + slack_s if ahead else None

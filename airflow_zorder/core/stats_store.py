@@ -71,6 +71,7 @@ import pyarrow.parquet as pq
 from pyarrow import fs as pafs
 
 from airflow_zorder.core import stats_schema as ss
+from airflow_zorder.core import storage
 from airflow_zorder.core.faults import fault_point
 
 __all__ = [
@@ -96,6 +97,7 @@ __all__ = [
     "cluster_event",
     "load_events",
     "run_file_name",
+    "change_signal",
 ]
 
 STATS_DIR = "stats"
@@ -340,11 +342,10 @@ def _unlink(p: str) -> None:
 
 
 class FsIO(StatsIO):
-    """:class:`StatsIO` over the project's :class:`airflow_zorder.core.fs.FileSystem` (text operations only).
+    """:class:`StatsIO` over the project's :class:`airflow_zorder.core.fs.FileSystem`: the Spark driver's commits.
 
-    Enough for events and run records (JSON); reading/writing snapshot
-    Parquet files needs binary access (:class:`ArrowIO`, or the Spark job's
-    Hadoop IO which subclasses this one).
+    With :class:`~airflow_zorder.core.fs.HadoopFileSystem` (which reads and writes bytes) it holds
+    snapshots too, on any store Hadoop reaches; a text-only filesystem holds events and run records.
     """
 
     def __init__(self, fs: Any) -> None:
@@ -357,7 +358,22 @@ class FsIO(StatsIO):
         self.fs.write_text_atomic(path, text)
 
     def read_bytes(self, path: str) -> bytes:
+        if hasattr(self.fs, "read_bytes"):
+            return self.fs.read_bytes(path)
         return self.fs.read_text(path).encode("utf-8")
+
+    def write_bytes(self, path: str, data: bytes) -> None:
+        self.fs.write_bytes(path, data)
+
+    def publish_bytes(self, path: str, data: bytes) -> None:
+        parent, name = path.rsplit("/", 1)
+        tmp = f"{parent}/.{name}.tmp-{uuid.uuid4().hex}"
+        self.fs.write_bytes(tmp, data, overwrite=False)
+        try:
+            self.fs.rename(tmp, path)  # refuses to replace an existing file
+        except BaseException:
+            self.fs.delete(tmp)
+            raise
 
     def list_names(self, directory: str) -> list[str]:
         out = []
@@ -377,63 +393,27 @@ class FsIO(StatsIO):
         self.fs.mkdirs(path)
 
 
-def _arrow_fs_for(location: str) -> tuple[pafs.FileSystem, str]:
-    if "://" not in location and not location.startswith("file:"):
-        return pafs.LocalFileSystem(), os.path.abspath(location)
-    scheme = location.split(":", 1)[0].lower()
-    if scheme == "file":
-        from airflow_zorder.core.fs import LocalFileSystem
-
-        return pafs.LocalFileSystem(), LocalFileSystem._local(location)
-    uri = location
-    if scheme in ("s3a", "s3n"):
-        uri = "s3" + location[len(scheme):]
-    try:
-        return pafs.FileSystem.from_uri(uri)
-    except (pa.ArrowInvalid, pa.ArrowNotImplementedError, OSError, ValueError) as arrow_err:
-        try:
-            import fsspec
-            from pyarrow.fs import FSSpecHandler, PyFileSystem
-
-            fs, path = fsspec.core.url_to_fs(uri)
-            return PyFileSystem(FSSpecHandler(fs)), path
-        except Exception as exc:  # noqa: BLE001 - report both failures
-            raise ValueError(
-                f"cannot open {location!r}: pyarrow has no filesystem for it ({arrow_err}) and fsspec failed ({exc}); "
-                "pass filesystem= explicitly"
-            ) from exc
-
-
 def resolve_io(location: str, filesystem: Any = None) -> tuple[StatsIO, str]:
     """``(io, base path)`` for a stats location.
 
-    ``filesystem``: ``None`` (plain paths and ``file:`` URIs are local; other
-    URIs go through ``pyarrow.fs.FileSystem.from_uri``, with ``s3a://`` read
-    as ``s3://``, and fsspec as a fallback), a ``pyarrow.fs.FileSystem``
-    (``location`` is then a path in it), an fsspec filesystem, the project's
-    :class:`~airflow_zorder.core.fs.FileSystem` (text-only), or a
-    :class:`StatsIO`.
+    ``filesystem``: ``None`` (the location's own filesystem from :func:`storage.arrow_filesystem`,
+    with the store's default credentials), a ``pyarrow.fs.FileSystem`` (a plain path is then a path
+    in it, a URI is parsed by :func:`storage.parse_location`), an fsspec filesystem, the project's
+    :class:`~airflow_zorder.core.fs.FileSystem` (the Spark driver's Hadoop commits), or a :class:`StatsIO`.
     """
     location = os.fspath(location)
     if isinstance(filesystem, StatsIO):
         return filesystem, location
-    if filesystem is None:
-        fs, path = _arrow_fs_for(location)
+    from airflow_zorder.core.fs import LocalFileSystem as ProjectLocal
+
+    if filesystem is None or isinstance(filesystem, ProjectLocal):
+        fs, path = storage.arrow_filesystem(location)
         return ArrowIO(fs), path.rstrip("/") or "/"
     if isinstance(filesystem, pafs.FileSystem):
         path = location
-        if "://" in location and not isinstance(filesystem, pafs.LocalFileSystem):
-            path = location.split("://", 1)[1]
-        elif location.startswith("file:"):
-            from airflow_zorder.core.fs import LocalFileSystem
-
-            path = LocalFileSystem._local(location)
+        if "://" in location or location.startswith("file:"):
+            path = storage.parse_location(location).arrow_path()
         return ArrowIO(filesystem), path.rstrip("/") or "/"
-    from airflow_zorder.core.fs import LocalFileSystem as ProjectLocal
-
-    if isinstance(filesystem, ProjectLocal):
-        fs, path = _arrow_fs_for(location)
-        return ArrowIO(fs), path
     if hasattr(filesystem, "write_text_atomic") and hasattr(filesystem, "list_files"):
         return FsIO(filesystem), location.rstrip("/")
     try:
@@ -840,3 +820,28 @@ def load_events(location: str, filesystem: Any = None, kind: str | None = None) 
     if t.num_rows:
         t = t.sort_by([("at", "ascending")])
     return t
+
+
+# --------------------------------------------------------------------------
+# Change signal
+# --------------------------------------------------------------------------
+
+
+def change_signal(location: str, filesystem: Any = None, *, ignore_run_id: str | None = None) -> dict[str, Any]:
+    """A cheap marker of everything a health decision depends on: three listings, names only, no content read.
+
+    ``snapshot_id``: the newest snapshot file's id (the SQL view's ``max(snapshot_id)``; None: never
+    collected); ``last_run``: the newest run record's name (a run that found nothing new still makes the
+    stats younger); ``events`` / ``last_event``: how many event files there are and the newest one's name
+    (a re-clustering moves the anti-thrash guards).  Events recorded under ``ignore_run_id`` (a watcher's
+    own decisions: ``health.record_decision``'s ``source``) are not counted, so recording a decision is not
+    a change.  Two equal signals: nothing a decision depends on changed in between.  JSON-serialisable.
+    """
+    io, base = resolve_io(location, filesystem)
+    ids = _snapshot_ids(io, base)
+    runs = [n for n in io.list_names(_join(base, RUNS_DIR)) if n.startswith("run-") and n.endswith(".json")]
+    own = f"{_safe(ignore_run_id)}.json" if ignore_run_id else None
+    events = [n for n in io.list_names(_join(base, EVENTS_DIR))
+              if n.startswith("event-") and n.endswith(".json") and not (own and n.split("-", 2)[-1] == own)]
+    return {"snapshot_id": ids[-1] if ids else None, "last_run": max(runs, default=None),
+            "events": len(events), "last_event": max(events, default=None)}

@@ -1,54 +1,28 @@
 """FileStatsHook: a table's stats store (snapshots, runs, events) read with pyarrow, no Spark.
 
-Local paths, ``file:`` URIs and anything pyarrow or fsspec opens (``s3://``, ``gs://``, ``abfs://``,
-``hdfs://``, ...).  An optional Airflow connection carries the filesystem's options in its extras,
-passed as keyword arguments to ``pyarrow.fs.S3FileSystem`` / ``GcsFileSystem`` / ``AzureFileSystem`` /
-``HadoopFileSystem`` (by the location's scheme), or to ``fsspec.filesystem(scheme, ...)`` for other
-schemes or when the extras say ``"filesystem": "fsspec"``.  Without a connection, pyarrow's (and
-fsspec's) default credential chains apply.
+Locations are opened by :mod:`airflow_zorder.core.storage` (local paths, ``file:``, ``s3://``/``s3a://``,
+``gs://``, ``abfs://``, ``hdfs://``, and fsspec schemes).  ``conn_id`` names a standard Airflow connection
+whose credentials open the store (``aws`` for S3: :mod:`airflow_zorder.hooks.connections`); without
+one, the store's default credential chain applies.  A table directory that holds another table format
+(Delta, Hudi, Iceberg) is refused before its stats are read.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from functools import cached_property
 from typing import Any
 
 import pyarrow as pa
 from airflow.sdk import BaseHook
 
-from airflow_zorder.core import health, metrics, stats_schema, stats_store
-from airflow_zorder.core.fs import is_path_table
+from airflow_zorder.core import health, metrics, stats_schema, stats_store, storage, table_formats
 from airflow_zorder.core.health import HealthPolicy
+from airflow_zorder.core.storage import is_path_table
+from airflow_zorder.hooks import connections
 
 COLLECT_HINT = "run SparkCollectFileStatsOperator (or spark-submit spark_jobs/collect_stats.py --table {table}) first"
-
-#: pyarrow filesystem class per URI scheme; other schemes go through fsspec.
-ARROW_FILESYSTEMS = {
-    "s3": "S3FileSystem", "s3a": "S3FileSystem", "s3n": "S3FileSystem",
-    "gs": "GcsFileSystem", "gcs": "GcsFileSystem",
-    "abfs": "AzureFileSystem", "abfss": "AzureFileSystem", "az": "AzureFileSystem",
-    "hdfs": "HadoopFileSystem", "viewfs": "HadoopFileSystem",
-}
-_FSSPEC_ALIASES = {"s3a": "s3", "s3n": "s3"}
-
-
-def filesystem_from_options(location: str, options: Mapping[str, Any]) -> Any:
-    """The filesystem for ``location`` built from connection extras (see the module doc); None for local paths."""
-    opts = dict(options)
-    library = str(opts.pop("filesystem", "") or "").lower()
-    if library not in ("", "pyarrow", "fsspec"):
-        raise ValueError(f"connection extra 'filesystem' must be 'pyarrow' or 'fsspec', not {library!r}")
-    scheme = location.split("://", 1)[0].lower() if "://" in location else "file"
-    if scheme == "file" and library != "fsspec":
-        return None
-    if library != "fsspec" and scheme in ARROW_FILESYSTEMS:
-        from pyarrow import fs as pafs
-
-        return getattr(pafs, ARROW_FILESYSTEMS[scheme])(**opts)
-    import fsspec
-
-    return fsspec.filesystem(_FSSPEC_ALIASES.get(scheme, scheme), **opts)
 
 
 class FileStatsHook(BaseHook):
@@ -56,8 +30,9 @@ class FileStatsHook(BaseHook):
 
     :param table: the table as given to the jobs: a Parquet directory path/URI, or a catalog name ``db.table``
     :param stats_location: where the stats live; default ``<table>/_zorder/stats`` (required for catalog tables)
-    :param conn_id: optional Airflow connection whose extras are the filesystem's options
-    :param filesystem: a ready filesystem (pyarrow, fsspec) instead of ``conn_id``
+    :param conn_id: optional Airflow connection whose credentials open the store (``aws`` for S3; see
+        :mod:`airflow_zorder.hooks.connections`); none: the store's default credential chain
+    :param filesystem: a ready pyarrow filesystem instead of ``conn_id``
     """
 
     conn_name_attr = "conn_id"
@@ -72,6 +47,8 @@ class FileStatsHook(BaseHook):
         self.conn_id = conn_id or None
         self._filesystem = filesystem
         self.default_location = not stats_location
+        self._format_checked = False
+        self._options: dict[str, dict[str, Any]] = {}
         if stats_location:
             self.stats_location = stats_location.strip()
         elif is_path_table(self.table):
@@ -87,25 +64,83 @@ class FileStatsHook(BaseHook):
     def _fs(self) -> Any:
         if self._filesystem is not None:
             return self._filesystem
+        return self._fs_for(self.stats_location)[0]
+
+    def _fs_for(self, location: str) -> tuple[Any, str]:
+        """(pyarrow filesystem, path) for a location of this table (stats, directory), with the hook's credentials.
+
+        The connection is resolved once per store and hook (an assumed role's keys are fetched once)."""
+        loc = storage.parse_location(location)
+        if self._filesystem is not None:
+            return self._filesystem, loc.arrow_path()
         if not self.conn_id:
-            return None
-        conn = self.get_connection(self.conn_id)
-        return filesystem_from_options(self.stats_location, conn.extra_dejson or {})
+            return storage.arrow_filesystem(location)
+        if loc.store not in self._options:
+            self._options[loc.store] = connections.storage_options(self.conn_id, location)
+        return storage.arrow_filesystem(location, self._options[loc.store])
 
     def get_conn(self) -> Any:
-        """The filesystem the stats are read with (``None``: chosen from the location by ``stats_store``)."""
+        """The pyarrow filesystem the stats are read with."""
         return self._fs
 
-    def _not_found(self, exc: Exception) -> stats_store.StatsNotFoundError:
+    @contextmanager
+    def _reading(self, location: str | None = None) -> Iterator[None]:
+        """Turn a store's access-denied / missing-bucket / unreachable error into one clear StorageError."""
+        try:
+            yield
+        except stats_store.StatsNotFoundError:
+            raise
+        except OSError as exc:
+            clear = storage.describe_error(exc, location or self.stats_location, self.conn_id)
+            if clear is None:
+                raise
+            raise clear from exc
+
+    def check_table_format(self) -> None:
+        """Refuse a table directory that holds Delta, Hudi or Iceberg (``table_formats``); checked once."""
+        if self._format_checked or not is_path_table(self.table):
+            return
+        from pyarrow import fs as pafs
+
+        with self._reading(self.table):
+            fs, root = self._fs_for(self.table)
+
+            def exists(path: str) -> bool:
+                return fs.get_file_info(path).type != pafs.FileType.NotFound
+
+            def list_names(directory: str) -> list[str]:
+                sel = pafs.FileSelector(directory, allow_not_found=True, recursive=False)
+                return [i.base_name for i in fs.get_file_info(sel)]
+
+            table_formats.refuse_foreign_format(root, exists, list_names)
+        self._format_checked = True
+
+    def _bucket_missing(self, location: str) -> bool:
+        loc = storage.parse_location(location)
+        if not loc.bucket:
+            return False
+        from pyarrow import fs as pafs
+
+        try:
+            fs, _ = self._fs_for(location)
+            return fs.get_file_info(loc.bucket).type == pafs.FileType.NotFound
+        except OSError:
+            return False
+
+    def _not_found(self, exc: Exception) -> stats_store.StatsNotFoundError | storage.StorageError:
         hint = COLLECT_HINT.format(table=self.table)
         loc = self.stats_location
+        if self._bucket_missing(loc):
+            bucket = storage.parse_location(loc).bucket
+            return storage.StorageError(f"cannot read {loc}: bucket {bucket} does not exist: check the location's "
+                                        "bucket name (and the connection's endpoint_url)")
         try:
             io, base = stats_store.resolve_io(loc, self._fs)
             exists = io.exists(base)
             table_exists = True
             if self.default_location and not exists:
-                tio, tbase = stats_store.resolve_io(self.table, self._fs)
-                table_exists = tio.exists(tbase)
+                tfs, tpath = self._fs_for(self.table)
+                table_exists = stats_store.ArrowIO(tfs).exists(tpath)
         except Exception:  # noqa: BLE001 - the original error is the better message then
             return stats_store.StatsNotFoundError(f"{exc}; {hint}")
         if not table_exists:
@@ -121,18 +156,29 @@ class FileStatsHook(BaseHook):
 
     def get_snapshot(self, columns: Sequence[str] | None = None) -> pa.Table:
         """The latest stats snapshot (FILE_STATS_SCHEMA rows), all columns or only ``columns``."""
+        self.check_table_format()
         try:
-            return stats_store.load_latest(self.stats_location, self._fs, columns=list(columns) if columns else None)
+            with self._reading():
+                return stats_store.load_latest(self.stats_location, self._fs,
+                                               columns=list(columns) if columns else None)
         except stats_store.StatsNotFoundError as exc:
             raise self._not_found(exc) from exc
 
     def get_events(self, kind: str | None = None) -> pa.Table:
         """The table's events (EVENTS_SCHEMA: re-clusterings, decisions), oldest first."""
-        return stats_store.load_events(self.stats_location, self._fs, kind=kind)
+        with self._reading():
+            return stats_store.load_events(self.stats_location, self._fs, kind=kind)
 
     def get_latest_run(self) -> dict[str, Any] | None:
         """The newest collection run's record, or ``None``."""
-        return stats_store.latest_run(self.stats_location, self._fs)
+        with self._reading():
+            return stats_store.latest_run(self.stats_location, self._fs)
+
+    def get_latest_snapshot_id(self) -> int | None:
+        """The newest committed snapshot's id (``None``: never collected); a cheap read, no snapshot loaded."""
+        self.check_table_format()
+        with self._reading():
+            return stats_store.latest_snapshot_id(self.stats_location, self._fs)
 
     def get_history(self, columns: Sequence[str] | None = None) -> pa.Table:
         """One row per collection run with its snapshot's headline / worst column / average depth (``load_history``).
@@ -141,12 +187,15 @@ class FileStatsHook(BaseHook):
         """
         cols = list(columns) if columns else None
         if cols is None:
-            if stats_store.latest_snapshot_id(self.stats_location, self._fs) is None:
-                return stats_store.load_history(self.stats_location, self._fs)
+            if self.get_latest_snapshot_id() is None:
+                with self._reading():
+                    return stats_store.load_history(self.stats_location, self._fs)
             snap = self.get_snapshot()
             cols, _ = health.default_columns(
                 sorted({c for c in snap["column_name"].to_pylist() if c is not None}), self.get_events("cluster"))
-        return stats_store.load_history(self.stats_location, self._fs, clustering_columns=cols or None)
+        self.check_table_format()
+        with self._reading():
+            return stats_store.load_history(self.stats_location, self._fs, clustering_columns=cols or None)
 
     # ------------------------------------------------------------------ metrics and decisions
 
@@ -204,3 +253,9 @@ class FileStatsHook(BaseHook):
                 except Exception as exc:  # noqa: BLE001 - the decision stands without its history entry
                     self.log.warning("could not record the decision at %s: %s", self.stats_location, exc)
         return payload
+
+    def get_change_signal(self, ignore_run_id: str | None = None) -> dict[str, Any]:
+        """What a decision depends on, cheaply (``stats_store.change_signal``: listings only, no snapshot read);
+        ``ignore_run_id``: the caller's own recorded decisions do not count as a change."""
+        with self._reading():
+            return stats_store.change_signal(self.stats_location, self._fs, ignore_run_id=ignore_run_id)

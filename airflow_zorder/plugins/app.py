@@ -214,7 +214,7 @@ def create_app() -> FastAPI:
         ref = _table_or_404(table, user)
         try:
             d = page_data.detail(ref)
-        except (LookupError, FileNotFoundError) as exc:
+        except (LookupError, OSError, ValueError) as exc:  # no stats, storage, connection, foreign table format
             raise HTTPException(status.HTTP_409_CONFLICT, f"{type(exc).__name__}: {exc}") from exc
         return JSONResponse(jsonable_encoder(d))
 

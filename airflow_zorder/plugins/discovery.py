@@ -3,7 +3,7 @@
 1. ``[zorder] tables`` (env ``AIRFLOW__ZORDER__TABLES``): entries separated by newlines or commas,
    each ``<table>``, ``<table>|<stats location>`` or ``<table>|<stats location>|<conn id>`` (a Parquet
    directory path/URI, whose stats live in ``<table>/_zorder/stats`` by default, or a catalog name
-   ``db.table``, which needs its stats location; the connection's extras are the filesystem's options,
+   ``db.table``, which needs its stats location; the connection's credentials open the store,
    as for ``FileStatsHook``).
 2. The return values (XCom ``return_value``) of this provider's tasks in the Airflow metadata DB: the
    stats job, the clustering job and the sensor all return a dict with ``table`` and ``stats_location``

@@ -100,7 +100,7 @@ def _state(ref: TableRef) -> dict[str, Any]:
     hook = FileStatsHook(ref.table, None if defaulted else ref.stats_location, ref.conn_id)
     fs = hook.get_conn()
     loc = hook.stats_location
-    sid = stats_store.latest_snapshot_id(loc, fs)
+    sid = hook.get_latest_snapshot_id()  # refuses a Delta/Hudi/Iceberg directory, names storage errors
     if sid is None:
         hook.get_snapshot()  # raises StatsNotFoundError saying why (never collected, wrong location, no table)
         raise stats_store.StatsNotFoundError(f"no statistics at {loc}")

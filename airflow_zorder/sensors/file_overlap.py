@@ -3,23 +3,32 @@
 Thin: ``FileStatsHook`` reads the stats store, ``core.health`` decides.  The sensor succeeds on
 ``recluster`` and returns the decision payload (XCom ``return_value``: decision, reasons, per-column
 metrics, ``partitions`` for the clustering job's ``--partitions``).  Modes poke, reschedule and
-deferrable (``FileOverlapTrigger``); ``soft_fail`` turns a timeout on a healthy table into a skip;
-``decide_once`` evaluates once and skips downstream at once unless the decision is ``recluster``.
-Each evaluation whose decision differs from the last recorded one (and the final one) is recorded
-as a ``decision`` event in the stats store, where the UI shows it.
+deferrable (default ``[operators] default_deferrable``, as Airflow's own sensors); ``soft_fail`` turns
+a timeout on a healthy table into a skip; ``decide_once`` evaluates once and skips downstream at once
+unless the decision is ``recluster`` (it never defers).  Each evaluation whose decision differs from
+the last recorded one (and the final one) is recorded as a ``decision`` event in the stats store,
+where the UI shows it.
+
+Deferrable: every evaluation runs on the worker.  After one that is not ``recluster``, the task defers
+to ``FileOverlapTrigger``, which only lists the stats store (newest snapshot id, collection runs,
+events; no snapshot is loaded in the triggerer) and comes back when that changes, when the clock alone
+could change the decision (``health.next_recheck_at``: stats growing older than ``max_stats_age``,
+``min_interval_since_cluster`` running out), or at the timeout; ``execute_complete`` then evaluates
+again and returns the payload or defers again, within the same overall timeout.
 """
 
 from __future__ import annotations
 
 import time
 from collections.abc import Mapping, Sequence
-from datetime import timedelta
+from datetime import datetime, timedelta, timezone
 from typing import TYPE_CHECKING, Any
 
 from airflow.sdk import BaseSensorOperator, PokeReturnValue
+from airflow.sdk.configuration import conf
 from airflow.sdk.exceptions import AirflowException, AirflowSensorTimeout, AirflowSkipException
 
-from airflow_zorder.core.health import DECISIONS, HealthPolicy, parse_columns
+from airflow_zorder.core.health import DECISIONS, HealthPolicy, next_recheck_at, parse_columns
 from airflow_zorder.hooks.file_stats import FileStatsHook
 from airflow_zorder.links.table_health import TableHealthLink
 from airflow_zorder.triggers.file_overlap import FileOverlapTrigger
@@ -36,7 +45,7 @@ class FileOverlapSensor(BaseSensorOperator):
     :param table: Parquet directory path/URI, or catalog table ``db.table`` (then ``stats_location`` is required)
     :param columns: columns to judge (list or comma-separated); default the last clustering's, else all with stats
     :param stats_location: the stats store (default ``<table>/_zorder/stats``)
-    :param conn_id: Airflow connection whose extras are the filesystem's options (S3, GCS, ...)
+    :param conn_id: a standard connection that opens the store (``aws`` for S3); none: the store's default credentials
     :param num_clustering_columns: ``d`` of the ideal ``N ** (-1/d)``; default the last clustering's column count
     :param max_ratio_to_ideal: degraded when files a point query reads exceed the ideal by this factor
     :param max_average_depth: degraded when a column's average depth exceeds this (absolute; off by default)
@@ -51,7 +60,9 @@ class FileOverlapSensor(BaseSensorOperator):
     :param min_partition_files: partitions with fewer files are not listed
     :param max_partitions: list at most this many partitions, worst first (None: all)
     :param decide_once: evaluate once; skip downstream at once unless the decision is ``recluster``
-    :param deferrable: wait in the triggerer (``FileOverlapTrigger``) instead of a worker slot
+    :param deferrable: wait in the triggerer (``FileOverlapTrigger``, which only lists the stats store) instead of
+        a worker slot; evaluations still run on the worker.  Default ``[operators] default_deferrable`` (read
+        when the provider is imported, as Airflow's own operators do)
     :param record_decisions: record decisions as events in the stats store (the UI shows them)
     """
 
@@ -80,7 +91,7 @@ class FileOverlapSensor(BaseSensorOperator):
         min_partition_files: int = _D.min_partition_files,
         max_partitions: int | None = _D.max_partitions,
         decide_once: bool = False,
-        deferrable: bool = False,
+        deferrable: bool = conf.getboolean("operators", "default_deferrable", fallback=False),
         record_decisions: bool = True,
         **kwargs: Any,
     ) -> None:
@@ -114,11 +125,11 @@ class FileOverlapSensor(BaseSensorOperator):
         """The stats hook for the rendered ``table`` / ``stats_location`` / ``conn_id``."""
         return FileStatsHook(self.table, self.stats_location, self.conn_id)
 
-    def _check(self) -> dict[str, Any]:
-        payload = self.hook().check(self.policy, parse_columns(self.columns),
-                                    num_clustering_columns=self.num_clustering_columns,
-                                    record=self.record_decisions, final_decisions=self._final_decisions(),
-                                    source=self._source)
+    def _check(self, hook: FileStatsHook | None = None) -> dict[str, Any]:
+        payload = (hook or self.hook()).check(self.policy, parse_columns(self.columns),
+                                              num_clustering_columns=self.num_clustering_columns,
+                                              record=self.record_decisions, final_decisions=self._final_decisions(),
+                                              source=self._source)
         for line in payload["reasons"]:
             self.log.info("%s: %s", payload["decision"], line)
         return payload
@@ -137,32 +148,56 @@ class FileOverlapSensor(BaseSensorOperator):
     # ------------------------------------------------------------------ deferrable
 
     def execute(self, context: Context) -> Any:
-        """Poke/reschedule through the base class; deferrable: one evaluation here, then the trigger waits."""
+        """Poke/reschedule through the base class; deferrable: evaluate here, then wait in the trigger."""
         if not self.deferrable or self.decide_once:
             return super().execute(context)
-        first = self.poke(context)
-        if first.is_done:
-            return first.xcom_value
+        return self._evaluate_or_defer(time.time() + self.timeout)
+
+    def _evaluate_or_defer(self, end_at: float) -> dict[str, Any]:
+        """Evaluate on the worker: return the payload on ``recluster``, raise the timeout once ``end_at`` passed,
+        else defer to a trigger that watches the stats store's change signal until ``end_at``."""
+        hook = self.hook()
+        # read before evaluating: whatever lands during the evaluation differs from it and wakes the trigger
+        signal = hook.get_change_signal(ignore_run_id=self._source)
+        payload = self._check(hook)
+        decision = payload["decision"]
+        if decision == "recluster":
+            return payload
+        headline = "; ".join(payload.get("reasons") or []) or decision
+        now = time.time()
+        if now >= end_at:
+            raise AirflowSensorTimeout(f"{self.table} not degraded before the timeout; last decision {decision}: "
+                                       f"{headline}")
+        recheck_at = next_recheck_at(payload, self.policy)
+        self.log.info("%s is %s: waiting in the triggerer for new statistics (snapshot %s)%s, at most until %s",
+                      self.table, decision, signal.get("snapshot_id"),
+                      "" if recheck_at is None else f" or a recheck at {_iso(recheck_at)}", _iso(end_at))
         self.defer(
             trigger=FileOverlapTrigger(
-                table=self.table, stats_location=self.stats_location, conn_id=self.conn_id,
-                columns=parse_columns(self.columns), policy=self.policy.to_dict(),
-                num_clustering_columns=self.num_clustering_columns, poke_interval=self.poke_interval,
-                end_at=time.time() + self.timeout, record_decisions=self.record_decisions, source=self._source,
+                table=self.table, stats_location=self.stats_location, conn_id=self.conn_id, signal=signal,
+                poke_interval=self.poke_interval, end_at=end_at, recheck_at=recheck_at, source=self._source,
             ),
             method_name="execute_complete",
-            timeout=timedelta(seconds=self.timeout),
+            timeout=timedelta(seconds=end_at - now),
         )
 
     def execute_complete(self, context: Context, event: dict[str, Any] | None = None) -> dict[str, Any]:
-        """Resume from the trigger: return the payload on success; a timeout or error fails (or soft-fails)."""
+        """Resume from the trigger: on a change or a recheck, evaluate again (payload on ``recluster``, else defer
+        again until the same ``end_at``); a timeout fails (``soft_fail``: skips); an error fails."""
         event = event or {}
         status = event.get("status")
-        if status == "success":
-            payload = event["payload"]
-            for line in payload.get("reasons") or []:
-                self.log.info("%s: %s", payload.get("decision"), line)
-            return payload
+        if status in ("changed", "recheck"):
+            if status == "changed":
+                self.log.info("the statistics of %s changed: %s -> %s", self.table, event.get("previous"),
+                              event.get("signal"))
+            else:
+                self.log.info("re-evaluating %s: a time-based guard may have changed the decision", self.table)
+            end_at = event.get("end_at")
+            return self._evaluate_or_defer(time.time() + self.timeout if end_at is None else float(end_at))
         if status == "timeout":
-            raise AirflowSensorTimeout(event.get("message") or "timed out waiting for degraded file overlap")
+            raise AirflowSensorTimeout(event.get("message") or f"{self.table} not degraded before the timeout")
         raise AirflowException(f"FileOverlapSensor({self.table}): {event.get('message') or event!r}")
+
+
+def _iso(t: float) -> str:
+    return datetime.fromtimestamp(t, timezone.utc).isoformat(timespec="seconds")

@@ -1,58 +1,54 @@
-"""FileOverlapTrigger: polls a table's stats from the triggerer until its file overlap warrants re-clustering.
+"""FileOverlapTrigger: waits in the triggerer until something a table's health decision depends on changes.
 
-Every read and evaluation runs in a worker thread (``asyncio.to_thread``), never on the event loop.
-Events (``TriggerEvent.payload``):
+Cheap by design: it never loads a snapshot nor evaluates health.  Every ``poke_interval`` it lists the
+stats store (``FileStatsHook.get_change_signal``: the newest snapshot id, the newest collection run, the
+event files; names only, in a worker thread via ``asyncio.to_thread``) and compares with the ``signal``
+the sensor read before its own evaluation.  The sensor then evaluates on the worker (``execute_complete``).
+Events (``TriggerEvent.payload``; each carries ``end_at`` back so the sensor can defer again within the
+same overall timeout):
 
-* ``{"status": "success", "message", "payload"}``: the decision is ``recluster`` (or, with ``decide_once``,
-  whatever the single evaluation decided); ``payload`` is ``health.evaluate``'s dict;
-* ``{"status": "timeout", "message", "payload"}``: ``end_at`` passed without ``recluster`` (last payload);
-* ``{"status": "error", "message", "error_type"}``: the stats could not be read or evaluated.
+* ``{"status": "changed", "signal", "previous", "end_at"}``: a new snapshot, collection run or event
+  (with no ``signal`` given, at once: the sensor evaluates and starts from what it sees);
+* ``{"status": "recheck", "recheck_at", "end_at"}``: ``recheck_at`` passed (a time-based guard may have
+  changed the decision: ``health.next_recheck_at``);
+* ``{"status": "timeout", "message", "end_at"}``: ``end_at`` passed with nothing changed;
+* ``{"status": "error", "message", "error_type", "end_at"}``: the store could not be listed.
 """
 
 from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import AsyncIterator
 from typing import Any
 
 from airflow.triggers.base import BaseTrigger, TriggerEvent
 
-from airflow_zorder.core.health import HealthPolicy, parse_columns
-
 
 class FileOverlapTrigger(BaseTrigger):
-    """Evaluate ``table``'s health every ``poke_interval`` seconds until the decision is ``recluster``.
+    """Poll ``table``'s stats store for a change of ``signal`` until then, ``recheck_at`` or ``end_at``.
 
     :param table: the table (path/URI or ``db.table``), as for ``FileStatsHook``
     :param stats_location: stats location (default ``<table>/_zorder/stats``)
-    :param conn_id: connection whose extras are the filesystem's options
-    :param columns: columns to judge (default: the last clustering's, else all with stats)
-    :param policy: ``HealthPolicy.to_dict()`` (JSON form, so the trigger serializes)
-    :param num_clustering_columns: the ``d`` of the ideal (default: see ``health.evaluate``)
-    :param poke_interval: seconds between evaluations
-    :param decide_once: evaluate once and report whatever was decided
+    :param conn_id: connection that opens the store
+    :param signal: ``FileStatsHook.get_change_signal()`` as the sensor read it (None: report a change at once)
+    :param poke_interval: seconds between listings
     :param end_at: Unix time after which a ``timeout`` event ends the wait (None: wait for ever)
-    :param record_decisions: record decisions as stats events (when they change, and the final one)
-    :param source: who decides (e.g. ``dag_id.task_id``), kept with the recorded decision
+    :param recheck_at: Unix time at which a ``recheck`` event asks the sensor to evaluate again (None: never)
+    :param source: who watches (e.g. ``dag_id.task_id``): the decisions it records itself are not a change
     """
 
     def __init__(self, table: str, stats_location: str | None = None, conn_id: str | None = None,
-                 columns: Sequence[str] | str | None = None, policy: dict[str, Any] | None = None,
-                 num_clustering_columns: int | None = None, poke_interval: float = 60.0,
-                 decide_once: bool = False, end_at: float | None = None, record_decisions: bool = True,
-                 source: str | None = None) -> None:
+                 signal: dict[str, Any] | None = None, poke_interval: float = 60.0, end_at: float | None = None,
+                 recheck_at: float | None = None, source: str | None = None) -> None:
         super().__init__()
         self.table = table
         self.stats_location = stats_location
         self.conn_id = conn_id
-        self.columns = parse_columns(columns)
-        self.policy = HealthPolicy.from_dict(policy).to_dict()  # validated here, not in the triggerer
-        self.num_clustering_columns = num_clustering_columns
+        self.signal = None if signal is None else dict(signal)
         self.poke_interval = float(poke_interval)
-        self.decide_once = bool(decide_once)
         self.end_at = None if end_at is None else float(end_at)
-        self.record_decisions = bool(record_decisions)
+        self.recheck_at = None if recheck_at is None else float(recheck_at)
         self.source = source
 
     def serialize(self) -> tuple[str, dict[str, Any]]:
@@ -63,51 +59,46 @@ class FileOverlapTrigger(BaseTrigger):
                 "table": self.table,
                 "stats_location": self.stats_location,
                 "conn_id": self.conn_id,
-                "columns": self.columns,
-                "policy": self.policy,
-                "num_clustering_columns": self.num_clustering_columns,
+                "signal": self.signal,
                 "poke_interval": self.poke_interval,
-                "decide_once": self.decide_once,
                 "end_at": self.end_at,
-                "record_decisions": self.record_decisions,
+                "recheck_at": self.recheck_at,
                 "source": self.source,
             },
         )
 
-    def _check(self, hook: Any) -> dict[str, Any]:
-        return hook.check(HealthPolicy.from_dict(self.policy), self.columns,
-                          num_clustering_columns=self.num_clustering_columns, record=self.record_decisions,
-                          final_decisions=("recluster", "healthy", "hold") if self.decide_once else ("recluster",),
-                          source=self.source)
+    def _error(self, exc: BaseException) -> TriggerEvent:
+        return TriggerEvent({"status": "error", "message": f"{type(exc).__name__}: {exc}",
+                             "error_type": type(exc).__name__, "end_at": self.end_at})
 
     async def run(self) -> AsyncIterator[TriggerEvent]:
-        """Poll (reads in a thread) until ``recluster``, ``end_at``, or an error; yield one event."""
+        """List the store every ``poke_interval`` (in a thread) until a change, ``recheck_at``, ``end_at`` or an error."""
         from airflow_zorder.hooks.file_stats import FileStatsHook
 
         try:
             hook = FileStatsHook(self.table, self.stats_location, self.conn_id)
         except Exception as exc:  # noqa: BLE001 - reported to the task as an event
-            yield TriggerEvent({"status": "error", "message": str(exc), "error_type": type(exc).__name__})
+            yield self._error(exc)
             return
         while True:
             try:
-                payload = await asyncio.to_thread(self._check, hook)
+                signal = await asyncio.to_thread(hook.get_change_signal, ignore_run_id=self.source)
             except Exception as exc:  # noqa: BLE001 - reported to the task as an event
-                self.log.warning("evaluating %s failed: %s", self.table, exc)
-                yield TriggerEvent({"status": "error", "message": f"{type(exc).__name__}: {exc}",
-                                    "error_type": type(exc).__name__})
+                self.log.warning("listing the stats of %s failed: %s", self.table, exc)
+                yield self._error(exc)
                 return
-            decision = payload["decision"]
-            headline = "; ".join(payload.get("reasons") or []) or decision
-            if decision == "recluster" or self.decide_once:
-                yield TriggerEvent({"status": "success", "message": f"{decision}: {headline}", "payload": payload})
+            if signal != self.signal:
+                yield TriggerEvent({"status": "changed", "signal": signal, "previous": self.signal,
+                                    "end_at": self.end_at})
                 return
-            self.log.info("%s: %s (next check in %.0f s)", self.table, headline, self.poke_interval)
             now = time.time()
-            if self.end_at is not None and now >= self.end_at:
-                yield TriggerEvent({"status": "timeout", "payload": payload,
-                                    "message": f"{self.table} not degraded before the timeout; last decision "
-                                               f"{decision}: {headline}"})
+            if self.recheck_at is not None and now >= self.recheck_at:
+                yield TriggerEvent({"status": "recheck", "recheck_at": self.recheck_at, "end_at": self.end_at})
                 return
-            wait = self.poke_interval if self.end_at is None else min(self.poke_interval, self.end_at - now)
+            if self.end_at is not None and now >= self.end_at:
+                yield TriggerEvent({"status": "timeout", "end_at": self.end_at,
+                                    "message": f"{self.table} not degraded before the timeout: its statistics "
+                                               f"did not change (snapshot {signal.get('snapshot_id')})"})
+                return
+            wait = min([self.poke_interval] + [t - now for t in (self.recheck_at, self.end_at) if t is not None])
             await asyncio.sleep(max(wait, 0.0))

@@ -1,5 +1,7 @@
-"""FileOverlapSensor inside real dag.test() runs (real SQLite metadata DB): poke, reschedule, deferrable,
-soft_fail on timeout, decide_once; on real Parquet tables whose stats were collected from their footers.
+"""FileOverlapSensor inside real dag.test() runs (real SQLite metadata DB): poke, reschedule, deferrable
+(evaluations on the worker, the trigger only watching the store's change signal), the
+``[operators] default_deferrable`` default, soft_fail on timeout, decide_once; on real Parquet tables
+whose stats were collected from their footers.
 
 dag.test() in Airflow 3 only runs DAGs parsed from a DAG bundle, so the DAGs live in
 ``tests/airflow/sensor_dags/`` and a bundle pointing there is configured for this module.
@@ -10,13 +12,17 @@ from __future__ import annotations
 import datetime as dt
 import importlib.util
 import json
+import os
+import subprocess
+import sys
+import threading
 import time
 from pathlib import Path
 
 import pytest
 
 from airflow_zorder.core import health, stats_store
-from overlap_tables import collect, count_checks, degrade_when, write_partition, write_table
+from overlap_tables import collect, count_checks, degrade_when, record_cluster, write_partition, write_table
 
 DAG_FILE = Path(__file__).parent / "sensor_dags" / "zorder_overlap_sensor_dags.py"
 
@@ -93,28 +99,136 @@ def test_reschedule_waits_until_the_table_degrades(dags, tmp_path, monkeypatch):
     assert decisions(root) == ["healthy", "recluster"]  # recorded on change, not on every poke
 
 
-def test_deferrable_waits_in_the_trigger(dags, tmp_path, monkeypatch):
+def watch_triggers(monkeypatch) -> tuple[list[dict], list[dict]]:
+    """Record every FileOverlapTrigger run (its serialized kwargs) and every event it yields."""
     from airflow_zorder.triggers.file_overlap import FileOverlapTrigger
 
-    runs = []
+    runs: list[dict] = []
+    events: list[dict] = []
     real_run = FileOverlapTrigger.run
 
-    def counting_run(self):
+    async def recording_run(self):
         runs.append(self.serialize()[1])
-        return real_run(self)
+        async for ev in real_run(self):
+            events.append(ev.payload)
+            yield ev
 
-    monkeypatch.setattr(FileOverlapTrigger, "run", counting_run)
+    monkeypatch.setattr(FileOverlapTrigger, "run", recording_run)
+    return runs, events
+
+
+def count_signal_reads(monkeypatch, before_first=None) -> list[int]:
+    """Count ``FileStatsHook.get_change_signal`` calls (the sensor's, then the trigger's listings) by thread id;
+    ``before_first()`` runs once, just before the first read."""
+    from airflow_zorder.hooks.file_stats import FileStatsHook
+
+    reads: list[int] = []
+    real = FileStatsHook.get_change_signal
+
+    def counting(self, *a, **kw):
+        if not reads and before_first is not None:
+            before_first()
+        out = real(self, *a, **kw)
+        reads.append(threading.get_ident())
+        return out
+
+    monkeypatch.setattr(FileStatsHook, "get_change_signal", counting)
+    return reads
+
+
+def test_deferrable_evaluates_on_the_worker_and_wakes_on_a_new_snapshot(dags, tmp_path, monkeypatch):
+    runs, events = watch_triggers(monkeypatch)
     root = write_table(tmp_path / "t", {"": "clustered"})
     collect(root)
+    collected = stats_store.as_datetime(stats_store.latest_run(stats_store.default_location(str(root)))["collected_at"])
     calls = count_checks(monkeypatch)
-    worker = degrade_when(root, lambda: len(calls) >= 3)  # the sensor's own check, then two in the trigger
+    reads = count_signal_reads(monkeypatch)
+    worker = degrade_when(root, lambda: len(reads) >= 3)  # the sensor's read, then two listings in the trigger
+    started = time.time()
     states, values = run(dags.deferrable, root)
     worker.join()
     assert states == {"watch": "success", "recluster": "success"}
-    assert len(runs) == 1 and runs[0]["table"] == str(root) and runs[0]["columns"] == ["a", "b"]
-    assert runs[0]["poke_interval"] == 0.5 and runs[0]["end_at"] > time.time()
+    assert len(runs) == 1 and runs[0]["table"] == str(root) and runs[0]["poke_interval"] == 0.5
+    assert runs[0]["signal"]["snapshot_id"] == 1 and runs[0]["source"] == "zorder_overlap_deferrable.watch"
+    assert started + 60 <= runs[0]["end_at"] < time.time() + 60
+    # healthy with fresh stats: only the stats turning older than max_stats_age (24 h) could change it
+    assert runs[0]["recheck_at"] == pytest.approx(collected.timestamp() + 86400 + 1)
+    assert [e["status"] for e in events] == ["changed"] and events[0]["signal"]["snapshot_id"] == 2
+    assert len(calls) == 2  # evaluated in execute and in execute_complete, never in the trigger
+    # the task read the signal before each of its evaluations; the trigger listed the store in threads of its own
+    assert len(reads) >= 4 and reads[0] == reads[-1] and reads[0] not in reads[1:-1]
     assert values["watch"]["decision"] == "recluster" and values["watch"]["snapshot_id"] == 2
-    assert len(calls) >= 4
+    assert values["recluster"] == [""]
+    assert decisions(root) == ["healthy", "recluster"]  # recorded on change: healthy once, then recluster
+
+
+def test_deferrable_rechecks_when_the_anti_thrash_interval_runs_out(dags, tmp_path, monkeypatch):
+    """Degraded, but re-clustered 0 s ago (min_interval_since_cluster 2 s): hold; no new data comes, the trigger
+    comes back at recheck_at and the worker decides recluster."""
+    runs, events = watch_triggers(monkeypatch)
+    root = write_table(tmp_path / "t", {"": "scrambled"})
+    collect(root)
+    clustered_at: list[dt.datetime] = []
+
+    def cluster_now() -> None:  # when the sensor starts: the 2 s do not depend on how long dag.test() takes
+        clustered_at.append(dt.datetime.now(dt.timezone.utc))
+        record_cluster(root, clustered_at[0])
+        collect(root)  # stats collected after the re-clustering (else: hold until stats are collected again)
+
+    calls = count_checks(monkeypatch)
+    count_signal_reads(monkeypatch, before_first=cluster_now)
+    states, values = run(dags.deferrable_recheck, root)
+    assert states == {"watch": "success", "recluster": "success"}
+    assert len(runs) == 1 and runs[0]["signal"]["snapshot_id"] == 2 and runs[0]["signal"]["events"] == 1
+    assert runs[0]["recheck_at"] == pytest.approx(clustered_at[0].timestamp() + 2 + 1)
+    assert [e["status"] for e in events] == ["recheck"]
+    assert len(calls) == 2
+    payload = values["watch"]
+    assert payload["decision"] == "recluster" and payload["snapshot_id"] == 2
+    assert payload["last_cluster_at"] == stats_store.iso_utc(clustered_at[0])
+    assert dt.datetime.fromisoformat(payload["evaluated_at"].replace("Z", "+00:00")) >= clustered_at[0] + dt.timedelta(
+        seconds=3)
+    assert decisions(root) == ["hold", "recluster"]
+
+
+CONF_DEFAULT_RUN = """
+import json, sys, threading
+sys.path.insert(0, {tests!r})
+import importlib.util
+from pathlib import Path
+from airflow_zorder.hooks.file_stats import FileStatsHook
+from airflow_zorder.triggers.file_overlap import FileOverlapTrigger
+from overlap_tables import degrade_when
+
+spec = importlib.util.spec_from_file_location("zorder_overlap_sensor_dags", {dag_file!r})
+module = importlib.util.module_from_spec(spec)
+spec.loader.exec_module(module)
+dag = module.default_mode
+runs, reads = [], []
+real_run, real_read = FileOverlapTrigger.run, FileStatsHook.get_change_signal
+FileOverlapTrigger.run = lambda self: (runs.append(1), real_run(self))[1]
+FileStatsHook.get_change_signal = lambda self, *a, **kw: (real_read(self, *a, **kw), reads.append(1))[0]
+worker = degrade_when(Path({table!r}), lambda: len(reads) >= 3)
+dr = dag.test(run_conf={{"table": {table!r}, "columns": "a,b"}})
+worker.join()
+print(json.dumps({{"deferrable": dag.task_dict["watch"].deferrable, "trigger_runs": len(runs),
+                  "states": {{ti.task_id: str(ti.state) for ti in dr.get_task_instances()}}}}))
+"""
+
+
+@pytest.mark.slow  # a fresh process: ~3 s of imports and ~8 s for its first dag.test() task
+def test_default_deferrable_comes_from_the_airflow_config(dags, tmp_path):
+    """``[operators] default_deferrable`` decides when ``deferrable`` is not passed.  The default is read when the
+    provider is imported (as in Airflow's own operators), so the configured run is a fresh process, as a worker is."""
+    assert dags.default_mode.task_dict["watch"].deferrable is False  # not configured here: poke
+    root = write_table(tmp_path / "t", {"": "clustered"})
+    collect(root)
+    script = CONF_DEFAULT_RUN.format(tests=str(Path(__file__).parent), dag_file=str(DAG_FILE), table=str(root))
+    env = {**os.environ, "AIRFLOW__OPERATORS__DEFAULT_DEFERRABLE": "True"}
+    done = subprocess.run([sys.executable, "-c", script], env=env, capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr[-3000:]
+    out = json.loads(done.stdout.strip().splitlines()[-1])
+    assert out == {"deferrable": True, "trigger_runs": 1, "states": {"watch": "success", "recluster": "success"}}
     assert decisions(root) == ["healthy", "recluster"]
 
 
@@ -149,20 +263,75 @@ def test_missing_stats_fail_the_sensor(dags, tmp_path):
     assert states == {"watch": "failed", "recluster": "upstream_failed"}
 
 
-def test_execute_complete_and_parameters():
-    from airflow.sdk.exceptions import AirflowException, AirflowSensorTimeout
+def test_execute_complete_evaluates_on_the_worker(airflow_db, tmp_path):
+    from airflow.sdk.exceptions import AirflowException, AirflowSensorTimeout, TaskDeferred
 
+    from airflow_zorder.sensors import FileOverlapSensor
+
+    root = write_table(tmp_path / "p", {"day=1": "scrambled", "day=2": "clustered"})
+    collect(root)
+    end_at = time.time() + 600
+    s = FileOverlapSensor(task_id="w", table=str(root), deferrable=True, poke_interval=30, timeout=600)
+    payload = s.execute_complete({}, {"status": "changed", "signal": {"snapshot_id": 1}, "end_at": end_at})
+    assert payload["decision"] == "recluster" and payload["partitions"] == ["day=1"]
+    assert payload["reasons"][0].startswith("1 of 2 partitions need re-clustering")
+    assert health.last_decision(stats_store.default_location(str(root)))["decision"] == "recluster"
+
+    # healthy: defer again, with the signal read before this evaluation and the same end_at
+    root = write_table(tmp_path / "t", {"": "clustered"})
+    collect(root)
+    loc = stats_store.default_location(str(root))
+    collected = stats_store.as_datetime(stats_store.latest_run(loc)["collected_at"])
+    s = FileOverlapSensor(task_id="w", table=str(root), deferrable=True, poke_interval=30, timeout=600,
+                          record_decisions=False)
+    with pytest.raises(TaskDeferred) as deferred:
+        s.execute_complete({}, {"status": "recheck", "recheck_at": time.time() - 1, "end_at": end_at})
+    trig = deferred.value.trigger
+    assert deferred.value.method_name == "execute_complete" and trig.end_at == end_at
+    assert deferred.value.timeout <= dt.timedelta(seconds=600)
+    assert trig.signal == stats_store.change_signal(loc) and trig.signal["snapshot_id"] == 1
+    assert trig.recheck_at == pytest.approx(collected.timestamp() + 86400 + 1) and trig.source == "w"
+    # the first evaluation (execute) defers the same way, until now + timeout
+    with pytest.raises(TaskDeferred) as deferred:
+        s.execute({})
+    assert deferred.value.trigger.end_at == pytest.approx(time.time() + 600, abs=5)
+    # the overall timeout passed while deferred: fail with the last decision (soft_fail: skip, see below)
+    with pytest.raises(AirflowSensorTimeout, match="not degraded before the timeout; last decision healthy"):
+        s.execute_complete({}, {"status": "changed", "end_at": time.time() - 1})
+    assert stats_store.load_events(loc).num_rows == 0  # record_decisions=False: nothing recorded
+    with pytest.raises(AirflowSensorTimeout, match="did not change"):
+        s.execute_complete({}, {"status": "timeout", "message": "t not degraded before the timeout: its statistics "
+                                                                "did not change (snapshot 1)"})
+    with pytest.raises(AirflowException, match="never collected"):
+        s.execute_complete({}, {"status": "error", "message": "statistics were never collected"})
+    # decide_once never defers: a healthy table skips at once
+    from airflow.sdk.exceptions import AirflowSkipException
+
+    with pytest.raises(AirflowSkipException, match="healthy"):
+        FileOverlapSensor(task_id="w", table=str(root), deferrable=True, decide_once=True).execute({})
+
+
+def test_evaluation_errors_fail_on_the_worker(airflow_db, tmp_path):
+    from airflow_zorder.sensors import FileOverlapSensor
+
+    root = write_table(tmp_path / "t", {"": "clustered"})  # never collected
+    with pytest.raises(stats_store.StatsNotFoundError, match="never collected") as err:
+        FileOverlapSensor(task_id="w", table=str(root), deferrable=True).execute({})
+    assert "SparkCollectFileStatsOperator" in str(err.value)
+    collect(root)
+    with pytest.raises(ValueError, match=r"unknown column\(s\) \['zz'\]"):
+        FileOverlapSensor(task_id="w", table=str(root), columns=["zz"], deferrable=True).execute({})
+    with pytest.raises(ValueError, match="pass stats_location"):
+        FileOverlapSensor(task_id="w", table="db.events", deferrable=True).execute({})
+
+
+def test_parameters():
     from airflow_zorder.sensors import FileOverlapSensor
 
     s = FileOverlapSensor(task_id="w", table="/t", max_stats_age=600, min_interval_since_cluster=dt.timedelta(0),
                           per_column={"a": 3})
     assert s.policy.max_stats_age == dt.timedelta(minutes=10) and s.policy.per_column == {"a": 3.0}
     assert tuple(s.template_fields) == ("table", "columns", "stats_location", "conn_id")
-    assert s.execute_complete({}, {"status": "success", "payload": {"decision": "recluster", "reasons": []}}) == {
-        "decision": "recluster", "reasons": []}
-    with pytest.raises(AirflowSensorTimeout, match="healthy"):
-        s.execute_complete({}, {"status": "timeout", "message": "last decision healthy"})
-    with pytest.raises(AirflowException, match="never collected"):
-        s.execute_complete({}, {"status": "error", "message": "statistics were never collected"})
+    assert s.deferrable is False  # [operators] default_deferrable is off here
     with pytest.raises(ValueError, match="aggregate"):
         FileOverlapSensor(task_id="w2", table="/t", aggregate="median")

@@ -11,7 +11,7 @@ from pyarrow import fs as pafs
 
 from airflow_zorder.core import stats_store
 from airflow_zorder.core.health import HealthPolicy
-from airflow_zorder.hooks.file_stats import FileStatsHook, filesystem_from_options
+from airflow_zorder.hooks.file_stats import FileStatsHook
 from overlap_tables import COLUMNS, collect, record_cluster, write_table
 
 UTC = dt.timezone.utc
@@ -99,55 +99,15 @@ def test_clear_errors(tmp_path, scrambled):
     assert cat.evaluate()["decision"] == "recluster"
 
 
-def test_connection_extras_build_an_fsspec_filesystem(tmp_path, monkeypatch):
-    """A real fsspec in-memory store, chosen and configured by the connection's extras."""
+def test_fsspec_schemes_open_without_a_connection(tmp_path):
+    """A real fsspec in-memory store: schemes pyarrow has no filesystem for go through fsspec (``core.storage``)."""
     fsspec = pytest.importorskip("fsspec")
-    monkeypatch.setenv("AIRFLOW_CONN_ZORDER_MEM", json.dumps(
-        {"conn_type": "generic", "extra": {"filesystem": "fsspec", "skip_instance_cache": True}}))
     mem = fsspec.filesystem("memory")
     root = write_table(tmp_path / "t", {"": "scrambled"})
     collect(root, stats_location="memory://lake/t/_zorder/stats", filesystem=mem)
-    hook = FileStatsHook("memory://lake/t", conn_id="zorder_mem")
-    assert type(hook.get_conn()).__name__ == "MemoryFileSystem"
-    assert hook.evaluate()["decision"] == "recluster"
-    mem.rm("/lake", recursive=True)
-
-
-def test_s3_connection_options_reach_the_filesystem(tmp_path, monkeypatch):
-    """S3 cannot run here: pyarrow's S3FileSystem is replaced by a fake that records its options and
-    serves an in-memory store, so only the option passing (and the path handling) is tested."""
-    pytest.importorskip("fsspec")
-    from fsspec.implementations.memory import MemoryFileSystem
-
-    store = MemoryFileSystem(skip_instance_cache=True)
-    store.store = {}
-    store.pseudo_dirs = [""]
-    seen: list[dict] = []
-
-    def fake_s3(**kwargs):
-        seen.append(kwargs)
-        return pafs.PyFileSystem(pafs.FSSpecHandler(store))
-
-    monkeypatch.setattr(pafs, "S3FileSystem", fake_s3)
-    extras = {"region": "eu-west-1", "endpoint_override": "http://minio:9000", "access_key": "AK", "secret_key": "SK"}
-    monkeypatch.setenv("AIRFLOW_CONN_ZORDER_S3", json.dumps({"conn_type": "aws", "extra": extras}))
-    root = write_table(tmp_path / "t", {"day=1": "scrambled", "day=2": "clustered"})
-    collect(root, stats_location="bucket/t/_zorder/stats", filesystem=pafs.PyFileSystem(pafs.FSSpecHandler(store)))
-    hook = FileStatsHook("s3a://bucket/t", conn_id="zorder_s3")
-    p = hook.evaluate()
-    assert seen == [extras]  # the extras, as keyword arguments, once (the filesystem is cached)
-    assert p["decision"] == "recluster" and p["partitions"] == ["day=1"]
-    assert p["stats_location"] == "s3a://bucket/t/_zorder/stats"
-
-
-def test_filesystem_choice_by_scheme(monkeypatch):
-    assert filesystem_from_options("/local/path", {}) is None
-    assert filesystem_from_options("file:///local/path", {}) is None
-    made = {}
-    for cls in ("S3FileSystem", "GcsFileSystem", "AzureFileSystem"):
-        monkeypatch.setattr(pafs, cls, lambda _cls=cls, **kw: made.setdefault(_cls, kw))
-    filesystem_from_options("gs://b/t", {"anonymous": True})
-    filesystem_from_options("abfss://c@acct.dfs.core.windows.net/t", {"account_name": "acct"})
-    assert made == {"GcsFileSystem": {"anonymous": True}, "AzureFileSystem": {"account_name": "acct"}}
-    with pytest.raises(ValueError, match="'pyarrow' or 'fsspec'"):
-        filesystem_from_options("s3://b/t", {"filesystem": "boto"})
+    try:
+        hook = FileStatsHook("memory://lake/t")
+        assert type(hook.get_conn()).__name__ == "PyFileSystem"
+        assert hook.evaluate()["decision"] == "recluster"
+    finally:
+        mem.rm("/lake", recursive=True)

@@ -422,12 +422,12 @@ def test_spark_submit_writes_stats_and_result(tmp_path):
     assert st.filter(pc.is_null(st["error"]))["has_stats"].to_pylist() == [True] * 6
 
 
-def test_hadoop_stats_io_commits_snapshots_readable_by_pyarrow(spark, tmp_path):
-    """The driver-side Hadoop IO (used for hdfs://, s3a://, ...), exercised on file: URIs."""
-    from spark_jobs.collect_stats import HadoopStatsIO
-
+def test_hadoop_stats_io_commits_snapshots_readable_by_pyarrow(spark, tmp_path, monkeypatch):
+    """The driver-side Hadoop IO (used for hdfs://, s3a://, ...), exercised through the JVM on file: URIs."""
+    hadoop = HadoopFileSystem(spark)
+    monkeypatch.setattr(hadoop, "_local_path", lambda path: None)  # no OS shortcut: every call goes through Hadoop
     loc = "file://" + str(tmp_path / "stats")
-    io = HadoopStatsIO(spark)
+    io = stats_store.FsIO(hadoop)
     stats_store.check_writable(loc, io)
     rows = pa.Table.from_pylist([{
         "snapshot_id": 0, "table_name": "t", "path": "/t/a.parquet", "column_name": "x", "arrow_type": "int64",

@@ -310,3 +310,38 @@ def test_record_and_read_the_last_decision(tmp_path):
     assert ev[1]["run_id"] == "dag.task"
     with pytest.raises(ValueError):
         health.record_decision(loc, {"decision": "maybe"})
+
+
+# --------------------------------------------------------------------------- when the clock alone changes the decision
+
+
+def test_next_recheck_at_is_the_first_time_based_guard_ahead():
+    ts = dt.datetime.timestamp
+    # healthy, fresh stats: only max_stats_age can change it (to hold), 24 h after the collection (+1 s slack)
+    p = evaluate(snapshot(grid()), now=NOW)
+    assert p["decision"] == "healthy" and health.next_recheck_at(p) == ts(T0 + timedelta(hours=24)) + 1
+    assert health.next_recheck_at(p, slack_s=0) == ts(T0 + timedelta(hours=24))
+    assert health.next_recheck_at(p, HealthPolicy(max_stats_age=None)) is None
+    assert evaluate(snapshot(grid()), now=T0 + timedelta(hours=24, seconds=1))["decision"] == "hold"  # indeed
+    # degraded but held by min_interval_since_cluster: the interval running out comes first
+    snap = snapshot(grid(scramble=("b",)), collected_at=T0 + timedelta(minutes=30))
+    ev = [cluster_event(T0 + timedelta(minutes=20))]
+    p = evaluate(snap, events=ev, now=T0 + timedelta(minutes=40))
+    assert p["decision"] == "hold" and health.next_recheck_at(p) == ts(T0 + timedelta(minutes=80)) + 1
+    assert evaluate(snap, events=ev, now=T0 + timedelta(minutes=80, seconds=1))["decision"] == "recluster"
+    # the payload's own policy is the default; another policy or clock can be given
+    p = evaluate(snap, events=ev, policy=HealthPolicy(min_interval_since_cluster=timedelta(hours=2)),
+                 now=T0 + timedelta(minutes=40))
+    assert health.next_recheck_at(p) == ts(T0 + timedelta(minutes=140)) + 1
+    assert health.next_recheck_at(p, now=T0 + timedelta(minutes=141)) == ts(T0 + timedelta(hours=24, minutes=30)) + 1
+    # a healthy table's last clustering does not matter: only the stats' age
+    p = evaluate(snapshot(grid(), collected_at=T0 + timedelta(minutes=30)), events=ev, now=T0 + timedelta(minutes=40))
+    assert p["decision"] == "healthy" and health.next_recheck_at(p) == ts(T0 + timedelta(hours=24, minutes=30)) + 1
+    # stale already, or collected before the last clustering: only new stats help, the clock does not
+    p = evaluate(snapshot(grid(scramble=("b",))), now=T0 + timedelta(hours=30))
+    assert p["decision"] == "hold" and health.next_recheck_at(p) is None
+    p = evaluate(snapshot(grid(scramble=("b",))), events=[cluster_event(T0 + timedelta(minutes=10))],
+                 policy=HealthPolicy(min_interval_since_cluster=None, max_stats_age=None), now=NOW)
+    assert p["decision"] == "hold" and health.next_recheck_at(p) is None
+    # a minimal payload (e.g. a decision event without details) has nothing to go on
+    assert health.next_recheck_at({"decision": "healthy", "policy": HealthPolicy().to_dict()}, now=NOW) is None

@@ -41,6 +41,10 @@ def watch_dag(dag_id: str, **sensor_kwargs) -> DAG:
 poke = watch_dag("zorder_overlap_poke", mode="poke", poke_interval=0.5, timeout=60)
 reschedule = watch_dag("zorder_overlap_reschedule", mode="reschedule", poke_interval=1, timeout=60)
 deferrable = watch_dag("zorder_overlap_deferrable", deferrable=True, poke_interval=0.5, timeout=60)
+deferrable_recheck = watch_dag("zorder_overlap_deferrable_recheck", deferrable=True, poke_interval=0.5, timeout=60,
+                               min_interval_since_cluster=2)
+# neither mode nor deferrable: poke, unless [operators] default_deferrable was on when the provider was imported
+default_mode = watch_dag("zorder_overlap_default_mode", poke_interval=0.5, timeout=60)
 soft_fail = watch_dag("zorder_overlap_soft_fail", mode="poke", poke_interval=0.5, timeout=1.5, soft_fail=True)
 deferrable_soft_fail = watch_dag("zorder_overlap_deferrable_soft_fail", deferrable=True, poke_interval=0.5,
                                  timeout=1.5, soft_fail=True)

@@ -1,0 +1,237 @@
+"""One way from a location to a filesystem: parse it with one decoding rule, open it with pyarrow.
+
+Every reader of the project (the stats store, the hook and through it the sensor, the trigger and
+the UI, the stats job's executors) turns a table or stats location into I/O here.  The Spark
+driver's commits and locks go through Hadoop instead (:class:`airflow_zorder.core.fs.HadoopFileSystem`),
+but they parse local paths with :func:`parse_location` too.
+
+The decoding rule is Hadoop's, because Spark wrote the tables: the text after ``scheme://authority``
+is the path, literally.  Nothing is percent-decoded: ``file:///t/k=a%3Ab`` is the directory named
+``k=a%3Ab`` (Spark's escaped partition value), exactly as ``spark.read.parquet`` opens it.
+
+Schemes: a plain path and ``file:`` (local disk), ``s3``/``s3a``/``s3n`` (one store: ``s3a://b/k`` is
+``s3://b/k``), ``gs``/``gcs``, ``abfs``/``abfss``/``az`` (``container@account.dfs.core.windows.net``),
+``hdfs``/``viewfs``; anything else through fsspec, when installed.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+from urllib.parse import urlsplit
+
+__all__ = [
+    "Location",
+    "StorageError",
+    "arrow_filesystem",
+    "describe_error",
+    "is_path_table",
+    "parse_location",
+]
+
+#: the store family of each scheme; a scheme not listed is opened through fsspec
+STORE_OF_SCHEME: dict[str, str] = {
+    "": "local", "file": "local",
+    "s3": "s3", "s3a": "s3", "s3n": "s3",
+    "gs": "gcs", "gcs": "gcs",
+    "abfs": "azure", "abfss": "azure", "az": "azure",
+    "hdfs": "hdfs", "viewfs": "hdfs",
+}
+
+
+class StorageError(OSError):
+    """A location could not be read or written; the message names the location, the cause and the fix."""
+
+
+def is_path_table(table: str) -> bool:
+    """A table argument with a slash or a URI scheme is a path; anything else a catalog name ``db.table``."""
+    return "/" in table or "://" in table or table.startswith(".")
+
+
+@dataclass(frozen=True)
+class Location:
+    """A parsed location: scheme, authority (bucket, container@account, namenode) and literal path."""
+
+    raw: str
+    scheme: str  # lower case; "" for a plain local path
+    authority: str  # "" for local paths
+    path: str  # literal (never percent-decoded); absolute for local paths
+
+    @property
+    def store(self) -> str:
+        """``local``, ``s3``, ``gcs``, ``azure``, ``hdfs``, or ``other`` (fsspec)."""
+        return STORE_OF_SCHEME.get(self.scheme, "other")
+
+    @property
+    def is_local(self) -> bool:
+        """True for plain paths and ``file:`` URIs (this machine's disk)."""
+        return self.store == "local"
+
+    @property
+    def bucket(self) -> str:
+        """The bucket (S3, GCS) or container (Azure) holding the location; "" elsewhere."""
+        if self.store in ("s3", "gcs"):
+            return self.authority
+        if self.store == "azure":
+            return self.authority.split("@", 1)[0]
+        return ""
+
+    def local_path(self) -> str:
+        """The OS path of a local location; ValueError for any other store."""
+        if not self.is_local:
+            raise ValueError(f"{self.raw!r} is not on this machine's disk")
+        return self.path
+
+    def arrow_path(self) -> str:
+        """The path inside the pyarrow filesystem :func:`arrow_filesystem` returns."""
+        if self.store == "local":
+            return self.path
+        if self.store in ("s3", "gcs", "azure"):
+            key = self.path.strip("/")
+            return f"{self.bucket}/{key}" if key else self.bucket
+        if self.store == "hdfs":
+            return self.path or "/"
+        return self.raw
+
+    def uri(self) -> str:
+        """The location as a URI (local paths as ``file://`` URIs, ``s3a``/``s3n`` as ``s3``): OpenLineage, logs."""
+        if self.is_local:
+            return "file://" + self.path
+        scheme = "s3" if self.store == "s3" else self.scheme
+        return f"{scheme}://{self.authority}{self.path}"
+
+
+def parse_location(location: str | os.PathLike[str]) -> Location:
+    """Parse ``location`` with the one decoding rule (see the module doc).
+
+    Plain paths are made absolute.  ``file:/p``, ``file:///p`` and ``file://localhost/p`` are the
+    local path ``/p``; a ``file:`` URI naming another host is refused.
+    """
+    raw = os.fspath(location)
+    if not isinstance(raw, str) or not raw.strip():
+        raise ValueError("a location must be a non-empty path or URI")
+    if raw.startswith("file:"):
+        rest = raw[len("file:"):]
+        if rest.startswith("//"):
+            host, sep, tail = rest[2:].partition("/")
+            if host not in ("", "localhost"):
+                raise ValueError(f"not a local file URI (host {host!r}): {raw!r}")
+            rest = sep + tail
+        return Location(raw, "file", "", _norm_local(rest or "/"))
+    if "://" not in raw:
+        return Location(raw, "", "", _norm_local(raw))
+    scheme, rest = raw.split("://", 1)
+    authority, sep, tail = rest.partition("/")
+    if not scheme or not all(c.isalnum() or c in "+-." for c in scheme):
+        raise ValueError(f"bad URI scheme in {raw!r}")
+    return Location(raw, scheme.lower(), authority, sep + tail)
+
+
+def _norm_local(path: str) -> str:
+    return os.path.abspath(path)
+
+
+# --------------------------------------------------------------------------- filesystems
+
+_CACHE: dict[tuple[Any, ...], Any] = {}
+_CACHE_LOCK = threading.Lock()
+
+
+def _options_key(options: Mapping[str, Any]) -> tuple[tuple[str, str], ...]:
+    return tuple(sorted((str(k), repr(v)) for k, v in options.items()))
+
+
+def arrow_filesystem(location: str, options: Mapping[str, Any] | None = None) -> tuple[Any, str]:
+    """``(pyarrow filesystem, path in it)`` for ``location``.
+
+    ``options`` are the filesystem's keyword arguments in pyarrow's names (S3: ``access_key``,
+    ``secret_key``, ``session_token``, ``region``, ``endpoint_override``, ``scheme``; see
+    :mod:`airflow_zorder.hooks.connections` for how an Airflow connection maps to them).  Without
+    options the store's default credential chain applies (environment, instance profile, ...).
+    Filesystems are cached per store, authority and options, so executors and pollers reuse them.
+    """
+    from pyarrow import fs as pafs
+
+    loc = parse_location(location)
+    opts = dict(options or {})
+    if loc.is_local:
+        return pafs.LocalFileSystem(), loc.local_path()
+    key = (loc.store, loc.scheme if loc.store == "other" else "", loc.authority, _options_key(opts))
+    with _CACHE_LOCK:
+        fs = _CACHE.get(key)
+    if fs is None:
+        fs = _open(loc, opts)
+        with _CACHE_LOCK:
+            _CACHE[key] = fs
+    if loc.store == "other":
+        return fs, _fsspec_path(fs, loc)
+    return fs, loc.arrow_path()
+
+
+def _open(loc: Location, opts: dict[str, Any]) -> Any:
+    from pyarrow import fs as pafs
+
+    if loc.store == "s3":
+        if not opts:  # pyarrow's own URI handling also resolves the bucket's region
+            return pafs.FileSystem.from_uri(f"s3://{loc.authority}")[0]
+        return pafs.S3FileSystem(**opts)
+    if loc.store == "gcs":
+        return pafs.GcsFileSystem(**opts)
+    if loc.store == "azure":
+        account = loc.authority.split("@", 1)[1].split(".", 1)[0] if "@" in loc.authority else None
+        if account and "account_name" not in opts:
+            opts["account_name"] = account
+        return pafs.AzureFileSystem(**opts)
+    if loc.store == "hdfs":
+        host, _, port = loc.authority.partition(":")
+        return pafs.HadoopFileSystem(host or "default", int(port) if port else 8020, **opts)
+    try:
+        import fsspec
+    except ImportError as exc:  # pragma: no cover - fsspec ships with Airflow
+        raise StorageError(f"cannot open {loc.raw!r}: no pyarrow filesystem for {loc.scheme}:// and fsspec "
+                           "is not installed (pip install fsspec and the scheme's fsspec package)") from exc
+    try:
+        fsspec_fs = fsspec.filesystem(loc.scheme, **opts)
+    except (ImportError, ValueError) as exc:
+        raise StorageError(f"cannot open {loc.raw!r}: {exc} (install the fsspec package for {loc.scheme}://)") from exc
+    return pafs.PyFileSystem(pafs.FSSpecHandler(fsspec_fs))
+
+
+def _fsspec_path(fs: Any, loc: Location) -> str:
+    handler = getattr(fs, "handler", None)
+    inner = getattr(handler, "fs", None)
+    if inner is not None and hasattr(inner, "_strip_protocol"):
+        return str(inner._strip_protocol(loc.raw))
+    return loc.raw
+
+
+# --------------------------------------------------------------------------- errors
+
+_ERROR_HINTS = (
+    (("ACCESS_DENIED", "AccessDenied", "InvalidAccessKeyId", "SignatureDoesNotMatch", "403", "Forbidden",
+      "PermissionDenied", "AuthorizationFailure"),
+     "access denied: check the connection's credentials (aws: login = access key id, password = secret key, "
+     "or role_arn) and that they may read {bucket}"),
+    (("NO_SUCH_BUCKET", "NoSuchBucket", "bucket does not exist", "ContainerNotFound"),
+     "bucket {bucket} does not exist: check the location's bucket name"),
+    (("Could not resolve host", "Connection refused", "couldn't connect", "Failed to connect", "NETWORK_CONNECTION"),
+     "the store did not answer: check the connection's endpoint_url / region and the network"),
+)
+
+
+def describe_error(exc: BaseException, location: str, conn_id: str | None = None) -> StorageError | None:
+    """One clear :class:`StorageError` for a store's access-denied / missing-bucket / unreachable error, else None."""
+    text = f"{type(exc).__name__}: {exc}"
+    try:
+        loc = parse_location(location)
+    except ValueError:
+        return None
+    for needles, hint in _ERROR_HINTS:
+        if any(n.lower() in text.lower() for n in needles):
+            via = f" with connection {conn_id!r}" if conn_id else " with the default credentials (no connection)"
+            msg = hint.format(bucket=loc.bucket or location)
+            return StorageError(f"cannot read {location}{via}: {msg} ({text})")
+    return None

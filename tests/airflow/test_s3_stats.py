@@ -1,0 +1,164 @@
+"""The stats store on real S3 (a local moto server) read through an ordinary ``aws`` connection:
+by FileStatsHook, and by FileOverlapSensor in real ``dag.test()`` runs (poke and deferrable).
+
+The stats were collected by the real stats job (local Spark) and uploaded: Spark cannot write
+``s3a://`` here.  Wrong credentials, a missing bucket and a missing stats store each give one clear
+error and write nothing."""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+from pathlib import Path
+
+import pytest
+from moto_s3 import BUCKET, lake, s3  # noqa: F401 - fixtures
+
+from airflow_zorder.core import health, stats_store, storage
+from airflow_zorder.hooks import connections
+from airflow_zorder.hooks.file_stats import FileStatsHook
+
+pytestmark = pytest.mark.spark
+DAG_FILE = Path(__file__).parent / "s3_dags" / "zorder_s3_sensor_dags.py"
+
+
+@pytest.fixture(autouse=True)
+def aws_connections(s3, monkeypatch):
+    monkeypatch.setenv("AIRFLOW_CONN_AWS_LAKE", s3.connection_uri())
+    monkeypatch.setenv("AIRFLOW_CONN_AWS_WRONG", s3.connection_uri(secret_key="not-the-secret"))
+    monkeypatch.setenv("AIRFLOW_CONN_HTTP_LAKE", json.dumps({"conn_type": "http", "host": "example.invalid"}))
+    for var in ("AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY", "AWS_SESSION_TOKEN", "AWS_PROFILE"):
+        monkeypatch.delenv(var, raising=False)
+
+
+def test_aws_connection_maps_to_pyarrow_options(s3):
+    opts = connections.storage_options("aws_lake", "s3://lake/events")
+    assert opts == {"access_key": s3.access_key, "secret_key": s3.secret_key, "region": "us-east-1",
+                    "endpoint_override": s3.endpoint.split("://", 1)[1], "scheme": "http"}
+
+
+def test_hook_reads_the_stats_job_snapshot_from_s3(lake):
+    local = FileStatsHook(lake["local"])
+    for table in (lake["events"], lake["events"].replace("s3://", "s3a://")):
+        hook = FileStatsHook(table, conn_id="aws_lake")
+        assert hook.stats_location == table + "/_zorder/stats"
+        snap = hook.get_snapshot()
+        assert snap.num_rows == local.get_snapshot().num_rows == 2 * 16 * 2  # files x columns
+        assert snap.sort_by([("path", "ascending"), ("column_name", "ascending")]).equals(
+            local.get_snapshot().sort_by([("path", "ascending"), ("column_name", "ascending")]))
+        got = hook.evaluate(columns=["a", "b"])
+        want = local.evaluate(columns=["a", "b"])
+        assert got["decision"] == want["decision"] == "recluster"
+        assert got["partitions"] == want["partitions"] == ["day=2"]
+        assert got["columns"] == want["columns"]
+
+
+def test_wrong_credentials_fail_clearly_and_write_nothing(s3, lake):
+    before = s3.keys()
+    with pytest.raises(storage.StorageError, match=r"with connection 'aws_wrong': access denied"):
+        FileStatsHook(lake["events"], conn_id="aws_wrong").check(columns=["a", "b"])
+    assert s3.keys() == before
+
+
+def test_missing_bucket_fails_clearly_and_creates_nothing(s3, lake):
+    before, buckets = s3.keys(), s3.buckets()
+    with pytest.raises(storage.StorageError, match=r"bucket no-such-lake does not exist"):
+        FileStatsHook("s3://no-such-lake/events", conn_id="aws_lake").check(columns=["a", "b"])
+    assert s3.buckets() == buckets == [BUCKET] and s3.keys() == before
+
+
+def test_missing_stats_store_fails_clearly_and_writes_nothing(s3, lake):
+    before = s3.keys()
+    with pytest.raises(stats_store.StatsNotFoundError, match=r"statistics of s3://lake/raw were never collected"):
+        FileStatsHook(lake["raw"], conn_id="aws_lake").check(columns=["a", "b"])
+    with pytest.raises(stats_store.StatsNotFoundError, match=r"table s3://lake/nothing does not exist"):
+        FileStatsHook("s3://lake/nothing", conn_id="aws_lake").check(columns=["a", "b"])
+    assert s3.keys() == before
+
+
+def test_unsupported_or_mismatched_connections_name_the_supported_ones(lake):
+    with pytest.raises(connections.StorageConnectionError, match=r"type 'http'.*supported: 'aws' \(s3\)"):
+        FileStatsHook(lake["events"], conn_id="http_lake").get_snapshot()
+    with pytest.raises(connections.StorageConnectionError, match=r"'aws' \(s3\) but gs://b/t(/_zorder/stats)? is on gcs"):
+        FileStatsHook("gs://b/t", conn_id="aws_lake").get_snapshot()
+    with pytest.raises(connections.StorageConnectionError, match=r"connection 'nope' is not defined"):
+        FileStatsHook(lake["events"], conn_id="nope").get_snapshot()
+
+
+# --------------------------------------------------------------------------- the sensor in dag.test()
+
+
+@pytest.fixture(scope="module")
+def dags(airflow_db):
+    bundles = [
+        {"name": "zorder-s3-tests", "classpath": "airflow.dag_processing.bundles.local.LocalDagBundle",
+         "kwargs": {"path": str(DAG_FILE.parent), "refresh_interval": 0}},
+        {"name": "dags-folder", "classpath": "airflow.dag_processing.bundles.local.LocalDagBundle", "kwargs": {}},
+    ]
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setenv("AIRFLOW__DAG_PROCESSOR__DAG_BUNDLE_CONFIG_LIST", json.dumps(bundles))
+        spec = importlib.util.spec_from_file_location("zorder_s3_sensor_dags", DAG_FILE)
+        module = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(module)
+        yield module
+
+
+def run(dag, table: str, conn_id: str) -> tuple[str, object]:
+    from airflow.models.xcom import XComModel
+    from airflow.utils.session import create_session
+
+    dr = dag.test(run_conf={"table": table, "conn_id": conn_id})
+    with create_session() as s:
+        state = str(dr.get_task_instance("watch", session=s).state)
+        row = s.query(XComModel.value).filter(XComModel.dag_id == dag.dag_id, XComModel.run_id == dr.run_id,
+                                              XComModel.key == "return_value").one_or_none()
+    value = None if row is None else (json.loads(row[0]) if isinstance(row[0], str) else row[0])
+    return state, value
+
+
+@pytest.mark.parametrize("mode", ["poke", "deferrable"])
+def test_sensor_decides_from_s3_stats_in_a_dag_run(dags, lake, s3, mode):
+    state, payload = run(getattr(dags, mode), lake["events"], "aws_lake")
+    assert state == "success"
+    assert payload["decision"] == "recluster" and payload["partitions"] == ["day=2"]
+    assert payload["stats_location"] == "s3://lake/events/_zorder/stats"
+    recorded = health.last_decision(payload["stats_location"], FileStatsHook(lake["events"], conn_id="aws_lake")._fs)
+    assert recorded["decision"] == "recluster" and recorded["snapshot_id"] == payload["snapshot_id"]
+    assert any(k.startswith("events/_zorder/stats/events/") for k in s3.keys())
+
+
+def test_sensor_with_wrong_credentials_fails_and_writes_nothing(dags, lake, s3):
+    before = s3.keys()
+    state, payload = run(dags.poke, lake["events"], "aws_wrong")
+    assert state == "failed" and payload is None
+    assert s3.keys() == before
+
+
+# --------------------------------------------------------------------------- foreign table formats
+
+
+def write_delta_table(root: Path) -> Path:
+    """A real Delta table (written by ``deltalake``) with a removed-but-not-vacuumed file, and stats beside it
+    as if the stats job had been pointed at it before the refusal existed."""
+    import pyarrow as pa
+    from deltalake import write_deltalake
+
+    write_deltalake(str(root), pa.table({"a": list(range(40)), "b": list(range(40))}))
+    write_deltalake(str(root), pa.table({"a": [1], "b": [2]}), mode="overwrite")
+    return root
+
+
+def snapshot_of(root: Path) -> dict[str, tuple[int, int]]:
+    return {str(p.relative_to(root)): (p.stat().st_size, p.stat().st_mtime_ns) for p in root.rglob("*")}
+
+
+def test_hook_and_sensor_refuse_a_delta_table_untouched(dags, tmp_path):
+    from airflow_zorder.core.table_formats import ForeignTableFormatError
+
+    root = write_delta_table(tmp_path / "delta_events")
+    before = snapshot_of(root)
+    with pytest.raises(ForeignTableFormatError, match=r"is a Delta Lake table \(found: _delta_log/\)"):
+        FileStatsHook(str(root)).check(columns=["a", "b"])
+    state, payload = run(dags.poke, str(root), "")
+    assert state == "failed" and payload is None
+    assert snapshot_of(root) == before and not (root / "_zorder").exists()

@@ -1,0 +1,85 @@
+"""The UI's table page for a table on real S3 (a local moto server), read through an ordinary ``aws``
+connection named in ``[zorder] tables``; the stats were collected by the real stats job and uploaded."""
+
+from __future__ import annotations
+
+import secrets
+from collections.abc import Iterator
+from pathlib import Path
+from urllib.parse import quote
+
+import pytest
+from fastapi.testclient import TestClient
+from htmlq import parse
+from moto_s3 import lake, s3  # noqa: F401 - fixtures
+from ui_stores import PASSWORD, USER
+
+from airflow_zorder.hooks.file_stats import FileStatsHook
+from airflow_zorder.plugins import page_data
+
+pytestmark = pytest.mark.spark
+
+
+@pytest.fixture(scope="module")
+def delta_table(tmp_path_factory) -> str:
+    """A real Delta table written by ``deltalake``: the UI must refuse it, naming the format."""
+    import pyarrow as pa
+    from deltalake import write_deltalake
+
+    root = tmp_path_factory.mktemp("delta") / "events"
+    write_deltalake(str(root), pa.table({"a": [1, 2, 3]}))
+    return str(root)
+
+
+@pytest.fixture(scope="module")
+def api(airflow_db, auth_env, s3, lake, delta_table) -> Iterator[TestClient]:  # noqa: F811 - fixtures by name
+    mp = pytest.MonkeyPatch()
+    for k, v in auth_env.items():
+        mp.setenv(k, v)
+    mp.setenv("AIRFLOW_CONN_AWS_LAKE", s3.connection_uri())
+    mp.setenv("AIRFLOW_CONN_AWS_WRONG", s3.connection_uri(secret_key="not-the-secret"))
+    mp.setenv("AIRFLOW__ZORDER__TABLES",
+              f"{lake['events']}||aws_lake\ns3://lake/raw|s3://lake/raw/_zorder/stats|aws_wrong\n{delta_table}")
+    mp.setenv("AIRFLOW__API_AUTH__JWT_SECRET", secrets.token_hex(32))
+    from airflow.api_fastapi.app import create_app, purge_cached_app
+
+    purge_cached_app()
+    page_data.CACHE.clear()
+    with TestClient(create_app(apps="core")) as client:
+        r = client.post("/auth/token", json={"username": USER, "password": PASSWORD})
+        assert r.status_code == 201, r.text
+        client.headers["Authorization"] = f"Bearer {r.json()['access_token']}"
+        yield client
+    purge_cached_app()
+    mp.undo()
+
+
+def test_table_page_reads_s3_stats_through_the_aws_connection(api, lake, s3):  # noqa: F811
+    before = s3.keys()
+    r = api.get(f"/zorder/table?table={quote(lake['events'], safe='')}")
+    assert r.status_code == 200, r.text
+    assert not parse(r.text).find_all(id="table-error"), r.text[:2000]
+    want = FileStatsHook(lake["events"], conn_id="aws_lake").evaluate()
+    data = api.get(f"/zorder/api/table?table={quote(lake['events'], safe='')}").json()
+    assert data["evaluation"]["decision"] == want["decision"] == "recluster"
+    assert data["evaluation"]["partitions"] == ["day=2"] and data["partitions_total"] == 2
+    assert data["evaluation"]["columns"] == want["columns"]
+    assert want["decision"] in r.text and "day=2" in r.text
+    assert s3.keys() == before  # the UI only reads
+
+
+def test_table_page_names_a_credentials_error(api, s3):  # noqa: F811
+    r = api.get(f"/zorder/api/table?table={quote('s3://lake/raw', safe='')}")
+    assert r.status_code == 409
+    assert "with connection 'aws_wrong': access denied" in r.json()["detail"]
+    page = api.get(f"/zorder/table?table={quote('s3://lake/raw', safe='')}")
+    assert page.status_code == 200
+    assert "access denied" in parse(page.text).find(id="table-error").text
+
+
+def test_table_page_refuses_a_delta_table(api, delta_table):
+    r = api.get(f"/zorder/api/table?table={quote(delta_table, safe='')}")
+    assert r.status_code == 409 and "is a Delta Lake table" in r.json()["detail"]
+    page = api.get(f"/zorder/table?table={quote(delta_table, safe='')}")
+    assert "ForeignTableFormatError" in parse(page.text).find(id="table-error").text
+    assert not (Path(delta_table) / "_zorder").exists()

@@ -1,0 +1,87 @@
+"""core.storage: one decoding rule for every location, and one dispatch from a location to a filesystem."""
+
+from __future__ import annotations
+
+import os
+
+import pytest
+from pyarrow import fs as pafs
+
+from airflow_zorder.core import stats_store, storage
+from airflow_zorder.core.fs import HadoopFileSystem, LocalFileSystem
+from airflow_zorder.core.storage import parse_location
+
+
+@pytest.mark.parametrize("raw, store, bucket, arrow_path", [
+    ("/t/k=a%3Ab", "local", "", "/t/k=a%3Ab"),
+    ("file:/t/k=a%3Ab", "local", "", "/t/k=a%3Ab"),
+    ("file:///t/k=a%20b", "local", "", "/t/k=a%20b"),
+    ("file://localhost/t", "local", "", "/t"),
+    ("s3://lake/events/k=a%3Ab", "s3", "lake", "lake/events/k=a%3Ab"),
+    ("s3a://lake/events/", "s3", "lake", "lake/events"),
+    ("S3N://lake", "s3", "lake", "lake"),
+    ("gs://bkt/t", "gcs", "bkt", "bkt/t"),
+    ("abfss://cont@acct.dfs.core.windows.net/t/x", "azure", "cont", "cont/t/x"),
+    ("hdfs://nn:8020/warehouse/t", "hdfs", "", "/warehouse/t"),
+])
+def test_one_rule_nothing_is_percent_decoded(raw, store, bucket, arrow_path):
+    loc = parse_location(raw)
+    assert (loc.store, loc.bucket, loc.arrow_path()) == (store, bucket, arrow_path)
+
+
+def test_relative_paths_become_absolute_and_foreign_hosts_are_refused(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    assert parse_location("t/x").local_path() == str(tmp_path / "t" / "x")
+    with pytest.raises(ValueError, match="not a local file URI"):
+        parse_location("file://otherhost/t")
+    with pytest.raises(ValueError, match="not on this machine"):
+        parse_location("s3://b/k").local_path()
+    assert parse_location("s3a://b/k").uri() == "s3://b/k"
+
+
+def test_local_and_hadoop_filesystems_read_file_uris_by_the_same_rule(tmp_path):
+    """A Spark-escaped partition directory named literally ``k=a%3Ab`` is found through a file: URI by
+    the commit filesystem, the stats store and the listing alike (they used to disagree)."""
+    d = tmp_path / "k=a%3Ab"
+    d.mkdir()
+    (d / "f.parquet").write_bytes(b"PAR1")
+    uri = f"file://{tmp_path}/k=a%3Ab/f.parquet"
+    assert LocalFileSystem().exists(uri)
+    assert LocalFileSystem._local(uri) == str(d / "f.parquet")
+    fs, path = storage.arrow_filesystem(uri)
+    assert isinstance(fs, pafs.LocalFileSystem) and fs.get_file_info(path).size == 4
+    io, base = stats_store.resolve_io(f"file://{tmp_path}/k=a%3Ab")
+    assert io.list_names(base) == ["f.parquet"]
+    assert HadoopFileSystem.__new__(HadoopFileSystem)._local_path(uri) == str(d / "f.parquet")
+
+
+def test_each_store_gets_its_pyarrow_filesystem_with_the_options(monkeypatch):
+    made: list[tuple[str, tuple, dict]] = []
+
+    def fake(name):
+        def build(*args, **kwargs):
+            made.append((name, args, kwargs))
+            return pafs.LocalFileSystem()
+        return build
+
+    for cls in ("S3FileSystem", "GcsFileSystem", "AzureFileSystem", "HadoopFileSystem"):
+        monkeypatch.setattr(pafs, cls, fake(cls))
+    monkeypatch.setattr(storage, "_CACHE", {})
+    opts = {"access_key": "AK", "secret_key": "SK", "region": "eu-west-1"}
+    assert storage.arrow_filesystem("s3a://lake/t", opts)[1] == "lake/t"
+    assert storage.arrow_filesystem("s3://lake/u", opts)[1] == "lake/u"  # cached: same store, bucket, options
+    assert storage.arrow_filesystem("gs://b/t", {"anonymous": True})[1] == "b/t"
+    assert storage.arrow_filesystem("abfss://c@acct.dfs.core.windows.net/t")[1] == "c/t"
+    assert storage.arrow_filesystem("hdfs://nn:9000/w/t")[1] == "/w/t"
+    assert made == [("S3FileSystem", (), opts), ("GcsFileSystem", (), {"anonymous": True}),
+                    ("AzureFileSystem", (), {"account_name": "acct"}), ("HadoopFileSystem", ("nn", 9000), {})]
+
+
+def test_store_errors_become_one_clear_message():
+    denied = OSError("When reading 'k' in bucket 'lake': AWS Error ACCESS_DENIED during HeadObject operation")
+    err = storage.describe_error(denied, "s3://lake/t", "aws_lake")
+    assert isinstance(err, storage.StorageError)
+    assert "cannot read s3://lake/t with connection 'aws_lake': access denied" in str(err)
+    missing = OSError("AWS Error NO_SUCH_BUCKET during ListObjectsV2 operation")
+    assert "bucket lake does not exist" in str(storage.describe_error(missing, "s3://lake/t"))
+    assert storage.describe_error(FileNotFoundError(os.strerror(2)), "s3://lake/t") is None
