@@ -128,7 +128,7 @@ FILE_STATS_SCHEMA = pa.schema(
         pa.field("max_exact", pa.bool_()),
         pa.field("reason", pa.string()),  # why has_stats is false, or a note (e.g. column_not_in_file)
         # -- provenance
-        pa.field("method", pa.string()),  # 'footer' | 'scan'
+        pa.field("method", pa.string()),  # 'footer' | 'scan' | 'delta_log' (core.delta_log: read from a Delta log)
         pa.field("error", pa.string()),  # the file could not be read (retried next run); null = fine
         pa.field("collected_at", pa.timestamp("us", tz="UTC"), nullable=False),  # when this row was read
     ],

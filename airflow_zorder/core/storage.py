@@ -21,7 +21,6 @@ import threading
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
-from urllib.parse import urlsplit
 
 __all__ = [
     "Location",

@@ -3,8 +3,10 @@
 Locations are opened by :mod:`airflow_zorder.core.storage` (local paths, ``file:``, ``s3://``/``s3a://``,
 ``gs://``, ``abfs://``, ``hdfs://``, and fsspec schemes).  ``conn_id`` names a standard Airflow connection
 whose credentials open the store (``aws`` for S3: :mod:`airflow_zorder.hooks.connections`); without
-one, the store's default credential chain applies.  A table directory that holds another table format
-(Delta, Hudi, Iceberg) is refused before its stats are read.
+one, the store's default credential chain applies.  A Delta Lake table is watched through its log, with no
+stats job: its per-file statistics come from ``_delta_log/`` (:mod:`airflow_zorder.core.delta_log`) and only
+the events (decisions, re-clusterings) live in the stats location.  A directory that holds Hudi or Iceberg,
+or lies inside a Delta/Hudi/Iceberg table, is refused before its stats are read.
 """
 
 from __future__ import annotations
@@ -15,8 +17,10 @@ from functools import cached_property
 from typing import Any
 
 import pyarrow as pa
+import pyarrow.compute as pc
 from airflow.sdk import BaseHook
 
+from airflow_zorder.core import delta_log as dlog
 from airflow_zorder.core import health, metrics, stats_schema, stats_store, storage, table_formats
 from airflow_zorder.core.health import HealthPolicy
 from airflow_zorder.core.storage import is_path_table
@@ -96,24 +100,61 @@ class FileStatsHook(BaseHook):
                 raise
             raise clear from exc
 
-    def check_table_format(self) -> None:
-        """Refuse a table directory that holds Delta, Hudi or Iceberg (``table_formats``); checked once."""
-        if self._format_checked or not is_path_table(self.table):
-            return
+    def _format_probes(self) -> tuple[str, Any, Any]:
+        """``(table root, exists, list_names)`` over the hook's filesystem, for ``table_formats``."""
         from pyarrow import fs as pafs
 
+        fs, root = self._fs_for(self.table)
+
+        def exists(path: str) -> bool:
+            return fs.get_file_info(path).type != pafs.FileType.NotFound
+
+        def list_names(directory: str) -> list[str]:
+            sel = pafs.FileSelector(directory, allow_not_found=True, recursive=False)
+            return [i.base_name for i in fs.get_file_info(sel)]
+
+        return root, exists, list_names
+
+    @cached_property
+    def _found_format(self) -> table_formats.Detection | None:
+        """The table format at (or around) the table's path, probed once (``table_formats.find_table_format``)."""
+        if not is_path_table(self.table):
+            return None
         with self._reading(self.table):
-            fs, root = self._fs_for(self.table)
+            return table_formats.find_table_format(*self._format_probes())
 
-            def exists(path: str) -> bool:
-                return fs.get_file_info(path).type != pafs.FileType.NotFound
-
-            def list_names(directory: str) -> list[str]:
-                sel = pafs.FileSelector(directory, allow_not_found=True, recursive=False)
-                return [i.base_name for i in fs.get_file_info(sel)]
-
-            table_formats.refuse_foreign_format(root, exists, list_names)
+    def check_table_format(self) -> None:
+        """Refuse a table directory that holds Hudi or Iceberg, or lies inside a Delta, Hudi or Iceberg table
+        (``table_formats``); a Delta table itself is read through its log.  Checked once."""
+        if self._format_checked or not is_path_table(self.table):
+            return
+        if self._found_format is not None and self._delta is None:
+            with self._reading(self.table):
+                table_formats.refuse_foreign_format(*self._format_probes())
         self._format_checked = True
+
+    # ------------------------------------------------------------------ Delta Lake tables: stats from the log
+
+    @cached_property
+    def _delta(self) -> dlog.DeltaLog | None:
+        """The Delta table this hook watches through its log (``core.delta_log``), or None: not a Delta table
+        (or only part of one, which ``check_table_format`` refuses).  Opened with the hook's connection."""
+        found = self._found_format
+        if found is None or found.format != table_formats.DELTA:
+            return None
+        root = self._fs_for(self.table)[1]
+        if found.root != (root.rstrip("/") or root):
+            return None  # a partition (or another part) of a Delta table: refused
+        options = None
+        if self.conn_id and self._filesystem is None:
+            options = dlog.delta_storage_options(self._options.get(storage.parse_location(self.table).store))
+        return dlog.DeltaLog(self.table, options, table_name=self.table)
+
+    @property
+    def delta_log(self) -> dlog.DeltaLog | None:
+        """The Delta log this hook reads the table's stats from (``core.delta_log.DeltaLog``), or None when the
+        table is not a Delta table (its stats come from the stats store)."""
+        return self._delta
 
     def _bucket_missing(self, location: str) -> bool:
         loc = storage.parse_location(location)
@@ -155,7 +196,11 @@ class FileStatsHook(BaseHook):
         return stats_store.StatsNotFoundError(msg)
 
     def get_snapshot(self, columns: Sequence[str] | None = None) -> pa.Table:
-        """The latest stats snapshot (FILE_STATS_SCHEMA rows), all columns or only ``columns``."""
+        """The latest stats snapshot (FILE_STATS_SCHEMA rows), all columns or only ``columns``; for a Delta
+        table the rows of its latest version, read from its log (``snapshot_id`` = the Delta version)."""
+        if self._delta is not None:
+            with self._reading(self.table):
+                return self._delta.snapshot(list(columns) if columns else None)
         self.check_table_format()
         try:
             with self._reading():
@@ -170,12 +215,20 @@ class FileStatsHook(BaseHook):
             return stats_store.load_events(self.stats_location, self._fs, kind=kind)
 
     def get_latest_run(self) -> dict[str, Any] | None:
-        """The newest collection run's record, or ``None``."""
+        """The newest collection run's record, or ``None``.  Delta: a run-like record of the version last read
+        (``snapshot_id`` = that version, ``collected_at`` = when the log was read, ``committed_at``)."""
+        if self._delta is not None:
+            with self._reading(self.table):
+                return self._delta.run_record()
         with self._reading():
             return stats_store.latest_run(self.stats_location, self._fs)
 
     def get_latest_snapshot_id(self) -> int | None:
-        """The newest committed snapshot's id (``None``: never collected); a cheap read, no snapshot loaded."""
+        """The newest committed snapshot's id (``None``: never collected); a cheap read, no snapshot loaded.
+        Delta: the table's latest version (only new commits are read)."""
+        if self._delta is not None:
+            with self._reading(self.table):
+                return self._delta.latest_version()
         self.check_table_format()
         with self._reading():
             return stats_store.latest_snapshot_id(self.stats_location, self._fs)
@@ -183,8 +236,11 @@ class FileStatsHook(BaseHook):
     def get_history(self, columns: Sequence[str] | None = None) -> pa.Table:
         """One row per collection run with its snapshot's headline / worst column / average depth (``load_history``).
 
-        ``columns``: default the last clustering's columns, else every column with stats.
+        ``columns``: default the last clustering's columns, else every column with stats.  Delta: one row, the
+        version last read (past versions are not replayed from the log).
         """
+        if self._delta is not None:
+            return self._delta_history(columns)
         cols = list(columns) if columns else None
         if cols is None:
             if self.get_latest_snapshot_id() is None:
@@ -256,6 +312,30 @@ class FileStatsHook(BaseHook):
 
     def get_change_signal(self, ignore_run_id: str | None = None) -> dict[str, Any]:
         """What a decision depends on, cheaply (``stats_store.change_signal``: listings only, no snapshot read);
-        ``ignore_run_id``: the caller's own recorded decisions do not count as a change."""
+        ``ignore_run_id``: the caller's own recorded decisions do not count as a change.  Delta: ``snapshot_id``
+        and ``delta_version`` are the table's latest version, so a new commit is a change."""
         with self._reading():
-            return stats_store.change_signal(self.stats_location, self._fs, ignore_run_id=ignore_run_id)
+            signal = stats_store.change_signal(self.stats_location, self._fs, ignore_run_id=ignore_run_id)
+        if self._delta is not None:
+            with self._reading(self.table):
+                signal["snapshot_id"] = signal["delta_version"] = self._delta.latest_version()
+        return signal
+
+    def _delta_history(self, columns: Sequence[str] | None) -> pa.Table:
+        """:meth:`get_history` of a Delta table: the version last read, as ``stats_store.load_history`` rows."""
+        snap = self.get_snapshot()
+        cols = list(columns) if columns else health.default_columns(
+            sorted({c for c in snap["column_name"].to_pylist() if c is not None}), self.get_events("cluster"))[0]
+        run = self.get_latest_run() or {}
+        rec = {k: run.get(k) for k in stats_schema.RUNS_SCHEMA.names}
+        rec["collected_at"] = stats_store.as_datetime(rec.get("collected_at"))
+        rec["files_total"] = int(pc.count_distinct(snap["path"]).as_py()) if snap.num_rows else 0
+        hist = pa.Table.from_pylist([rec], schema=stats_schema.RUNS_SCHEMA)
+        if not cols:
+            return hist
+        summary = metrics.table_clustering(stats_schema.to_footer_stats(snap), cols)
+        worst = summary.get("worst_column")
+        depth = ((summary.get("per_column") or {}).get(worst) or {}).get("average_depth")
+        return (hist.append_column("headline", pa.array([summary.get("headline")], pa.float64()))
+                    .append_column("worst_column", pa.array([worst], pa.string()))
+                    .append_column("average_depth", pa.array([depth], pa.float64())))

@@ -7,6 +7,9 @@ with the sensor's policy and columns when it has recorded a decision (``health.l
 immutable (an id names fixed content), so per-snapshot results are cached by ``(stats location, snapshot
 id, columns, policy)``; the current evaluation, which depends on the clock (stats age), is cached for at
 most ``[zorder] cache_ttl_s`` seconds (default 60) and recomputed when a new snapshot, run or event lands.
+
+A Delta table is read through its log (``FileStatsHook.delta_log``): its snapshot is a Delta version, and its
+history is that version alone (past versions are not replayed from the log; decisions stay in the events).
 """
 
 from __future__ import annotations
@@ -100,7 +103,7 @@ def _state(ref: TableRef) -> dict[str, Any]:
     hook = FileStatsHook(ref.table, None if defaulted else ref.stats_location, ref.conn_id)
     fs = hook.get_conn()
     loc = hook.stats_location
-    sid = hook.get_latest_snapshot_id()  # refuses a Delta/Hudi/Iceberg directory, names storage errors
+    sid = hook.get_latest_snapshot_id()  # a Delta table's version; refuses Hudi/Iceberg, names storage errors
     if sid is None:
         hook.get_snapshot()  # raises StatsNotFoundError saying why (never collected, wrong location, no table)
         raise stats_store.StatsNotFoundError(f"no statistics at {loc}")
@@ -110,7 +113,8 @@ def _state(ref: TableRef) -> dict[str, Any]:
     run = hook.get_latest_run() or {}
     return {"hook": hook, "fs": fs, "location": loc, "snapshot_id": sid, "events": events,
             "last_decision": last, "policy": policy, "columns": cols, "basis": basis,
-            "run_at": str(run.get("collected_at"))}
+            # a Delta table's stats are current whenever its log is read: its version alone keys the cache
+            "run_at": str(run.get("committed_at") if hook.delta_log is not None else run.get("collected_at"))}
 
 
 def current(ref: TableRef, state: dict[str, Any] | None = None) -> dict[str, Any]:
@@ -124,16 +128,21 @@ def current(ref: TableRef, state: dict[str, Any] | None = None) -> dict[str, Any
 
 
 def clustering(location: str, snapshot_id: int, columns: Sequence[str], num_clustering_columns: int,
-               fs: Any = None) -> dict[str, Any]:
-    """``metrics.table_clustering`` of one snapshot, with the evaluation's ``d`` (cached per snapshot id)."""
+               fs: Any = None, delta: Any = None) -> dict[str, Any]:
+    """``metrics.table_clustering`` of one snapshot, with the evaluation's ``d`` (cached per snapshot id);
+    ``delta``: the table's ``DeltaLog`` when it is read through its log (``snapshot_id`` is a version)."""
     cols = list(columns)
 
     def compute() -> dict[str, Any]:
-        snap = stats_store.load_snapshot(location, snapshot_id, fs, columns=cols)
+        if delta is not None:
+            snap = delta.snapshot(cols, version=snapshot_id)
+        else:
+            snap = stats_store.load_snapshot(location, snapshot_id, fs, columns=cols)
         return metrics.table_clustering(stats_schema.to_footer_stats(snap), cols,
                                         num_clustering_columns=num_clustering_columns)
 
-    return CACHE.get(("clustering", location, snapshot_id, tuple(cols), num_clustering_columns), compute)
+    source = "delta" if delta is not None else "store"
+    return CACHE.get(("clustering", location, source, snapshot_id, tuple(cols), num_clustering_columns), compute)
 
 
 def history(ref: TableRef, columns: Sequence[str], policy: health.HealthPolicy, events: list[dict[str, Any]],
@@ -204,7 +213,8 @@ def detail(ref: TableRef) -> dict[str, Any]:
     events = st["events"].to_pylist()
     cols = list((ev.get("columns") or {}).keys())
     d = int(ev.get("num_clustering_columns") or max(len(cols), 1))
-    clu = (clustering(st["location"], int(ev["snapshot_id"]), cols, d, st["fs"]) if cols
+    delta = st["hook"].delta_log
+    clu = (clustering(st["location"], int(ev["snapshot_id"]), cols, d, st["fs"], delta) if cols
            else {"per_column": {}, "partitions": {}})
     per_col = clu.get("per_column") or {}
     to_recluster = set(ev.get("partitions") or [])
@@ -221,7 +231,9 @@ def detail(ref: TableRef) -> dict[str, Any]:
         "histograms": {c: dict((per_col.get(c) or {}).get("depth_histogram") or {}) for c in cols},
         "partitions": partitions[:PARTITION_LIMIT],
         "partitions_total": len(partitions),
-        "history": history(ref, cols, st["policy"], events, st["fs"]),
+        "history": (history(ref, cols, st["policy"], events, st["fs"]) if delta is None else
+                    [{"snapshot_id": ev["snapshot_id"], "evaluation": ev,  # a Delta table: its current version
+                      "at": delta.commit_time(ev["snapshot_id"]) or as_datetime(ev.get("stats_collected_at"))}]),
         "cluster_events": [e for e in events if e.get("kind") == "cluster"],
         "last_decision": st["last_decision"],
     }

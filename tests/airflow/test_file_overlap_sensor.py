@@ -10,7 +10,6 @@ dag.test() in Airflow 3 only runs DAGs parsed from a DAG bundle, so the DAGs liv
 from __future__ import annotations
 
 import datetime as dt
-import importlib.util
 import json
 import os
 import subprocess
@@ -20,6 +19,7 @@ import time
 from pathlib import Path
 
 import pytest
+from dag_bundles import dag_module
 
 from airflow_zorder.core import health, stats_store
 from overlap_tables import collect, count_checks, degrade_when, record_cluster, write_partition, write_table
@@ -29,16 +29,7 @@ DAG_FILE = Path(__file__).parent / "sensor_dags" / "zorder_overlap_sensor_dags.p
 
 @pytest.fixture(scope="module")
 def dags(airflow_db):
-    bundles = [
-        {"name": "zorder-sensor-tests", "classpath": "airflow.dag_processing.bundles.local.LocalDagBundle",
-         "kwargs": {"path": str(DAG_FILE.parent), "refresh_interval": 0}},
-        {"name": "dags-folder", "classpath": "airflow.dag_processing.bundles.local.LocalDagBundle", "kwargs": {}},
-    ]
-    with pytest.MonkeyPatch.context() as mp:
-        mp.setenv("AIRFLOW__DAG_PROCESSOR__DAG_BUNDLE_CONFIG_LIST", json.dumps(bundles))
-        spec = importlib.util.spec_from_file_location("zorder_overlap_sensor_dags", DAG_FILE)
-        module = importlib.util.module_from_spec(spec)
-        spec.loader.exec_module(module)
+    with dag_module(DAG_FILE, "zorder-sensor-tests") as module:
         yield module
 
 

@@ -7,11 +7,11 @@ error and write nothing."""
 
 from __future__ import annotations
 
-import importlib.util
 import json
 from pathlib import Path
 
 import pytest
+from dag_bundles import dag_module
 from moto_s3 import BUCKET, lake, s3  # noqa: F401 - fixtures
 
 from airflow_zorder.core import health, stats_store, storage
@@ -90,16 +90,7 @@ def test_unsupported_or_mismatched_connections_name_the_supported_ones(lake):
 
 @pytest.fixture(scope="module")
 def dags(airflow_db):
-    bundles = [
-        {"name": "zorder-s3-tests", "classpath": "airflow.dag_processing.bundles.local.LocalDagBundle",
-         "kwargs": {"path": str(DAG_FILE.parent), "refresh_interval": 0}},
-        {"name": "dags-folder", "classpath": "airflow.dag_processing.bundles.local.LocalDagBundle", "kwargs": {}},
-    ]
-    with pytest.MonkeyPatch.context() as mp:
-        mp.setenv("AIRFLOW__DAG_PROCESSOR__DAG_BUNDLE_CONFIG_LIST", json.dumps(bundles))
-        spec = importlib.util.spec_from_file_location("zorder_s3_sensor_dags", DAG_FILE)
-        module = importlib.util.module_from_spec(spec)
-        spec.loader.exec_module(module)
+    with dag_module(DAG_FILE, "zorder-s3-tests") as module:
         yield module
 
 
@@ -134,12 +125,11 @@ def test_sensor_with_wrong_credentials_fails_and_writes_nothing(dags, lake, s3):
     assert s3.keys() == before
 
 
-# --------------------------------------------------------------------------- foreign table formats
+# --------------------------------------------------------------------------- table formats
 
 
 def write_delta_table(root: Path) -> Path:
-    """A real Delta table (written by ``deltalake``) with a removed-but-not-vacuumed file, and stats beside it
-    as if the stats job had been pointed at it before the refusal existed."""
+    """A real Delta table (written by ``deltalake``) with a removed-but-not-vacuumed file."""
     import pyarrow as pa
     from deltalake import write_deltalake
 
@@ -152,12 +142,40 @@ def snapshot_of(root: Path) -> dict[str, tuple[int, int]]:
     return {str(p.relative_to(root)): (p.stat().st_size, p.stat().st_mtime_ns) for p in root.rglob("*")}
 
 
-def test_hook_and_sensor_refuse_a_delta_table_untouched(dags, tmp_path):
-    from airflow_zorder.core.table_formats import ForeignTableFormatError
+def table_format_builders():
+    """tests/unit/test_table_formats.py, whose helpers lay out each table format's directory."""
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location(
+        "table_format_builders", Path(__file__).resolve().parents[1] / "unit" / "test_table_formats.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_hook_watches_a_delta_table_through_its_log_and_leaves_it_untouched(tmp_path):
+    from deltalake import DeltaTable
 
     root = write_delta_table(tmp_path / "delta_events")
     before = snapshot_of(root)
-    with pytest.raises(ForeignTableFormatError, match=r"is a Delta Lake table \(found: _delta_log/\)"):
+    hook = FileStatsHook(str(root))
+    payload = hook.check(columns=["a", "b"])
+    # the log's one live file (the overwritten one is still on disk): too small to re-cluster
+    assert payload["decision"] == "hold" and payload["num_files"] == 1 and payload["snapshot_id"] == 1
+    assert hook.get_snapshot()["path"].to_pylist() == DeltaTable(str(root)).file_uris() * 2  # a, b
+    after = snapshot_of(root)
+    assert {k: v for k, v in after.items() if not k.startswith("_zorder")} == before  # only the decision added
+    assert [k for k in after if k.startswith("_zorder/stats/events/")]
+    assert DeltaTable(str(root)).to_pyarrow_table().to_pylist() == [{"a": 1, "b": 2}]
+
+
+def test_hook_and_sensor_refuse_a_hudi_table_untouched(dags, tmp_path):
+    from airflow_zorder.core.table_formats import ForeignTableFormatError
+
+    root = tmp_path / "hudi_events"
+    table_format_builders().write_hudi(str(root))
+    before = snapshot_of(root)
+    with pytest.raises(ForeignTableFormatError, match=r"is an Apache Hudi table \(found: \.hoodie/\)"):
         FileStatsHook(str(root)).check(columns=["a", "b"])
     state, payload = run(dags.poke, str(root), "")
     assert state == "failed" and payload is None

@@ -1,5 +1,6 @@
 """The UI's table page for a table on real S3 (a local moto server), read through an ordinary ``aws``
-connection named in ``[zorder] tables``; the stats were collected by the real stats job and uploaded."""
+connection named in ``[zorder] tables``; the stats were collected by the real stats job and uploaded.
+A Delta table's page is read from its log (no stats job); a Hudi table is refused, naming the format."""
 
 from __future__ import annotations
 
@@ -22,24 +23,45 @@ pytestmark = pytest.mark.spark
 
 @pytest.fixture(scope="module")
 def delta_table(tmp_path_factory) -> str:
-    """A real Delta table written by ``deltalake``: the UI must refuse it, naming the format."""
+    """A real Delta table written by ``deltalake``, 16 commits of one file each, every file spanning the whole
+    range of a and b (degraded): the UI reads it through its log."""
+    import numpy as np
     import pyarrow as pa
     from deltalake import write_deltalake
 
     root = tmp_path_factory.mktemp("delta") / "events"
-    write_deltalake(str(root), pa.table({"a": [1, 2, 3]}))
+    rng = np.random.default_rng(7)
+    for _ in range(16):
+        v = rng.integers(0, 100, (2, 40))
+        v[:, 0], v[:, 1] = 0, 99
+        write_deltalake(str(root), pa.table({"a": v[0], "b": v[1]}), mode="append")
     return str(root)
 
 
 @pytest.fixture(scope="module")
-def api(airflow_db, auth_env, s3, lake, delta_table) -> Iterator[TestClient]:  # noqa: F811 - fixtures by name
+def hudi_table(tmp_path_factory) -> str:
+    """A Hudi table's directory (tests/unit/test_table_formats.py lays it out): the UI must refuse it."""
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location(
+        "table_format_builders", Path(__file__).resolve().parents[1] / "unit" / "test_table_formats.py")
+    builders = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(builders)
+    root = tmp_path_factory.mktemp("hudi") / "events"
+    builders.write_hudi(str(root))
+    return str(root)
+
+
+@pytest.fixture(scope="module")
+def api(airflow_db, auth_env, s3, lake, delta_table, hudi_table) -> Iterator[TestClient]:  # noqa: F811 - fixtures
     mp = pytest.MonkeyPatch()
     for k, v in auth_env.items():
         mp.setenv(k, v)
     mp.setenv("AIRFLOW_CONN_AWS_LAKE", s3.connection_uri())
     mp.setenv("AIRFLOW_CONN_AWS_WRONG", s3.connection_uri(secret_key="not-the-secret"))
     mp.setenv("AIRFLOW__ZORDER__TABLES",
-              f"{lake['events']}||aws_lake\ns3://lake/raw|s3://lake/raw/_zorder/stats|aws_wrong\n{delta_table}")
+              f"{lake['events']}||aws_lake\ns3://lake/raw|s3://lake/raw/_zorder/stats|aws_wrong\n{delta_table}\n"
+              f"{hudi_table}")
     mp.setenv("AIRFLOW__API_AUTH__JWT_SECRET", secrets.token_hex(32))
     from airflow.api_fastapi.app import create_app, purge_cached_app
 
@@ -77,9 +99,27 @@ def test_table_page_names_a_credentials_error(api, s3):  # noqa: F811
     assert "access denied" in parse(page.text).find(id="table-error").text
 
 
-def test_table_page_refuses_a_delta_table(api, delta_table):
+def test_table_page_shows_a_delta_table_read_from_its_log(api, delta_table):
     r = api.get(f"/zorder/api/table?table={quote(delta_table, safe='')}")
-    assert r.status_code == 409 and "is a Delta Lake table" in r.json()["detail"]
+    assert r.status_code == 200, r.text
+    data = r.json()
+    want = FileStatsHook(delta_table).evaluate()
+    assert data["evaluation"]["decision"] == want["decision"] == "recluster"
+    assert data["evaluation"]["snapshot_id"] == want["snapshot_id"] == 15  # the Delta version
+    assert data["evaluation"]["columns"] == want["columns"] and data["evaluation"]["num_files"] == 16
+    assert [h["snapshot_id"] for h in data["history"]] == [15]  # the current version only
+    assert {c["column"] for c in data["columns"]} == {"a", "b"} and data["partitions_total"] == 1
     page = api.get(f"/zorder/table?table={quote(delta_table, safe='')}")
+    assert page.status_code == 200 and not parse(page.text).find_all(id="table-error"), page.text[:2000]
+    assert parse(page.text).find(id="decision").text.strip() == "recluster"
+    rows = {t["table"]: t for t in api.get("/zorder/api/tables").json()}
+    assert rows[delta_table]["error"] is None and rows[delta_table]["decision"] == "recluster"
+    assert not (Path(delta_table) / "_zorder").exists()  # the UI only reads
+
+
+def test_table_page_refuses_a_hudi_table(api, hudi_table):
+    r = api.get(f"/zorder/api/table?table={quote(hudi_table, safe='')}")
+    assert r.status_code == 409 and "is an Apache Hudi table" in r.json()["detail"]
+    page = api.get(f"/zorder/table?table={quote(hudi_table, safe='')}")
     assert "ForeignTableFormatError" in parse(page.text).find(id="table-error").text
-    assert not (Path(delta_table) / "_zorder").exists()
+    assert not (Path(hudi_table) / "_zorder").exists()
