@@ -1,5 +1,5 @@
 # The two commands of the README. Both install what they need into .venv first.
-.PHONY: demo test bench bench-cluster install
+.PHONY: demo test test-lowest bench bench-cluster install
 
 install:
 	bash scripts/bootstrap.sh
@@ -9,6 +9,12 @@ demo: install
 
 test: install
 	bash scripts/test.sh
+
+# The provider in an existing deployment of the lowest Airflow we support (pyproject's lower bounds):
+# a new .venv-lowest with released Airflow + Spark provider, the project's wheel installed with plain pip
+# (it may only add packages), then the Airflow-facing tests against the installed wheel (~12-14 min).
+test-lowest:
+	bash scripts/test_lowest.sh
 
 bench-cluster: install
 	.venv/bin/python benchmarks/bench_cluster.py

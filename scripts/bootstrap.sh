@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Create .venv (if needed) and install the project with its pinned dependency set.
+# Create .venv (if needed) and install the project with all its extras (a local Spark, the amazon provider,
+# dev and bench tools) under constraints.txt: the exact pins of the repo's own dev environment.
 # Idempotent: a second run only checks that the install is current.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -13,11 +14,13 @@ stamp=.venv/.installed-$(cat pyproject.toml constraints.txt | sha1sum | cut -c1-
 if [ -f "$stamp" ]; then exit 0; fi
 [ -x .venv/bin/python ] || "$PY" -m venv .venv
 .venv/bin/python -m pip install -q --disable-pip-version-check --upgrade pip >/dev/null
-if ! .venv/bin/python -m pip install -q --disable-pip-version-check -c constraints.txt -e ".[dev,bench]" \
-    > .venv/install.log 2>&1; then
+if ! .venv/bin/python -m pip install -q --disable-pip-version-check -c constraints.txt \
+    -e ".[spark,amazon,dev,bench]" > .venv/install.log 2>&1; then
   tail -40 .venv/install.log >&2
   exit 1
 fi
+# pyspark and pyspark-client (from the Spark provider) share the pyspark/ folder: same version or a clear error
+.venv/bin/python -m airflow_zorder.spark_versions
 rm -f .venv/.installed-*
 touch "$stamp"
 echo "installed into $(pwd)/.venv" >&2

@@ -25,6 +25,16 @@ os.environ["AIRFLOW__CORE__UNIT_TEST_MODE"] = "True"
 os.environ.setdefault("AIRFLOW__LOGGING__LOGGING_LEVEL", "WARNING")
 
 
+def pytest_sessionstart(session: pytest.Session) -> None:
+    """Stop at once when pyspark and pyspark-client differ (a mixed pyspark/ folder fails in odd places)."""
+    from airflow_zorder.spark_versions import check_pyspark_pairing
+
+    try:
+        check_pyspark_pairing()
+    except RuntimeError as exc:
+        raise pytest.UsageError(str(exc)) from None
+
+
 @pytest.fixture(scope="session")
 def airflow_db() -> str:
     """Create the real SQLite metadata DB of the session's Airflow home once; returns AIRFLOW_HOME."""
@@ -56,3 +66,21 @@ def spark(tmp_path_factory: pytest.TempPathFactory) -> Iterator["object"]:
     )
     yield session
     session.stop()
+
+
+@pytest.fixture(scope="module")
+def s3(tmp_path_factory: pytest.TempPathFactory) -> Iterator["object"]:
+    """A real S3 endpoint: a local moto server checking signatures (``tests/moto_s3.py``), for one module."""
+    from moto_s3 import start_moto
+
+    server = start_moto(tmp_path_factory.mktemp("moto"))
+    yield server
+    server.stop()
+
+
+@pytest.fixture(scope="module")
+def lake(spark, s3, tmp_path_factory: pytest.TempPathFactory) -> dict[str, str]:
+    """Tables in the moto bucket whose stats the real stats job collected (``moto_s3.build_lake``)."""
+    from moto_s3 import build_lake
+
+    return build_lake(spark, s3, tmp_path_factory.mktemp("lake"))

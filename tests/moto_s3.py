@@ -17,8 +17,6 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-import pytest
-
 REGION = "us-east-1"
 BUCKET = "lake"
 
@@ -143,16 +141,3 @@ def build_lake(spark, s3: MotoS3, workdir: Path) -> dict[str, str]:
             s3.client().delete_object(Bucket=BUCKET, Key=key)
     return {"events": f"s3://{BUCKET}/events", "raw": f"s3://{BUCKET}/raw", "local": str(local)}
 
-
-@pytest.fixture(scope="module")
-def s3(tmp_path_factory: pytest.TempPathFactory):
-    """A moto S3 server for the module (import this fixture into a test module to use it)."""
-    server = start_moto(tmp_path_factory.mktemp("moto"))
-    yield server
-    server.stop()
-
-
-@pytest.fixture(scope="module")
-def lake(spark, s3: MotoS3, tmp_path_factory: pytest.TempPathFactory) -> dict[str, str]:
-    """The tables of :func:`build_lake` in the module's moto server."""
-    return build_lake(spark, s3, tmp_path_factory.mktemp("lake"))

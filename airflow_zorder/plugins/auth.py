@@ -10,6 +10,7 @@ schedulers and workers, which never serve these routes.
 from __future__ import annotations
 
 from typing import Any
+from urllib.parse import parse_qs, urlencode, urlsplit
 
 from fastapi import Depends, HTTPException, Request, status
 from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
@@ -40,7 +41,15 @@ def readable_dag_ids(user: Any) -> set[str]:
 
 
 def login_url(next_url: str) -> str:
-    """The auth manager's login page, coming back to ``next_url`` after signing in."""
+    """The auth manager's login page, coming back to ``next_url`` after signing in.
+
+    Airflow 3.2's SimpleAuthManager ignores ``next_url`` (3.3 adds it) while its login page reads
+    ``?next=``: the parameter is added when the auth manager's URL lacks it.
+    """
     from airflow.api_fastapi.app import get_auth_manager
 
-    return get_auth_manager().get_url_login(next_url=next_url)
+    url = get_auth_manager().get_url_login(next_url=next_url)
+    query = urlsplit(url).query
+    if "next" not in parse_qs(query):
+        url += ("&" if query else "?") + urlencode({"next": next_url})
+    return url

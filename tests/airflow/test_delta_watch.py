@@ -16,7 +16,7 @@ import pyarrow.compute as pc
 import pyarrow.parquet as pq
 import pytest
 from dag_bundles import dag_module
-from moto_s3 import BUCKET, REGION, s3  # noqa: F401 - fixtures
+from moto_s3 import BUCKET, REGION
 from overlap_tables import COLUMNS, FILES_PER_PARTITION, _file_values, count_checks
 
 from airflow_zorder.core import footer_stats, health, stats_store, storage
@@ -77,7 +77,7 @@ def decisions(table: str, fs=None) -> list[str]:
 
 
 @pytest.fixture(autouse=True)
-def aws_connections(s3, monkeypatch):  # noqa: F811 - the fixture
+def aws_connections(s3, monkeypatch):
     monkeypatch.setenv("AIRFLOW_CONN_AWS_LAKE", s3.connection_uri())
     monkeypatch.setenv("AIRFLOW_CONN_AWS_WRONG", s3.connection_uri(secret_key="not-the-secret"))
     for var in ("AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY", "AWS_SESSION_TOKEN", "AWS_PROFILE"):
@@ -254,14 +254,14 @@ def test_deferrable_sensor_wakes_on_a_new_delta_commit(dags, tmp_path, monkeypat
 # --------------------------------------------------------------------------- on S3 (moto) through a connection
 
 
-def writer_options(s3) -> dict[str, str]:  # noqa: F811 - the fixture
+def writer_options(s3) -> dict[str, str]:
     """delta-rs options for writing to the moto server (unsafe rename: a single writer, no locking provider)."""
     return {"AWS_ACCESS_KEY_ID": s3.access_key, "AWS_SECRET_ACCESS_KEY": s3.secret_key, "AWS_REGION": REGION,
             "AWS_ENDPOINT_URL": s3.endpoint, "AWS_ALLOW_HTTP": "true", "AWS_S3_ALLOW_UNSAFE_RENAME": "true"}
 
 
 @pytest.fixture(scope="module")
-def s3_delta(s3) -> dict[str, object]:  # noqa: F811 - the fixture
+def s3_delta(s3) -> dict[str, object]:
     """Two Delta tables in the moto bucket, written by delta-rs: ``delta/scrambled`` and ``delta/clustered``."""
     opts = writer_options(s3)
     out: dict[str, object] = {}
@@ -272,7 +272,7 @@ def s3_delta(s3) -> dict[str, object]:  # noqa: F811 - the fixture
     return out
 
 
-def test_hook_reads_a_delta_table_on_s3_through_the_aws_connection(s3, s3_delta):  # noqa: F811
+def test_hook_reads_a_delta_table_on_s3_through_the_aws_connection(s3, s3_delta):
     before = s3.keys()
     for table in (s3_delta["scrambled"], str(s3_delta["scrambled"]).replace("s3://", "s3a://")):
         hook = FileStatsHook(table, conn_id="aws_lake")
@@ -286,7 +286,7 @@ def test_hook_reads_a_delta_table_on_s3_through_the_aws_connection(s3, s3_delta)
 
 
 @pytest.mark.parametrize("mode", ["poke", "deferrable"])
-def test_sensor_decides_on_a_delta_table_on_s3(dags, s3, s3_delta, mode):  # noqa: F811
+def test_sensor_decides_on_a_delta_table_on_s3(dags, s3, s3_delta, mode):
     table = str(s3_delta["scrambled"])
     state, payload = run(getattr(dags, mode), table, "aws_lake")
     assert state == "success"
@@ -305,7 +305,7 @@ def test_sensor_decides_on_a_delta_table_on_s3(dags, s3, s3_delta, mode):  # noq
     assert health.last_decision(f"{s3_delta['clustered']}/_zorder/stats", fs)["decision"] == "healthy"
 
 
-def test_sensor_with_wrong_credentials_fails_on_a_delta_table_and_writes_nothing(dags, s3, s3_delta):  # noqa: F811
+def test_sensor_with_wrong_credentials_fails_on_a_delta_table_and_writes_nothing(dags, s3, s3_delta):
     before = s3.keys()
     with pytest.raises(storage.StorageError, match=r"with connection 'aws_wrong': access denied"):
         FileStatsHook(str(s3_delta["scrambled"]), conn_id="aws_wrong").check(columns=["a", "b"])

@@ -7,7 +7,6 @@ import json
 from datetime import timedelta
 
 import pytest
-from pyarrow import fs as pafs
 
 from airflow_zorder.core import stats_store
 from airflow_zorder.core.health import HealthPolicy

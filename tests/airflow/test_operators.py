@@ -32,7 +32,6 @@ from airflow_zorder.links import SparkApplicationLink, TableHealthLink
 from airflow_zorder.operators import SparkClusterTableOperator, SparkCollectFileStatsOperator
 from airflow_zorder.operators._spark_job import SparkJobFailed, as_name_list
 
-REPO = Path(__file__).resolve().parents[2]
 YARN = '{"conn_type": "spark", "host": "yarn", "extra": {"queue": "from-conn"}}'
 YARN_CLUSTER = '{"conn_type": "spark", "host": "yarn", "extra": {"deploy-mode": "cluster"}}'
 LOCAL = '{"conn_type": "spark", "host": "local[1]"}'
@@ -86,7 +85,7 @@ def test_every_spark_submit_parameter_reaches_the_command_line(conns, tmp_path):
     # the job is shipped: its script is the application, the core zip leads --py-files, the user's follows
     zip_path, user_py = flag_value(cmd, "--py-files").split(",")
     assert zip_path == packaging.py_files_zip() and user_py == "/opt/mine.py"
-    app = cmd.index(str(REPO / "spark_jobs" / "cluster_table.py"))
+    app = cmd.index(packaging.job_script("cluster_table.py"))
     assert cmd[app + 1:app + 5] == ["--table", "/data/events", "--columns", "a,b"]
     assert flag_value(cmd, "--result-json").startswith(str(tmp_path))
     assert flag_value(cmd, "--run-id") == op.run_id

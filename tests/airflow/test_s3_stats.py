@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 from dag_bundles import dag_module
-from moto_s3 import BUCKET, lake, s3  # noqa: F401 - fixtures
+from moto_s3 import BUCKET
 
 from airflow_zorder.core import health, stats_store, storage
 from airflow_zorder.hooks import connections

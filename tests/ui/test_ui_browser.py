@@ -58,7 +58,7 @@ def server(airflow_db, stores, auth_env, tmp_path_factory) -> Iterator[str]:
         proc = subprocess.Popen(
             [sys.executable, "-m", "airflow", "api-server", "--host", "127.0.0.1", "--port", str(port),
              "--apps", "core", "--workers", "1"],
-            env=env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True, cwd=REPO)
+            env=env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True, cwd=log_path.parent)
     try:
         deadline = time.monotonic() + START_TIMEOUT_S
         while True:

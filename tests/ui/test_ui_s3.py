@@ -12,7 +12,6 @@ from urllib.parse import quote
 import pytest
 from fastapi.testclient import TestClient
 from htmlq import parse
-from moto_s3 import lake, s3  # noqa: F401 - fixtures
 from ui_stores import PASSWORD, USER
 
 from airflow_zorder.hooks.file_stats import FileStatsHook
@@ -53,7 +52,7 @@ def hudi_table(tmp_path_factory) -> str:
 
 
 @pytest.fixture(scope="module")
-def api(airflow_db, auth_env, s3, lake, delta_table, hudi_table) -> Iterator[TestClient]:  # noqa: F811 - fixtures
+def api(airflow_db, auth_env, s3, lake, delta_table, hudi_table) -> Iterator[TestClient]:
     mp = pytest.MonkeyPatch()
     for k, v in auth_env.items():
         mp.setenv(k, v)
@@ -76,7 +75,7 @@ def api(airflow_db, auth_env, s3, lake, delta_table, hudi_table) -> Iterator[Tes
     mp.undo()
 
 
-def test_table_page_reads_s3_stats_through_the_aws_connection(api, lake, s3):  # noqa: F811
+def test_table_page_reads_s3_stats_through_the_aws_connection(api, lake, s3):
     before = s3.keys()
     r = api.get(f"/zorder/table?table={quote(lake['events'], safe='')}")
     assert r.status_code == 200, r.text
@@ -90,7 +89,7 @@ def test_table_page_reads_s3_stats_through_the_aws_connection(api, lake, s3):  #
     assert s3.keys() == before  # the UI only reads
 
 
-def test_table_page_names_a_credentials_error(api, s3):  # noqa: F811
+def test_table_page_names_a_credentials_error(api, s3):
     r = api.get(f"/zorder/api/table?table={quote('s3://lake/raw', safe='')}")
     assert r.status_code == 409
     assert "with connection 'aws_wrong': access denied" in r.json()["detail"]
