@@ -1,7 +1,8 @@
 """What the operators ship to Spark: the job scripts and a ``--py-files`` zip of the Airflow-free code.
 
-The zip holds ``airflow_zorder/core`` and ``spark_jobs`` plus a minimal ``airflow_zorder/__init__.py``
-(executors have no Airflow). It is built once per content: its name carries a hash of the files it
+The zip holds the core sub-packages the jobs import (``CORE_PACKAGES``: layout, jobs, stats, storage)
+and ``spark_jobs``, plus minimal ``__init__`` files (executors have no Airflow).  The re-clustering
+policy and the demo/benchmark evaluation code never run on Spark and stay out. It is built once per content: its name carries a hash of the files it
 holds, so a cached zip is reused until the code changes, and concurrent builders write the same bytes.
 """
 
@@ -19,6 +20,8 @@ import spark_jobs
 PACKAGE_DIR = Path(airflow_zorder.__file__).resolve().parent
 JOBS_DIR = Path(spark_jobs.__file__).resolve().parent
 JOB_SCRIPTS = ("cluster_table.py", "collect_stats.py")
+# The parts of airflow_zorder.core that the Spark jobs import; a test checks the jobs import nothing else.
+CORE_PACKAGES = ("layout", "jobs", "stats", "storage")
 CACHE_ENV = "AIRFLOW_ZORDER_CACHE_DIR"
 # Executors import only the core: this __init__ replaces the provider's own (which may grow Airflow imports).
 MINIMAL_INIT = (
@@ -37,8 +40,10 @@ def job_script(name: str) -> str:
 
 def zip_members() -> list[tuple[str, bytes]]:
     """(archive name, bytes) of every file the jobs import, sorted by name."""
-    members = [("airflow_zorder/__init__.py", MINIMAL_INIT.encode())]
-    for root, prefix in ((PACKAGE_DIR / "core", "airflow_zorder/core"), (JOBS_DIR, "spark_jobs")):
+    members = [("airflow_zorder/__init__.py", MINIMAL_INIT.encode()),
+               ("airflow_zorder/core/__init__.py", (PACKAGE_DIR / "core" / "__init__.py").read_bytes())]
+    roots = [(PACKAGE_DIR / "core" / pkg, f"airflow_zorder/core/{pkg}") for pkg in CORE_PACKAGES]
+    for root, prefix in (*roots, (JOBS_DIR, "spark_jobs")):
         for path in sorted(root.rglob("*.py")):
             if "__pycache__" in path.parts:
                 continue

@@ -45,8 +45,10 @@ from bench_env import REPO  # noqa: E402  (sets PYSPARK_PYTHON, sys.path, PYTHON
 
 import psutil  # noqa: E402
 
-from airflow_zorder.core import footer_stats, layout_report, metrics  # noqa: E402
-from airflow_zorder.core.jvm_options import JIT_OPTION  # noqa: E402
+from airflow_zorder.core.stats import footer_stats
+from airflow_zorder.evaluation import layout_report
+from airflow_zorder.core.policy import metrics# noqa: E402
+from airflow_zorder.core.jobs.jvm_options import JIT_OPTION  # noqa: E402
 from tpch_data import generate_lineitem  # noqa: E402
 
 COLUMNS = ["l_partkey", "l_suppkey", "l_shipdate"]

@@ -69,7 +69,7 @@ def measure(table: str, repeat: int) -> dict[str, object]:
     os.environ.setdefault("AIRFLOW_HOME", tempfile.mkdtemp(prefix="bench-delta-airflow-"))
     os.environ.setdefault("AIRFLOW__CORE__LOAD_EXAMPLES", "False")
     t0 = time.perf_counter()
-    from airflow_zorder.core import delta_log
+    from airflow_zorder.core.stats import delta_log
     from airflow_zorder.hooks.file_stats import FileStatsHook
 
     rss_imports_mb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0

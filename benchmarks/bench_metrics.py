@@ -2,13 +2,13 @@
 
     .venv/bin/python benchmarks/bench_metrics.py [--files 250000] [--partitions 100] [--repeat 3]
 
-Builds a :data:`~airflow_zorder.core.footer_stats.STATS_SCHEMA` table with one
+Builds a :data:`~airflow_zorder.core.stats.footer_stats.STATS_SCHEMA` table with one
 row per (file, column) -- 250,000 files x 4 columns = 1,000,000 rows by
 default -- directly as Arrow arrays (no Parquet files, no footers), in the
 same text encoding ``read_footers`` writes, then times
-:func:`~airflow_zorder.core.metrics.table_clustering` on it (best and all of
+:func:`~airflow_zorder.core.policy.metrics.table_clustering` on it (best and all of
 ``--repeat`` runs; the goal is < 3 s for 1M rows), then one
-:func:`~airflow_zorder.core.pruning.prune` over all files.
+:func:`~airflow_zorder.evaluation.pruning.prune` over all files.
 
 Columns (numbers, so every bound goes through the text decoding of
 ``column_bounds``):
@@ -35,8 +35,9 @@ import pyarrow.compute as pc
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from airflow_zorder.core import metrics, pruning  # noqa: E402
-from airflow_zorder.core.footer_stats import STATS_SCHEMA  # noqa: E402
+from airflow_zorder.core.policy import metrics
+from airflow_zorder.evaluation import pruning# noqa: E402
+from airflow_zorder.core.stats.footer_stats import STATS_SCHEMA  # noqa: E402
 
 COLUMNS = ("id", "k", "x", "d")
 

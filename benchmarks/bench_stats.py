@@ -35,7 +35,7 @@ from pathlib import Path
 
 from bench_env import REPO  # noqa: E402  (sets PYSPARK_PYTHON, sys.path, PYTHONPATH)
 
-from airflow_zorder.core import stats_store  # noqa: E402
+from airflow_zorder.core.stats import stats_store# noqa: E402
 from tpch_data import generate_lineitem  # noqa: E402
 
 GOAL_FOOTER_FACTOR = 2.0
@@ -84,7 +84,7 @@ def footer_vs_duckdb(spark, files: list[str], repeat: int, core_reader: bool = F
     """
     import pyarrow.parquet as pq
 
-    from airflow_zorder.core import footer_stats
+    from airflow_zorder.core.stats import footer_stats
     from spark_jobs import collect_stats as cs
 
     ncols = len(pq.ParquetFile(files[0]).schema_arrow)

@@ -49,7 +49,7 @@ import bench_cluster as bc  # noqa: E402
 import bench_queries as bq  # noqa: E402
 import bench_stats  # noqa: E402
 import skewed_data  # noqa: E402
-from airflow_zorder.core import layout_report  # noqa: E402
+from airflow_zorder.evaluation import layout_report# noqa: E402
 from tpch_data import generate_lineitem  # noqa: E402
 
 MB = 1024 * 1024

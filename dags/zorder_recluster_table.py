@@ -91,7 +91,7 @@ with DAG(
     @task(multiple_outputs=False)
     def compare(before: dict[str, Any], clustered: dict[str, Any], after: dict[str, Any]) -> dict[str, Any]:
         """Print and return files read by point queries and average depth per column, before and after."""
-        from airflow_zorder.core.before_after import before_after_table, format_before_after
+        from airflow_zorder.evaluation.before_after import before_after_table, format_before_after
 
         report = before_after_table(before, clustered, after)
         print(format_before_after(report))

@@ -18,7 +18,7 @@ export AIRFLOW_CONN_SPARK_DEFAULT='{"conn_type": "spark", "host": "local[2]"}'
 export ZORDER_TABLE="$DEMO/events"
 
 rm -rf "$DEMO" && mkdir -p "$AIRFLOW_HOME"
-python -m airflow_zorder.sample_data "$ZORDER_TABLE" --rows 400000 --files-per-partition 8
+python -m airflow_zorder.evaluation.sample_data "$ZORDER_TABLE" --rows 400000 --files-per-partition 8
 airflow db migrate > "$DEMO/airflow-db.log" 2>&1 || { tail -30 "$DEMO/airflow-db.log"; exit 1; }
 echo "running the DAG zorder_recluster_table (airflow dags test; log: $DEMO/dag-test.log)"
 start=$(date +%s)

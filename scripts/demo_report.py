@@ -15,7 +15,7 @@ from sqlalchemy import select
 from airflow.models.dagrun import DagRun
 from airflow.models.xcom import XComModel
 from airflow.utils.session import create_session
-from airflow_zorder.core.before_after import format_before_after
+from airflow_zorder.evaluation.before_after import format_before_after
 
 
 def main(dag_id: str, task_id: str) -> int:

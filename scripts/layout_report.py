@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 import json
 
-from airflow_zorder.core.layout_report import point_query_report
+from airflow_zorder.evaluation.layout_report import point_query_report
 
 
 def main() -> None:

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from pyspark.sql import SparkSession
 
-from airflow_zorder.core.fs import join
-from airflow_zorder.core.table_formats import refuse_foreign_catalog_table
+from airflow_zorder.core.storage.filesystems import join
+from airflow_zorder.core.storage.table_formats import refuse_foreign_catalog_table
 from spark_jobs.table import HOME_PROPERTY, STATE_DIR, TableError, TableRef, Unit, list_units, refuse_foreign_table
 
 

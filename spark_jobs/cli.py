@@ -20,7 +20,7 @@ def build_session(app_name: str):
 
     from pyspark import SparkConf
 
-    from airflow_zorder.core.jvm_options import with_jit_option
+    from airflow_zorder.core.jobs.jvm_options import with_jit_option
 
     builder = SparkSession.builder.appName(app_name)
     # executors start after this: let them JIT-compile the (large) generated key code

@@ -22,16 +22,17 @@ from typing import Any
 
 from pyspark.util import inheritable_thread_target
 
-from airflow_zorder.core import commit as commit_mod
-from airflow_zorder.core import curves, keys, ranges, stats_store
-from airflow_zorder.core.faults import fault_point
-from airflow_zorder.core.fs import FileSystem, filesystem_for, is_path_table, os_path
-from airflow_zorder.core.lock import TableLock
-from airflow_zorder.core.sizing import DEFAULT_TARGET_FILE_SIZE, num_output_files, parse_size
-from airflow_zorder.core.table_formats import ForeignTableFormatError
+from airflow_zorder.core.storage import commit as commit_mod
+from airflow_zorder.core.layout import curves, curve_keys, ranges
+from airflow_zorder.core.stats import stats_store
+from airflow_zorder.core.storage.faults import fault_point
+from airflow_zorder.core.storage.filesystems import FileSystem, filesystem_for, is_path_table, os_path
+from airflow_zorder.core.storage.lock import TableLock
+from airflow_zorder.core.jobs.file_sizing import DEFAULT_TARGET_FILE_SIZE, num_output_files, parse_size
+from airflow_zorder.core.storage.table_formats import ForeignTableFormatError
 from spark_jobs.cli import run_job, spark_error_text
 from spark_jobs import catalog, rewrite
-from airflow_zorder.core.fs import join
+from airflow_zorder.core.storage.filesystems import join
 from spark_jobs.table import (TableError, TableRef, Unit, check_parquet, list_path_table, list_units,
                               parse_partitions, select_units)
 
@@ -54,7 +55,7 @@ class ClusterOptions:
     num_files: int | None = None
     partitions: list[str] | None = None
     num_ranges: int = ranges.DEFAULT_NUM_RANGES
-    salt_bits: int = keys.DEFAULT_SALT_BITS
+    salt_bits: int = curve_keys.DEFAULT_SALT_BITS
     verify: str = "observe"
     compression: str = "snappy"
     retention_hours: float = 168.0
@@ -75,7 +76,7 @@ def parse_args(argv: list[str] | None = None) -> tuple[ClusterOptions, str | Non
     p.add_argument("--partitions", action="append", default=None,
                    help="partition(s) to re-cluster, as k=v[/k2=v2]; repeat, comma-separate or pass a JSON list; default all")
     p.add_argument("--num-ranges", type=int, default=ranges.DEFAULT_NUM_RANGES, help="range ids per column (default 1024)")
-    p.add_argument("--salt-bits", type=int, default=keys.DEFAULT_SALT_BITS, help="bits of row-hash salt below the key against skew; 0 disables")
+    p.add_argument("--salt-bits", type=int, default=curve_keys.DEFAULT_SALT_BITS, help="bits of row-hash salt below the key against skew; 0 disables")
     p.add_argument("--verify", default="observe", choices=("observe", "full"),
                    help="observe: count+checksum of the rows read and of the rows reaching the writer (carried hashes; 1 row in 16 re-hashed), and staged footers; full: also re-read and re-hash the staged files")
     p.add_argument("--compression", default="snappy")

@@ -40,10 +40,10 @@ retried on the next run), every other file's stats are committed, and the job
 exits with code 2 (``status: partial``; 0 with ``--allow-errors``).  A missing
 table, an unknown column or an unwritable stats location fail before anything
 is committed (exit code 1).  Readers never see a partial snapshot (see
-:mod:`airflow_zorder.core.stats_store`).
+:mod:`airflow_zorder.core.stats.stats_store`).
 
-The stats table's layout and schema: :mod:`airflow_zorder.core.stats_store`,
-:mod:`airflow_zorder.core.stats_schema`.
+The stats table's layout and schema: :mod:`airflow_zorder.core.stats.stats_store`,
+:mod:`airflow_zorder.core.stats.stats_schema`.
 """
 
 from __future__ import annotations
@@ -64,11 +64,12 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from airflow_zorder.core import footer_stats as fst
-from airflow_zorder.core import stats_schema as ss
-from airflow_zorder.core import stats_store, storage
-from airflow_zorder.core.faults import fault_point
-from airflow_zorder.core.fs import FileInfo, HadoopFileSystem, LocalFileSystem, is_path_table, scheme_of
+from airflow_zorder.core.stats import footer_stats as fst
+from airflow_zorder.core.stats import stats_schema as ss
+from airflow_zorder.core.stats import stats_store
+from airflow_zorder.core.storage import locations
+from airflow_zorder.core.storage.faults import fault_point
+from airflow_zorder.core.storage.filesystems import FileInfo, HadoopFileSystem, LocalFileSystem, is_path_table, scheme_of
 from spark_jobs.cli import run_job
 
 METHODS = ("auto", "footer", "scan")
@@ -198,7 +199,7 @@ def _is_local(spark, path: str) -> bool:
 
 
 def _local_path(path: str) -> str:
-    return storage.parse_location(path).local_path()
+    return locations.parse_location(path).local_path()
 
 
 class _ListingFS:
@@ -273,10 +274,10 @@ def resolve_table(spark, table: str) -> _Table:
 
 def _executor_fs(path: str) -> tuple[Any, str]:
     """(pyarrow filesystem or None for local, path in it) on an executor (``storage``, cached per store)."""
-    loc = storage.parse_location(path)
+    loc = locations.parse_location(path)
     if loc.is_local:
         return None, loc.local_path()
-    return storage.arrow_filesystem(path)
+    return locations.arrow_filesystem(path)
 
 
 def _fix_case(read_path: str, fs: Any, rows: list, wanted: list[str]) -> list:
@@ -339,7 +340,7 @@ def _warm_partition(_it) -> Any:
     """Import what the footer tasks need, so Python workers start while the driver lists the table."""
     import pyarrow.parquet  # noqa: F401
 
-    from airflow_zorder.core import footer_stats  # noqa: F401
+    from airflow_zorder.core.stats import footer_stats# noqa: F401
 
     yield 0
 
@@ -642,7 +643,7 @@ def _resolve_names(requested: list[str], known: list[str]) -> list[str]:
 
 def run_collect(spark, opts: CollectOptions) -> dict[str, Any]:
     """Collect the statistics of ``opts.table`` and commit a snapshot; returns the result dictionary."""
-    from airflow_zorder.core.table_formats import ForeignTableFormatError
+    from airflow_zorder.core.storage.table_formats import ForeignTableFormatError
     from spark_jobs.table import TableError
 
     started = time.time()

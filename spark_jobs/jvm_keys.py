@@ -2,9 +2,9 @@
 
 The Arrow UDF path (``rewrite._key_udf``) ships every row to a Python worker and back, which
 costs more than the shuffle and sort themselves. For compact plans (keys of at most 8 bytes)
-over columns whose Spark ordering equals the order contract of ``core.ranges`` (every atomic
+over columns whose Spark ordering equals the order contract of ``core.layout.ranges`` (every atomic
 type but binary, timestamp_ntz and collated strings), this module builds the same key with
-built-in expressions, bit for bit equal to ``core.keys.compute_keys`` / ``file_ids``:
+built-in expressions, bit for bit equal to ``core.layout.curve_keys.compute_keys`` / ``file_ids``:
 
 * the plan's arrays (range boundaries, curve positions, file boundaries, one segment per unit)
   become one literal array each: primitive ``UnsafeArrayData`` for 8-byte numbers (one memory
@@ -13,7 +13,7 @@ built-in expressions, bit for bit equal to ``core.keys.compute_keys`` / ``file_i
   step (null padding never matches), 0 for null;
 * the table of curve coordinates holds each one already placed in the curve value (Z-order:
   bits spread d apart; linear: shifted), so the curve is an OR of one lookup per column; Hilbert
-  runs the Z-order key through :mod:`~airflow_zorder.core.hilbert_table`'s state tables (2 to
+  runs the Z-order key through :mod:`~airflow_zorder.core.layout.hilbert_table`'s state tables (2 to
   4 columns: one lookup per 1-5 levels), else Skilling's transpose unrolled, one projection
   per (bit, column) step, then Gray-encoded and interleaved;
 * indices are shifts and ORs into power-of-two segments and coordinates are non-null, so the
@@ -38,9 +38,9 @@ from pyspark.sql import Column, DataFrame
 from pyspark.sql import functions as F
 from pyspark.sql import types as T
 
-from airflow_zorder.core.jvm_options import JIT_OPTION
-from airflow_zorder.core import hilbert_table, search_index
-from airflow_zorder.core.keys import KeyPlan, is_compact, to_signed
+from airflow_zorder.core.jobs.jvm_options import JIT_OPTION
+from airflow_zorder.core.layout import hilbert_table, search_index
+from airflow_zorder.core.layout.curve_keys import KeyPlan, is_compact, to_signed
 
 _SIGN = -(1 << 63)
 

@@ -49,9 +49,10 @@ from pyspark.sql import DataFrame, Observation, SparkSession
 from pyspark.sql import functions as F
 from pyspark.sql.types import ArrayType, MapType, StructType
 
-from airflow_zorder.core import curves, encodings, footer_stats
-from airflow_zorder.core.fs import FileSystem, os_path
-from airflow_zorder.core.keys import (KeyPlan, as_sortable, build_plan, column_boundaries, compute_keys, file_ids,
+from airflow_zorder.core.layout import curves, dictionary_choice
+from airflow_zorder.core.stats import footer_stats
+from airflow_zorder.core.storage.filesystems import FileSystem, os_path
+from airflow_zorder.core.layout.curve_keys import (KeyPlan, as_sortable, build_plan, column_boundaries, compute_keys, file_ids,
                                      is_compact, plan_bits, to_signed)
 from spark_jobs import jvm_keys
 
@@ -287,10 +288,10 @@ DICTIONARY_OPTION = "parquet.enable.dictionary#"
 
 def plain_encoded_columns(spark: SparkSession, units: Sequence[UnitWork], columns: list[str], schema: StructType,
                           seed: int, fs: FileSystem | None = None) -> list[str]:
-    """Data columns to write without a dictionary (see :mod:`airflow_zorder.core.encodings`), from a small sample.
+    """Data columns to write without a dictionary (see :mod:`airflow_zorder.core.layout.dictionary_choice`), from a small sample.
 
     The sample is a few whole input files (every column, cheap to read; at least
-    :data:`SAMPLED_FILES`), thinned at random to about :func:`encodings.sample_rows` rows; each
+    :data:`SAMPLED_FILES`), thinned at random to about :func:`dictionary_choice.sample_rows` rows; each
     row's output file comes from its unit's plan on the driver, and pairs of rows from one input
     file are told from pairs across input files (a column in file order repeats within a file,
     not across). Small files on the driver's disk (``fs`` given) are read here with pyarrow,
@@ -322,7 +323,7 @@ def encodings_sample(spark: SparkSession, units: Sequence[UnitWork], schema: Str
     per_file = total / max(1, files)
     if per_file < MIN_ROWS_PER_FILE_FOR_ENCODINGS:
         return None
-    want = encodings.sample_rows(total, files, per_file)
+    want = dictionary_choice.sample_rows(total, files, per_file)
     rng = np.random.default_rng(seed)
     picks = [(u, p, u.rows / len(u.paths)) for u in live for p in u.paths]
     chosen: list[tuple[UnitWork, str, float]] = []
@@ -360,12 +361,12 @@ def plain_from_sample(spark: SparkSession, units: Sequence[UnitWork], columns: l
             salt = rng.integers(-(2**63), 2**63 - 1, len(picked), dtype=np.int64)
             k = compute_keys(u.plan, [part.column(c).combine_chunks() for c in columns], salt)
             fids[picked] = offsets[u.index] + file_ids(u.plan, k)
-    same_source = encodings.same_source_weight(fids, sources, np.array([r for _, _, r in chosen]),
+    same_source = dictionary_choice.same_source_weight(fids, sources, np.array([r for _, _, r in chosen]),
                                                sum(len(u.paths) for u in live), per_file, files)
     page = int(spark.sparkContext._jsc.hadoopConfiguration().get(
-        "parquet.dictionary.page.size", str(encodings.DEFAULT_DICTIONARY_PAGE_SIZE)))
+        "parquet.dictionary.page.size", str(dictionary_choice.DEFAULT_DICTIONARY_PAGE_SIZE)))
     data_cols = [c for c in rows.column_names if c != UNIT_COL and "." not in c and "#" not in c]
-    return encodings.plain_columns(rows, fids, per_file, data_cols, page, sources, same_source)
+    return dictionary_choice.plain_columns(rows, fids, per_file, data_cols, page, sources, same_source)
 
 
 #: the encodings sample's files are read on the driver when this small in all (else by a Spark job)

@@ -12,8 +12,8 @@ import posixpath
 from dataclasses import dataclass, field
 from urllib.parse import unquote
 
-from airflow_zorder.core.fs import FileInfo, FileSystem, join, relpath
-from airflow_zorder.core.table_formats import refuse_foreign_format
+from airflow_zorder.core.storage.filesystems import FileInfo, FileSystem, join, relpath
+from airflow_zorder.core.storage.table_formats import refuse_foreign_format
 
 STATE_DIR = "_zorder"
 HOME_PROPERTY = "airflow_zorder.home"
@@ -78,7 +78,7 @@ def _spec_of(dir_rel: str) -> dict[str, str]:
 def refuse_foreign_table(fs: FileSystem, root: str, table: str | None = None) -> None:
     """Refuse a Delta Lake, Hudi or Iceberg table (or a directory inside one) before anything touches it.
 
-    Raises :class:`~airflow_zorder.core.table_formats.ForeignTableFormatError` (a ``ValueError``; the
+    Raises :class:`~airflow_zorder.core.storage.table_formats.ForeignTableFormatError` (a ``ValueError``; the
     jobs report it as a failed run, exit 1). Costs a few existence checks; ``metadata/`` is listed
     only when it exists. Both jobs reach it through :func:`list_path_table` and
     :func:`spark_jobs.catalog.resolve_catalog_table`.

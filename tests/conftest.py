@@ -49,7 +49,7 @@ def spark(tmp_path_factory: pytest.TempPathFactory) -> Iterator["object"]:
     """A real local[2] SparkSession with Hive support (embedded Derby metastore) in a temp dir."""
     from pyspark.sql import SparkSession
 
-    from airflow_zorder.core.jvm_options import JIT_OPTION
+    from airflow_zorder.core.jobs.jvm_options import JIT_OPTION
 
     base = tmp_path_factory.mktemp("spark")
     session = (

@@ -85,7 +85,7 @@ def diff_rows(before: Counter, after: Counter) -> tuple[int, int]:
 
 def stats_consistent(root: str, rows: int) -> list[str]:
     """Problems of the latest stats snapshot of a path table vs the table itself ([] = consistent)."""
-    from airflow_zorder.core import stats_store
+    from airflow_zorder.core.stats import stats_store
 
     stats = stats_store.load_latest(stats_store.default_location(root))
     problems = []

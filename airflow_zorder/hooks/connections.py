@@ -2,7 +2,7 @@
 
 An ``aws`` connection (login = access key id, password = secret key; extras ``region_name``,
 ``endpoint_url``, ``role_arn``, ...) is resolved by the amazon provider's ``AwsBaseHook`` (sessions,
-assumed roles), then handed to :func:`airflow_zorder.core.storage.arrow_filesystem` in pyarrow's
+assumed roles), then handed to :func:`airflow_zorder.core.storage.locations.arrow_filesystem` in pyarrow's
 names (``access_key``, ``secret_key``, ``session_token``, ``region``, ``endpoint_override``, ``scheme``).
 Install it with ``pip install 'airflow-zorder[amazon]'``.  ``google_cloud_platform`` and ``wasb``
 map the same way (``docs/connections.md``) but are not wired yet: they get a clear error.
@@ -13,7 +13,7 @@ from __future__ import annotations
 from typing import Any
 from urllib.parse import urlsplit
 
-from airflow_zorder.core import storage
+from airflow_zorder.core.storage import locations
 
 __all__ = ["SUPPORTED_CONN_TYPES", "StorageConnectionError", "storage_options"]
 
@@ -41,7 +41,7 @@ def storage_options(conn_id: str, location: str) -> dict[str, Any]:
     """pyarrow filesystem options for ``location`` from the connection ``conn_id`` (see the module doc)."""
     conn = _get_connection(conn_id)
     conn_type = (conn.conn_type or "").strip().lower()
-    loc = storage.parse_location(location)
+    loc = locations.parse_location(location)
     if conn_type not in SUPPORTED_CONN_TYPES:
         supported = ", ".join(f"{t!r} ({s})" for t, s in SUPPORTED_CONN_TYPES.items())
         raise StorageConnectionError(

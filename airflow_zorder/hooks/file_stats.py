@@ -1,10 +1,10 @@
 """FileStatsHook: a table's stats store (snapshots, runs, events) read with pyarrow, no Spark.
 
-Locations are opened by :mod:`airflow_zorder.core.storage` (local paths, ``file:``, ``s3://``/``s3a://``,
+Locations are opened by :mod:`airflow_zorder.core.storage.locations` (local paths, ``file:``, ``s3://``/``s3a://``,
 ``gs://``, ``abfs://``, ``hdfs://``, and fsspec schemes).  ``conn_id`` names a standard Airflow connection
 whose credentials open the store (``aws`` for S3: :mod:`airflow_zorder.hooks.connections`); without
 one, the store's default credential chain applies.  A Delta Lake table is watched through its log, with no
-stats job: its per-file statistics come from ``_delta_log/`` (:mod:`airflow_zorder.core.delta_log`) and only
+stats job: its per-file statistics come from ``_delta_log/`` (:mod:`airflow_zorder.core.stats.delta_log`) and only
 the events (decisions, re-clusterings) live in the stats location.  A directory that holds Hudi or Iceberg,
 or lies inside a Delta/Hudi/Iceberg table, is refused before its stats are read.
 """
@@ -20,17 +20,19 @@ import pyarrow as pa
 import pyarrow.compute as pc
 from airflow.sdk import BaseHook
 
-from airflow_zorder.core import delta_log as dlog
-from airflow_zorder.core import health, metrics, stats_schema, stats_store, storage, table_formats
-from airflow_zorder.core.health import HealthPolicy
-from airflow_zorder.core.storage import is_path_table
+from airflow_zorder.core.stats import delta_log as dlog
+from airflow_zorder.core.policy import recluster_policy, metrics
+from airflow_zorder.core.stats import stats_schema, stats_store
+from airflow_zorder.core.storage import locations, table_formats
+from airflow_zorder.core.policy.recluster_policy import HealthPolicy
+from airflow_zorder.core.storage.locations import is_path_table
 from airflow_zorder.hooks import connections
 
 COLLECT_HINT = "run SparkCollectFileStatsOperator (or spark-submit spark_jobs/collect_stats.py --table {table}) first"
 
 
 class FileStatsHook(BaseHook):
-    """Read a table's clustering statistics and evaluate its health (``core.health``), with pyarrow only.
+    """Read a table's clustering statistics and evaluate its health (``core.policy.recluster_policy``), with pyarrow only.
 
     :param table: the table as given to the jobs: a Parquet directory path/URI, or a catalog name ``db.table``
     :param stats_location: where the stats live; default ``<table>/_zorder/stats`` (required for catalog tables)
@@ -74,14 +76,14 @@ class FileStatsHook(BaseHook):
         """(pyarrow filesystem, path) for a location of this table (stats, directory), with the hook's credentials.
 
         The connection is resolved once per store and hook (an assumed role's keys are fetched once)."""
-        loc = storage.parse_location(location)
+        loc = locations.parse_location(location)
         if self._filesystem is not None:
             return self._filesystem, loc.arrow_path()
         if not self.conn_id:
-            return storage.arrow_filesystem(location)
+            return locations.arrow_filesystem(location)
         if loc.store not in self._options:
             self._options[loc.store] = connections.storage_options(self.conn_id, location)
-        return storage.arrow_filesystem(location, self._options[loc.store])
+        return locations.arrow_filesystem(location, self._options[loc.store])
 
     def get_conn(self) -> Any:
         """The pyarrow filesystem the stats are read with."""
@@ -95,7 +97,7 @@ class FileStatsHook(BaseHook):
         except stats_store.StatsNotFoundError:
             raise
         except OSError as exc:
-            clear = storage.describe_error(exc, location or self.stats_location, self.conn_id)
+            clear = locations.describe_error(exc, location or self.stats_location, self.conn_id)
             if clear is None:
                 raise
             raise clear from exc
@@ -137,7 +139,7 @@ class FileStatsHook(BaseHook):
 
     @cached_property
     def _delta(self) -> dlog.DeltaLog | None:
-        """The Delta table this hook watches through its log (``core.delta_log``), or None: not a Delta table
+        """The Delta table this hook watches through its log (``core.stats.delta_log``), or None: not a Delta table
         (or only part of one, which ``check_table_format`` refuses).  Opened with the hook's connection."""
         found = self._found_format
         if found is None or found.format != table_formats.DELTA:
@@ -147,17 +149,17 @@ class FileStatsHook(BaseHook):
             return None  # a partition (or another part) of a Delta table: refused
         options = None
         if self.conn_id and self._filesystem is None:
-            options = dlog.delta_storage_options(self._options.get(storage.parse_location(self.table).store))
+            options = dlog.delta_storage_options(self._options.get(locations.parse_location(self.table).store))
         return dlog.DeltaLog(self.table, options, table_name=self.table)
 
     @property
     def delta_log(self) -> dlog.DeltaLog | None:
-        """The Delta log this hook reads the table's stats from (``core.delta_log.DeltaLog``), or None when the
+        """The Delta log this hook reads the table's stats from (``core.stats.delta_log.DeltaLog``), or None when the
         table is not a Delta table (its stats come from the stats store)."""
         return self._delta
 
     def _bucket_missing(self, location: str) -> bool:
-        loc = storage.parse_location(location)
+        loc = locations.parse_location(location)
         if not loc.bucket:
             return False
         from pyarrow import fs as pafs
@@ -168,12 +170,12 @@ class FileStatsHook(BaseHook):
         except OSError:
             return False
 
-    def _not_found(self, exc: Exception) -> stats_store.StatsNotFoundError | storage.StorageError:
+    def _not_found(self, exc: Exception) -> stats_store.StatsNotFoundError | locations.StorageError:
         hint = COLLECT_HINT.format(table=self.table)
         loc = self.stats_location
         if self._bucket_missing(loc):
-            bucket = storage.parse_location(loc).bucket
-            return storage.StorageError(f"cannot read {loc}: bucket {bucket} does not exist: check the location's "
+            bucket = locations.parse_location(loc).bucket
+            return locations.StorageError(f"cannot read {loc}: bucket {bucket} does not exist: check the location's "
                                         "bucket name (and the connection's endpoint_url)")
         try:
             io, base = stats_store.resolve_io(loc, self._fs)
@@ -247,7 +249,7 @@ class FileStatsHook(BaseHook):
                 with self._reading():
                     return stats_store.load_history(self.stats_location, self._fs)
             snap = self.get_snapshot()
-            cols, _ = health.default_columns(
+            cols, _ = recluster_policy.default_columns(
                 sorted({c for c in snap["column_name"].to_pylist() if c is not None}), self.get_events("cluster"))
         self.check_table_format()
         with self._reading():
@@ -257,9 +259,9 @@ class FileStatsHook(BaseHook):
 
     def _snapshot_for(self, columns: Sequence[str] | str | None, events: pa.Table) -> pa.Table:
         """The snapshot rows evaluation needs: the requested (else the last clustering's) columns only."""
-        wanted = health.parse_columns(columns)
+        wanted = recluster_policy.parse_columns(columns)
         if wanted is None:
-            last = health.last_cluster_event(events)
+            last = recluster_policy.last_cluster_event(events)
             wanted = list(last.get("columns") or []) if last else None
             return self.get_snapshot(wanted or None)
         snap = self.get_snapshot(wanted)
@@ -274,9 +276,9 @@ class FileStatsHook(BaseHook):
         events = self.get_events()
         snap = self._snapshot_for(columns, events)
         available = sorted({c for c in snap["column_name"].to_pylist() if c is not None})
-        cols = health.parse_columns(columns)
+        cols = recluster_policy.parse_columns(columns)
         if cols is None:
-            cols, _ = health.default_columns(available, events)
+            cols, _ = recluster_policy.default_columns(available, events)
         unknown = [c for c in cols if c not in available]
         if unknown:
             raise ValueError(f"unknown column(s) {unknown}: the statistics of {self.table} have {available}")
@@ -285,11 +287,11 @@ class FileStatsHook(BaseHook):
     def evaluate(self, policy: HealthPolicy | None = None, columns: Sequence[str] | str | None = None, *,
                  events: pa.Table | None = None, now: Any = None,
                  num_clustering_columns: int | None = None) -> dict[str, Any]:
-        """``health.evaluate`` on the latest snapshot; stats age counts from the newest collection run."""
+        """``recluster_policy.evaluate`` on the latest snapshot; stats age counts from the newest collection run."""
         events = self.get_events() if events is None else events
         snap = self._snapshot_for(columns, events)
-        collected_at = health.snapshot_time(snap, self.get_latest_run())
-        return health.evaluate(snap, columns, policy, events=events, now=now, table=self.table,
+        collected_at = recluster_policy.snapshot_time(snap, self.get_latest_run())
+        return recluster_policy.evaluate(snap, columns, policy, events=events, now=now, table=self.table,
                                stats_location=self.stats_location, collected_at=collected_at,
                                num_clustering_columns=num_clustering_columns)
 
@@ -302,10 +304,10 @@ class FileStatsHook(BaseHook):
         events = self.get_events()
         payload = self.evaluate(policy, columns, events=events, num_clustering_columns=num_clustering_columns)
         if record:
-            prev = health.last_decision(self.stats_location, self._fs, events=events)
+            prev = recluster_policy.last_decision(self.stats_location, self._fs, events=events)
             if prev is None or prev.get("decision") != payload["decision"] or payload["decision"] in final_decisions:
                 try:
-                    health.record_decision(self.stats_location, payload, self._fs, source=source)
+                    recluster_policy.record_decision(self.stats_location, payload, self._fs, source=source)
                 except Exception as exc:  # noqa: BLE001 - the decision stands without its history entry
                     self.log.warning("could not record the decision at %s: %s", self.stats_location, exc)
         return payload
@@ -324,7 +326,7 @@ class FileStatsHook(BaseHook):
     def _delta_history(self, columns: Sequence[str] | None) -> pa.Table:
         """:meth:`get_history` of a Delta table: the version last read, as ``stats_store.load_history`` rows."""
         snap = self.get_snapshot()
-        cols = list(columns) if columns else health.default_columns(
+        cols = list(columns) if columns else recluster_policy.default_columns(
             sorted({c for c in snap["column_name"].to_pylist() if c is not None}), self.get_events("cluster"))[0]
         run = self.get_latest_run() or {}
         rec = {k: run.get(k) for k in stats_schema.RUNS_SCHEMA.names}

@@ -6,9 +6,9 @@ import json
 from collections.abc import Sequence
 from typing import Any
 
-from airflow_zorder.operators._spark_job import SparkZorderJobOperator, as_name_list
+from airflow_zorder.operators.spark_job import SparkZorderJobOperator, as_name_list
 
-CURVES = ("zorder", "hilbert", "linear")  # = airflow_zorder.core.curves.CURVES (tested); no numpy at DAG parse
+CURVES = ("zorder", "hilbert", "linear")  # = airflow_zorder.core.layout.curves.CURVES (tested); no numpy at DAG parse
 VERIFY = ("observe", "full")
 ACTIONS = ("cluster", "recover", "cleanup")
 
@@ -132,8 +132,8 @@ class SparkClusterTableOperator(SparkZorderJobOperator):
 
     def result_from_store(self, run_id: str) -> dict[str, Any] | None:
         """The clustering event the job recorded in ``<table>/_zorder/stats/events`` (path tables)."""
-        from airflow_zorder.core import stats_store
-        from airflow_zorder.core.fs import is_path_table
+        from airflow_zorder.core.stats import stats_store
+        from airflow_zorder.core.storage.filesystems import is_path_table
 
         if not is_path_table(self.table):
             return None  # a catalog table: its home is only known to the metastore

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from airflow_zorder.operators._spark_job import SparkJobFailed, SparkZorderJobOperator, as_name_list
+from airflow_zorder.operators.spark_job import SparkJobFailed, SparkZorderJobOperator, as_name_list
 
 METHODS = ("auto", "footer", "scan")  # = spark_jobs.collect_stats.METHODS (tested)
 
@@ -13,7 +13,7 @@ METHODS = ("auto", "footer", "scan")  # = spark_jobs.collect_stats.METHODS (test
 def clustering_summary(table: str, stats_location: str, columns: list[str] | None) -> dict[str, Any]:
     """Headline, worst column and per-column point-query figures of the latest snapshot.
 
-    ``FileStatsHook.clustering`` (``core.metrics.table_clustering``); ``columns`` default to the last
+    ``FileStatsHook.clustering`` (``core.policy.metrics.table_clustering``); ``columns`` default to the last
     clustering's columns, else every column with statistics.
     """
     from airflow_zorder.hooks.file_stats import FileStatsHook
@@ -38,7 +38,7 @@ class SparkCollectFileStatsOperator(SparkZorderJobOperator):
     snapshot id, stats location, ...) plus ``spark`` and, when ``clustering_columns`` (or ``columns``)
     are known, ``clustering``: the snapshot's headline (files a point query reads relative to the ideal
     layout, 1.0 = ideal), worst column and per-column expected fraction / average depth, computed on the
-    worker with :func:`airflow_zorder.core.metrics.table_clustering`. Outlet assets get the headline,
+    worker with :func:`airflow_zorder.core.policy.metrics.table_clustering`. Outlet assets get the headline,
     worst column and file counts in their event's ``extra``.
 
     :param table: Parquet directory path/URI or catalog table ``db.table`` (templated).
@@ -126,8 +126,8 @@ class SparkCollectFileStatsOperator(SparkZorderJobOperator):
 
     def result_from_store(self, run_id: str) -> dict[str, Any] | None:
         """The run record the job wrote to the stats location (``runs/*.json``)."""
-        from airflow_zorder.core import stats_store
-        from airflow_zorder.core.fs import is_path_table
+        from airflow_zorder.core.stats import stats_store
+        from airflow_zorder.core.storage.filesystems import is_path_table
 
         if not self.stats_location and not is_path_table(self.table):
             return None  # a catalog table's default stats location is only known to the metastore

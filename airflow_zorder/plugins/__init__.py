@@ -2,6 +2,6 @@
 
 Registered through the ``airflow.plugins`` entry point (:class:`~airflow_zorder.plugins.plugin.ZorderPlugin`).
 Modules: ``urls`` (links to the pages), ``discovery`` (which tables), ``page_data`` (what the pages
-show, from ``core.health`` / ``core.metrics`` / ``core.stats_store``), ``charts`` (server-side SVG),
+show, from ``core.policy.recluster_policy`` / ``core.policy.metrics`` / ``core.stats.stats_store``), ``charts`` (server-side SVG),
 ``auth`` (Airflow's own authentication), ``app`` (the FastAPI routes).
 """

@@ -75,14 +75,14 @@ def fmt_age(seconds: float | None) -> str:
     """Seconds -> '42 s', '5 min', '3.2 h', '4.0 d'."""
     if seconds is None:
         return "—"
-    from airflow_zorder.core.health import format_duration
+    from airflow_zorder.core.policy.recluster_policy import format_duration
 
     return format_duration(float(seconds))
 
 
 def fmt_ts(t: dt.datetime | str | None) -> str:
     """A UTC time as 'YYYY-mm-dd HH:MM:SS UTC'."""
-    from airflow_zorder.core.stats_store import as_datetime
+    from airflow_zorder.core.stats.stats_store import as_datetime
 
     t = as_datetime(t)
     return "never" if t is None else t.astimezone(dt.timezone.utc).strftime("%Y-%m-%d %H:%M:%S UTC")
@@ -113,7 +113,7 @@ def _table_or_404(table: str, user: Any) -> TableRef:
 
 
 def _history_chart(d: dict[str, Any]) -> str:
-    from airflow_zorder.core.stats_store import as_datetime
+    from airflow_zorder.core.stats.stats_store import as_datetime
 
     hist = d["history"]
     cols = [c["column"] for c in d["columns"]]

@@ -21,8 +21,8 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
-from airflow_zorder.core import stats_store
-from airflow_zorder.core.fs import is_path_table
+from airflow_zorder.core.stats import stats_store
+from airflow_zorder.core.storage.filesystems import is_path_table
 
 log = logging.getLogger(__name__)
 

@@ -1,9 +1,9 @@
-"""What the health pages show, computed by the core: ``health.evaluate`` (the sensor's decision rules) and
+"""What the health pages show, computed by the core: ``recluster_policy.evaluate`` (the sensor's decision rules) and
 ``metrics.table_clustering`` (depth histograms, partitions) on snapshots read with ``stats_store``.
 
 Nothing here derives a metric.  The current evaluation is the sensor's own: ``FileStatsHook.evaluate``,
-with the sensor's policy and columns when it has recorded a decision (``health.last_decision``), else
-``HealthPolicy()`` defaults.  Past snapshots are judged with ``health.evaluate`` as of their time.  Snapshots are
+with the sensor's policy and columns when it has recorded a decision (``recluster_policy.last_decision``), else
+``HealthPolicy()`` defaults.  Past snapshots are judged with ``recluster_policy.evaluate`` as of their time.  Snapshots are
 immutable (an id names fixed content), so per-snapshot results are cached by ``(stats location, snapshot
 id, columns, policy)``; the current evaluation, which depends on the clock (stats age), is cached for at
 most ``[zorder] cache_ttl_s`` seconds (default 60) and recomputed when a new snapshot, run or event lands.
@@ -21,8 +21,9 @@ from collections import OrderedDict
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from airflow_zorder.core import health, metrics, stats_schema, stats_store
-from airflow_zorder.core.stats_store import as_datetime
+from airflow_zorder.core.policy import recluster_policy, metrics
+from airflow_zorder.core.stats import stats_schema, stats_store
+from airflow_zorder.core.stats.stats_store import as_datetime
 from airflow_zorder.hooks.file_stats import FileStatsHook
 from airflow_zorder.plugins import urls
 from airflow_zorder.plugins.discovery import TableRef
@@ -67,18 +68,18 @@ def _ttl_s() -> float:
     return max(conf.getfloat("zorder", "cache_ttl_s", fallback=_DEFAULT_TTL_S), 0.0)
 
 
-def _policy_key(policy: health.HealthPolicy) -> str:
+def _policy_key(policy: recluster_policy.HealthPolicy) -> str:
     return repr(sorted(policy.to_dict().items()))
 
 
-def _sensor_basis(last: dict[str, Any] | None) -> tuple[health.HealthPolicy, list[str] | None, str]:
+def _sensor_basis(last: dict[str, Any] | None) -> tuple[recluster_policy.HealthPolicy, list[str] | None, str]:
     """Policy and columns of the sensor's last decision, so the page judges the table as the sensor does."""
     if not last:
-        return health.HealthPolicy(), None, "the default policy (the sensor has not recorded a decision yet)"
+        return recluster_policy.HealthPolicy(), None, "the default policy (the sensor has not recorded a decision yet)"
     try:
-        policy = health.HealthPolicy.from_dict(last.get("policy")) if last.get("policy") else health.HealthPolicy()
+        policy = recluster_policy.HealthPolicy.from_dict(last.get("policy")) if last.get("policy") else recluster_policy.HealthPolicy()
     except (TypeError, ValueError):
-        return health.HealthPolicy(), None, "the default policy (the sensor's recorded one could not be read)"
+        return recluster_policy.HealthPolicy(), None, "the default policy (the sensor's recorded one could not be read)"
     cols = [str(c) for c in (last.get("columns") or {})] or None
     return policy, cols, "the sensor's policy and columns (from its last decision)"
 
@@ -108,7 +109,7 @@ def _state(ref: TableRef) -> dict[str, Any]:
         hook.get_snapshot()  # raises StatsNotFoundError saying why (never collected, wrong location, no table)
         raise stats_store.StatsNotFoundError(f"no statistics at {loc}")
     events = hook.get_events()
-    last = health.last_decision(loc, fs, events=events)
+    last = recluster_policy.last_decision(loc, fs, events=events)
     policy, cols, basis = _sensor_basis(last)
     run = hook.get_latest_run() or {}
     return {"hook": hook, "fs": fs, "location": loc, "snapshot_id": sid, "events": events,
@@ -145,9 +146,9 @@ def clustering(location: str, snapshot_id: int, columns: Sequence[str], num_clus
     return CACHE.get(("clustering", location, source, snapshot_id, tuple(cols), num_clustering_columns), compute)
 
 
-def history(ref: TableRef, columns: Sequence[str], policy: health.HealthPolicy, events: list[dict[str, Any]],
+def history(ref: TableRef, columns: Sequence[str], policy: recluster_policy.HealthPolicy, events: list[dict[str, Any]],
             fs: Any = None, limit: int = HISTORY_LIMIT) -> list[dict[str, Any]]:
-    """Per kept snapshot, oldest first (the newest ``limit``): its time and ``health.evaluate`` as of then.
+    """Per kept snapshot, oldest first (the newest ``limit``): its time and ``recluster_policy.evaluate`` as of then.
 
     Each snapshot is judged with the events known at its time and ``now`` = its collection time.
     """
@@ -162,7 +163,7 @@ def history(ref: TableRef, columns: Sequence[str], policy: health.HealthPolicy, 
         def compute(sid: int = sid, at: dt.datetime | None = at) -> dict[str, Any]:
             snap = stats_store.load_snapshot(loc, sid, fs, columns=cols)
             known = [e for e in events if at is None or (as_datetime(e.get("at")) or at) <= at]
-            return health.evaluate(snap, cols or None, policy, events=known, now=at, table=ref.table,
+            return recluster_policy.evaluate(snap, cols or None, policy, events=known, now=at, table=ref.table,
                                    stats_location=loc)
 
         res = CACHE.get(("history", loc, sid, tuple(cols), _policy_key(policy)), compute)

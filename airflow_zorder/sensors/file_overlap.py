@@ -1,6 +1,6 @@
 """FileOverlapSensor: waits until a table's file overlap has degraded enough to re-cluster.
 
-Thin: ``FileStatsHook`` reads the stats store, ``core.health`` decides.  The sensor succeeds on
+Thin: ``FileStatsHook`` reads the stats store, ``core.policy.recluster_policy`` decides.  The sensor succeeds on
 ``recluster`` and returns the decision payload (XCom ``return_value``: decision, reasons, per-column
 metrics, ``partitions`` for the clustering job's ``--partitions``).  Modes poke, reschedule and
 deferrable (default ``[operators] default_deferrable``, as Airflow's own sensors); ``soft_fail`` turns
@@ -12,7 +12,7 @@ where the UI shows it.
 Deferrable: every evaluation runs on the worker.  After one that is not ``recluster``, the task defers
 to ``FileOverlapTrigger``, which only lists the stats store (newest snapshot id, collection runs,
 events; no snapshot is loaded in the triggerer) and comes back when that changes, when the clock alone
-could change the decision (``health.next_recheck_at``: stats growing older than ``max_stats_age``,
+could change the decision (``recluster_policy.next_recheck_at``: stats growing older than ``max_stats_age``,
 ``min_interval_since_cluster`` running out), or at the timeout; ``execute_complete`` then evaluates
 again and returns the payload or defers again, within the same overall timeout.
 """
@@ -28,7 +28,7 @@ from airflow.sdk import BaseSensorOperator, PokeReturnValue
 from airflow.sdk.configuration import conf
 from airflow.sdk.exceptions import AirflowException, AirflowSensorTimeout, AirflowSkipException
 
-from airflow_zorder.core.health import DECISIONS, HealthPolicy, next_recheck_at, parse_columns
+from airflow_zorder.core.policy.recluster_policy import DECISIONS, HealthPolicy, next_recheck_at, parse_columns
 from airflow_zorder.hooks.file_stats import FileStatsHook
 from airflow_zorder.links.table_health import TableHealthLink
 from airflow_zorder.triggers.file_overlap import FileOverlapTrigger
@@ -40,7 +40,7 @@ _D = HealthPolicy()  # the defaults, in one place
 
 
 class FileOverlapSensor(BaseSensorOperator):
-    """Succeed when ``table``'s stats say file overlap warrants re-clustering (``health.evaluate``).
+    """Succeed when ``table``'s stats say file overlap warrants re-clustering (``recluster_policy.evaluate``).
 
     :param table: Parquet directory path/URI, or catalog table ``db.table`` (then ``stats_location`` is required)
     :param columns: columns to judge (list or comma-separated); default the last clustering's, else all with stats

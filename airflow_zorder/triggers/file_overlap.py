@@ -10,7 +10,7 @@ same overall timeout):
 * ``{"status": "changed", "signal", "previous", "end_at"}``: a new snapshot, collection run or event
   (with no ``signal`` given, at once: the sensor evaluates and starts from what it sees);
 * ``{"status": "recheck", "recheck_at", "end_at"}``: ``recheck_at`` passed (a time-based guard may have
-  changed the decision: ``health.next_recheck_at``);
+  changed the decision: ``recluster_policy.next_recheck_at``);
 * ``{"status": "timeout", "message", "end_at"}``: ``end_at`` passed with nothing changed;
 * ``{"status": "error", "message", "error_type", "end_at"}``: the store could not be listed.
 """

@@ -4,7 +4,7 @@
 [0, 99]: *clustered* puts each file in one cell of a 4 x 4 grid (a point query on either column
 reads 4 of 16 files = the ideal for d = 2, ratio 1.0); *scrambled* makes every file span the whole
 range (16 of 16 files read, ratio 4.0).  ``collect`` reads the real footers with
-``core.footer_stats`` and commits a snapshot with ``stats_store.write_snapshot``, as the Spark
+``core.stats.footer_stats`` and commits a snapshot with ``stats_store.write_snapshot``, as the Spark
 collector's footer method does.
 """
 
@@ -23,7 +23,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from airflow_zorder.core import footer_stats, stats_schema, stats_store
+from airflow_zorder.core.stats import footer_stats, stats_schema, stats_store
 
 COLUMNS = ["a", "b"]
 FILES_PER_PARTITION = 16

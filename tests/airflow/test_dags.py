@@ -12,8 +12,8 @@ from urllib.parse import quote
 import pyarrow.dataset as ds
 import pytest
 
-from airflow_zorder.core.layout_report import point_query_report
-from airflow_zorder.sample_data import write_table
+from airflow_zorder.evaluation.layout_report import point_query_report
+from airflow_zorder.evaluation.sample_data import write_table
 
 REPO = Path(__file__).resolve().parents[2]
 DAGS = REPO / "dags"

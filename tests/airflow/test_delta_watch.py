@@ -19,8 +19,10 @@ from dag_bundles import dag_module
 from moto_s3 import BUCKET, REGION
 from overlap_tables import COLUMNS, FILES_PER_PARTITION, _file_values, count_checks
 
-from airflow_zorder.core import footer_stats, health, stats_store, storage
-from airflow_zorder.core.table_formats import ForeignTableFormatError
+from airflow_zorder.core.stats import footer_stats, stats_store
+from airflow_zorder.core.policy import recluster_policy
+from airflow_zorder.core.storage import locations
+from airflow_zorder.core.storage.table_formats import ForeignTableFormatError
 from airflow_zorder.hooks.file_stats import FileStatsHook
 
 deltalake = pytest.importorskip("deltalake")
@@ -121,7 +123,7 @@ def test_hook_reads_a_local_delta_table_from_its_log(tmp_path):
     assert payload["stats_age_s"] < 60  # current as of the read, however old the last commit
     # the same metrics as the footers of the same files give
     footers = footer_stats.read_footers(live, COLUMNS)
-    assert health.evaluate(footers, ["a", "b"])["columns"] == payload["columns"]
+    assert recluster_policy.evaluate(footers, ["a", "b"])["columns"] == payload["columns"]
     assert payload["columns"]["a"]["ratio_to_ideal"] == pytest.approx(4.0)
 
     run_rec = hook.get_latest_run()
@@ -293,7 +295,7 @@ def test_sensor_decides_on_a_delta_table_on_s3(dags, s3, s3_delta, mode):
     assert payload["decision"] == "recluster" and payload["snapshot_id"] == 15
     assert payload["stats_location"] == f"{table}/_zorder/stats"
     fs = FileStatsHook(table, conn_id="aws_lake").get_conn()
-    recorded = health.last_decision(payload["stats_location"], fs)
+    recorded = recluster_policy.last_decision(payload["stats_location"], fs)
     assert recorded["decision"] == "recluster" and recorded["snapshot_id"] == 15
     assert any(k.startswith("delta/scrambled/_zorder/stats/events/") for k in s3.keys())
     assert not any(k.startswith("delta/scrambled/_delta_log/") and "_zorder" in k for k in s3.keys())
@@ -302,12 +304,12 @@ def test_sensor_decides_on_a_delta_table_on_s3(dags, s3, s3_delta, mode):
 
     state, payload = run(getattr(dags, mode), str(s3_delta["clustered"]), "aws_lake")
     assert state == "skipped" and payload is None
-    assert health.last_decision(f"{s3_delta['clustered']}/_zorder/stats", fs)["decision"] == "healthy"
+    assert recluster_policy.last_decision(f"{s3_delta['clustered']}/_zorder/stats", fs)["decision"] == "healthy"
 
 
 def test_sensor_with_wrong_credentials_fails_on_a_delta_table_and_writes_nothing(dags, s3, s3_delta):
     before = s3.keys()
-    with pytest.raises(storage.StorageError, match=r"with connection 'aws_wrong': access denied"):
+    with pytest.raises(locations.StorageError, match=r"with connection 'aws_wrong': access denied"):
         FileStatsHook(str(s3_delta["scrambled"]), conn_id="aws_wrong").check(columns=["a", "b"])
     state, payload = run(dags.poke, str(s3_delta["scrambled"]), "aws_wrong")
     assert state == "failed" and payload is None

@@ -21,7 +21,8 @@ from pathlib import Path
 import pytest
 from dag_bundles import dag_module
 
-from airflow_zorder.core import health, stats_store
+from airflow_zorder.core.policy import recluster_policy
+from airflow_zorder.core.stats import stats_store
 from overlap_tables import collect, count_checks, degrade_when, record_cluster, write_partition, write_table
 
 DAG_FILE = Path(__file__).parent / "sensor_dags" / "zorder_overlap_sensor_dags.py"
@@ -68,7 +69,7 @@ def test_poke_succeeds_and_hands_its_partitions_to_the_job(dags, tmp_path):
     assert payload["decision"] == "recluster" and payload["table"] == str(root)  # templated from the run conf
     assert payload["partitions"] == ["day=2"] and list(payload["columns"]) == ["a", "b"]
     assert values["recluster"] == ["day=2"]  # what the clustering job selects from the XCom
-    last = health.last_decision(stats_store.default_location(str(root)))
+    last = recluster_policy.last_decision(stats_store.default_location(str(root)))
     assert last["decision"] == "recluster" and last["snapshot_id"] == payload["snapshot_id"]
     ev = stats_store.load_events(stats_store.default_location(str(root)), kind="decision").to_pylist()
     assert ev[-1]["run_id"] == "zorder_overlap_poke.watch"
@@ -266,7 +267,7 @@ def test_execute_complete_evaluates_on_the_worker(airflow_db, tmp_path):
     payload = s.execute_complete({}, {"status": "changed", "signal": {"snapshot_id": 1}, "end_at": end_at})
     assert payload["decision"] == "recluster" and payload["partitions"] == ["day=1"]
     assert payload["reasons"][0].startswith("1 of 2 partitions need re-clustering")
-    assert health.last_decision(stats_store.default_location(str(root)))["decision"] == "recluster"
+    assert recluster_policy.last_decision(stats_store.default_location(str(root)))["decision"] == "recluster"
 
     # healthy: defer again, with the signal read before this evaluation and the same end_at
     root = write_table(tmp_path / "t", {"": "clustered"})

@@ -14,7 +14,8 @@ import time
 
 import pytest
 
-from airflow_zorder.core import health, stats_store
+from airflow_zorder.core.policy import recluster_policy
+from airflow_zorder.core.stats import stats_store
 from airflow_zorder.hooks.file_stats import FileStatsHook
 from airflow_zorder.triggers.file_overlap import FileOverlapTrigger
 from overlap_tables import collect, degrade_when, record_cluster, write_table
@@ -43,7 +44,7 @@ def no_loading(monkeypatch) -> list[int]:
         raise AssertionError("the trigger must not load a snapshot nor evaluate")
 
     for mod, name in ((stats_store, "load_latest"), (stats_store, "load_snapshot"), (stats_store, "load_history"),
-                      (health, "evaluate"), (FileStatsHook, "evaluate"), (FileStatsHook, "check"),
+                      (recluster_policy, "evaluate"), (FileStatsHook, "evaluate"), (FileStatsHook, "check"),
                       (FileStatsHook, "get_snapshot")):
         monkeypatch.setattr(mod, name, forbidden)
     reads: list[int] = []
@@ -85,8 +86,8 @@ def test_change_signal_lists_names_only(tmp_path):
     collect(root)
     first = stats_store.change_signal(loc)
     assert first["snapshot_id"] == 1 and first["last_run"].startswith("run-") and first["events"] == 0
-    payload = health.evaluate(stats_store.load_latest(loc), ["a", "b"], table=str(root), stats_location=loc)
-    health.record_decision(loc, payload, source="d.t")  # a watcher's own decision ...
+    payload = recluster_policy.evaluate(stats_store.load_latest(loc), ["a", "b"], table=str(root), stats_location=loc)
+    recluster_policy.record_decision(loc, payload, source="d.t")  # a watcher's own decision ...
     assert stats_store.change_signal(loc, ignore_run_id="d.t") == first  # ... is not a change for it
     assert stats_store.change_signal(loc, ignore_run_id="d.t2")["events"] == 1  # exact match, not a prefix
     assert stats_store.change_signal(loc)["events"] == 1  # someone else's decision is
@@ -105,7 +106,7 @@ def test_yields_changed_when_a_snapshot_is_committed_during_the_wait(tmp_path, n
     assert ev["signal"]["last_run"] > before["last_run"] and ev["end_at"] > time.time()
     assert time.monotonic() - started < 20
     assert len(no_loading) >= 3 and threading.get_ident() not in no_loading  # listed in worker threads
-    assert health.last_decision(stats_store.default_location(str(root))) is None  # decides nothing, records nothing
+    assert recluster_policy.last_decision(stats_store.default_location(str(root))) is None  # decides nothing, records nothing
 
 
 def test_yields_changed_on_a_clustering_event_or_a_collection_run_but_not_on_its_own_decisions(tmp_path, no_loading):

@@ -8,8 +8,8 @@ from datetime import timedelta
 
 import pytest
 
-from airflow_zorder.core import stats_store
-from airflow_zorder.core.health import HealthPolicy
+from airflow_zorder.core.stats import stats_store
+from airflow_zorder.core.policy.recluster_policy import HealthPolicy
 from airflow_zorder.hooks.file_stats import FileStatsHook
 from overlap_tables import COLUMNS, collect, record_cluster, write_table
 
@@ -46,7 +46,7 @@ def test_partitions_are_usable_by_the_clustering_job(tmp_path):
     collect(root)
     p = FileStatsHook(str(root)).evaluate()
     assert p["decision"] == "recluster" and p["partitions"] == ["day=2026-01-02"]
-    from airflow_zorder.core.fs import LocalFileSystem
+    from airflow_zorder.core.storage.filesystems import LocalFileSystem
     from spark_jobs.table import list_units, parse_partitions, select_units
 
     units = select_units(list_units(LocalFileSystem(), str(root))[1], parse_partitions([json.dumps(p["partitions"])]))
@@ -99,7 +99,7 @@ def test_clear_errors(tmp_path, scrambled):
 
 
 def test_fsspec_schemes_open_without_a_connection(tmp_path):
-    """A real fsspec in-memory store: schemes pyarrow has no filesystem for go through fsspec (``core.storage``)."""
+    """A real fsspec in-memory store: schemes pyarrow has no filesystem for go through fsspec (``core.storage.locations``)."""
     fsspec = pytest.importorskip("fsspec")
     mem = fsspec.filesystem("memory")
     root = write_table(tmp_path / "t", {"": "scrambled"})

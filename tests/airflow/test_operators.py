@@ -26,11 +26,11 @@ from airflow.sdk import DAG
 from airflow.sdk.exceptions import AirflowException
 
 from airflow_zorder import packaging
-from airflow_zorder.core.jvm_options import JIT_OPTION, with_jit_conf
+from airflow_zorder.core.jobs.jvm_options import JIT_OPTION, with_jit_conf
 from airflow_zorder.hooks.spark_job import SparkJobHook
 from airflow_zorder.links import SparkApplicationLink, TableHealthLink
 from airflow_zorder.operators import SparkClusterTableOperator, SparkCollectFileStatsOperator
-from airflow_zorder.operators._spark_job import SparkJobFailed, as_name_list
+from airflow_zorder.operators.spark_job import SparkJobFailed, as_name_list
 
 YARN = '{"conn_type": "spark", "host": "yarn", "extra": {"queue": "from-conn"}}'
 YARN_CLUSTER = '{"conn_type": "spark", "host": "yarn", "extra": {"deploy-mode": "cluster"}}'
@@ -174,7 +174,7 @@ def test_typed_parameters_become_flags_the_jobs_accept(conns, tmp_path):
 
 
 def test_choices_match_the_jobs_and_bad_values_fail_at_parse_time():
-    from airflow_zorder.core import curves
+    from airflow_zorder.core.layout import curves
     from airflow_zorder.operators import cluster_table as ct
     from airflow_zorder.operators import collect_stats as cs
     from spark_jobs import collect_stats
@@ -233,17 +233,25 @@ def test_py_files_zip_holds_the_airflow_free_code_and_is_cached(tmp_path):
     mtime = os.stat(first).st_mtime_ns
     assert packaging.py_files_zip(tmp_path) == first and os.stat(first).st_mtime_ns == mtime  # reused
     names = zipfile.ZipFile(first).namelist()
-    assert {"airflow_zorder/__init__.py", "airflow_zorder/core/metrics.py", "spark_jobs/cluster_table.py",
-            "spark_jobs/collect_stats.py"} <= set(names)
+    assert {"airflow_zorder/__init__.py", "airflow_zorder/core/stats/footer_stats.py",
+            "airflow_zorder/core/layout/curves.py", "airflow_zorder/core/storage/commit.py",
+            "spark_jobs/cluster_table.py", "spark_jobs/collect_stats.py"} <= set(names)
+    # only what executors run: no Airflow-facing code, no policy, no demo or benchmark evaluation
     assert not [n for n in names if n.startswith(("airflow_zorder/operators", "airflow_zorder/hooks",
-                                                  "airflow_zorder/plugins", "airflow_zorder/sensors"))]
+                                                  "airflow_zorder/plugins", "airflow_zorder/sensors",
+                                                  "airflow_zorder/core/policy", "airflow_zorder/evaluation"))]
     zf = zipfile.ZipFile(first)
-    for name in names:  # nothing shipped imports Airflow: executors do not have it
+    shipped = {n[:-3].replace("/", ".").removesuffix(".__init__") for n in names}
+    for name in names:  # nothing shipped imports Airflow (executors do not have it) or a module left out of the zip
         tree = ast.parse(zf.read(name))
         for node in ast.walk(tree):
             mods = ([a.name for a in node.names] if isinstance(node, ast.Import)
                     else [node.module or ""] if isinstance(node, ast.ImportFrom) and not node.level else [])
             assert not [m for m in mods if m == "airflow" or m.startswith("airflow.")], (name, mods)
+            for m in mods:
+                if m.startswith(("airflow_zorder", "spark_jobs")):
+                    subs = [f"{m}.{a.name}" for a in node.names] if isinstance(node, ast.ImportFrom) else []
+                    assert m in shipped or all(s in shipped for s in subs), (name, m)
     members = packaging.zip_members()
     changed = [(n, d + b"\n# changed") if n == "spark_jobs/cli.py" else (n, d) for n, d in members]
     assert packaging.content_hash(changed) != packaging.content_hash(members)
@@ -263,7 +271,7 @@ def test_jobs_import_from_the_zip_without_airflow(tmp_path):
 
 def test_cluster_mode_result_comes_from_the_stats_store(tmp_path):
     """In deploy mode cluster the result file stays with the driver: the run's event in the store is used."""
-    from airflow_zorder.core import stats_store
+    from airflow_zorder.core.stats import stats_store
 
     table = str(tmp_path / "events")
     os.makedirs(table)
@@ -298,7 +306,7 @@ def test_on_kill_stops_the_running_spark_submit(conns, tmp_path):
     """Real spark-submit, killed through the operator while it runs; its JVM and Python driver go away."""
     import psutil
 
-    from airflow_zorder.sample_data import write_table
+    from airflow_zorder.evaluation.sample_data import write_table
 
     table = str(tmp_path / "t")
     write_table(table, rows=200, files_per_partition=2, partitioned=False)

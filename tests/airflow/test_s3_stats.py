@@ -14,7 +14,9 @@ import pytest
 from dag_bundles import dag_module
 from moto_s3 import BUCKET
 
-from airflow_zorder.core import health, stats_store, storage
+from airflow_zorder.core.policy import recluster_policy
+from airflow_zorder.core.stats import stats_store
+from airflow_zorder.core.storage import locations
 from airflow_zorder.hooks import connections
 from airflow_zorder.hooks.file_stats import FileStatsHook
 
@@ -55,14 +57,14 @@ def test_hook_reads_the_stats_job_snapshot_from_s3(lake):
 
 def test_wrong_credentials_fail_clearly_and_write_nothing(s3, lake):
     before = s3.keys()
-    with pytest.raises(storage.StorageError, match=r"with connection 'aws_wrong': access denied"):
+    with pytest.raises(locations.StorageError, match=r"with connection 'aws_wrong': access denied"):
         FileStatsHook(lake["events"], conn_id="aws_wrong").check(columns=["a", "b"])
     assert s3.keys() == before
 
 
 def test_missing_bucket_fails_clearly_and_creates_nothing(s3, lake):
     before, buckets = s3.keys(), s3.buckets()
-    with pytest.raises(storage.StorageError, match=r"bucket no-such-lake does not exist"):
+    with pytest.raises(locations.StorageError, match=r"bucket no-such-lake does not exist"):
         FileStatsHook("s3://no-such-lake/events", conn_id="aws_lake").check(columns=["a", "b"])
     assert s3.buckets() == buckets == [BUCKET] and s3.keys() == before
 
@@ -113,7 +115,7 @@ def test_sensor_decides_from_s3_stats_in_a_dag_run(dags, lake, s3, mode):
     assert state == "success"
     assert payload["decision"] == "recluster" and payload["partitions"] == ["day=2"]
     assert payload["stats_location"] == "s3://lake/events/_zorder/stats"
-    recorded = health.last_decision(payload["stats_location"], FileStatsHook(lake["events"], conn_id="aws_lake")._fs)
+    recorded = recluster_policy.last_decision(payload["stats_location"], FileStatsHook(lake["events"], conn_id="aws_lake")._fs)
     assert recorded["decision"] == "recluster" and recorded["snapshot_id"] == payload["snapshot_id"]
     assert any(k.startswith("events/_zorder/stats/events/") for k in s3.keys())
 
@@ -170,7 +172,7 @@ def test_hook_watches_a_delta_table_through_its_log_and_leaves_it_untouched(tmp_
 
 
 def test_hook_and_sensor_refuse_a_hudi_table_untouched(dags, tmp_path):
-    from airflow_zorder.core.table_formats import ForeignTableFormatError
+    from airflow_zorder.core.storage.table_formats import ForeignTableFormatError
 
     root = tmp_path / "hudi_events"
     table_format_builders().write_hudi(str(root))

@@ -19,9 +19,9 @@ from pathlib import Path
 import pyarrow.dataset as ds
 import pytest
 
-from airflow_zorder.core.layout_report import point_query_report
+from airflow_zorder.evaluation.layout_report import point_query_report
 from airflow_zorder.operators import SparkClusterTableOperator, SparkCollectFileStatsOperator
-from airflow_zorder.sample_data import write_table
+from airflow_zorder.evaluation.sample_data import write_table
 
 pytestmark = pytest.mark.spark
 

@@ -13,10 +13,10 @@ import pyarrow.parquet as pq
 import pyspark.errors.utils as pyspark_errors
 import pytest
 
-from airflow_zorder import sample_data
-from airflow_zorder.core.layout_report import point_query_report
-from airflow_zorder.core.lock import TableLock, TableLockedError
-from airflow_zorder.core.fs import LocalFileSystem
+from airflow_zorder.evaluation import sample_data
+from airflow_zorder.evaluation.layout_report import point_query_report
+from airflow_zorder.core.storage.lock import TableLock, TableLockedError
+from airflow_zorder.core.storage.filesystems import LocalFileSystem
 from spark_jobs import cluster_table
 from spark_jobs.cluster_table import ClusterOptions, ClusteringError, run_action, run_cluster
 from spark_jobs.table import TableError
@@ -68,7 +68,7 @@ def test_zorder_keeps_every_row_and_cuts_files_read(spark, flat):
         assert after["fractions"][c] < 0.4, (c, after)
     # the replaced files are kept in the trash until the retention passes
     assert len(os.listdir(os.path.join(flat, "_zorder", "trash", result["run_id"]))) == 16
-    from airflow_zorder.core import stats_store
+    from airflow_zorder.core.stats import stats_store
     events = stats_store.load_events(stats_store.default_location(flat))
     assert events.num_rows == 1 and events.column("run_id")[0].as_py() == result["run_id"]
     assert result["partitions"][0]["plan"]["num_files"] == 64
@@ -126,7 +126,7 @@ def test_missing_table_and_non_parquet_data_are_clear(spark, tmp_path):
     with pytest.raises(TableError, match="data.csv is not a Parquet file"):
         run_cluster(spark, ClusterOptions(table=str(bad), columns=["a"]))
     assert (bad / "data.csv").read_text() == text
-    from airflow_zorder.core.fs import HadoopFileSystem
+    from airflow_zorder.core.storage.filesystems import HadoopFileSystem
     assert HadoopFileSystem(spark).read_tail(str(bad / "data.csv"), 4) == b"1,2\n"
     with pytest.raises(TableError, match="does not exist in the Spark catalog"):
         run_cluster(spark, ClusterOptions(table="no_such_db_table", columns=["a"]))

@@ -19,8 +19,8 @@ import pyarrow.compute as pc
 import pyarrow.parquet as pq
 import pytest
 
-from airflow_zorder.core import footer_stats, stats_schema, stats_store
-from airflow_zorder.core.fs import HadoopFileSystem
+from airflow_zorder.core.stats import footer_stats, stats_schema, stats_store
+from airflow_zorder.core.storage.filesystems import HadoopFileSystem
 from spark_jobs.collect_stats import CollectOptions, StatsCollectionError, run_collect
 from spark_jobs.table import TableError
 

@@ -9,7 +9,7 @@ import shutil
 import pyarrow.dataset as ds
 import pytest
 
-from airflow_zorder import sample_data
+from airflow_zorder.evaluation import sample_data
 from spark_jobs.cluster_table import ClusterOptions, run_action, run_cluster
 from table_checks import spark_submit
 

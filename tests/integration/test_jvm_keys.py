@@ -17,7 +17,7 @@ import pytest
 from pyspark.sql import functions as F
 from pyspark.sql import types as T
 
-from airflow_zorder.core import jvm_options
+from airflow_zorder.core.jobs import jvm_options
 from spark_jobs import jvm_keys, rewrite
 
 pytestmark = pytest.mark.spark

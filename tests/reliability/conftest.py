@@ -9,8 +9,8 @@ from collections.abc import Iterator
 
 import pytest
 
-from airflow_zorder import sample_data
-from airflow_zorder.core import faults
+from airflow_zorder.evaluation import sample_data
+from airflow_zorder.core.storage import faults
 from reliability_kit import BY_MODULE, FIGURES, ROWS, SEEDS, SOAK
 
 

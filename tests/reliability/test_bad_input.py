@@ -13,7 +13,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
-from airflow_zorder.core import faults
+from airflow_zorder.core.storage import faults
 from spark_jobs import cluster_table, collect_stats
 from spark_jobs.cluster_table import ClusterOptions, run_cluster
 from spark_jobs.collect_stats import CollectOptions, run_collect

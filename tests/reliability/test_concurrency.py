@@ -12,10 +12,10 @@ import pyarrow.compute as pc
 import pyarrow.parquet as pq
 import pytest
 
-from airflow_zorder.core import commit as commit_mod
-from airflow_zorder.core.fs import LocalFileSystem
-from airflow_zorder.core import lock as lock_mod
-from airflow_zorder.core.lock import LockInfo, TableLock, TableLockedError, lock_path
+from airflow_zorder.core.storage import commit as commit_mod
+from airflow_zorder.core.storage.filesystems import LocalFileSystem
+from airflow_zorder.core.storage import lock as lock_mod
+from airflow_zorder.core.storage.lock import LockInfo, TableLock, TableLockedError, lock_path
 from spark_jobs import cluster_table
 from spark_jobs.cluster_table import ClusterOptions, run_cluster
 from spark_jobs.collect_stats import CollectOptions, run_collect

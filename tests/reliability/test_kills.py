@@ -18,8 +18,9 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
-from airflow_zorder.core import faults, stats_store
-from airflow_zorder.core.faults import SimulatedCrash
+from airflow_zorder.core.storage import faults
+from airflow_zorder.core.stats import stats_store
+from airflow_zorder.core.storage.faults import SimulatedCrash
 from spark_jobs.cluster_table import ClusterOptions, run_action, run_cluster
 from spark_jobs.collect_stats import CollectOptions, run_collect
 from table_checks import read_table, row_multiset, spark_submit, stats_consistent, visible_files
@@ -204,7 +205,7 @@ def _kill_after(proc, started: float, delay: float) -> None:
 
 def _lock_owner_dead(table: str) -> int | None:
     """The pid of the lock's owner if the lock file is there and that process is gone (zombies count as gone)."""
-    from airflow_zorder.core.lock import _pid_alive
+    from airflow_zorder.core.storage.lock import _pid_alive
 
     path = os.path.join(table, "_zorder", "lock.json")
     if not os.path.exists(path):

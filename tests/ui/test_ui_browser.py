@@ -2,7 +2,7 @@
 free localhost port, opened in Debian's headless Chromium over the DevTools protocol.
 
 Checks what a person would see: refused before signing in, then the table names, the numbers (as
-``core.health.evaluate`` computes them on the same stats) and the SVG charts, inside Airflow's own UI too.
+``core.policy.recluster_policy.evaluate`` computes them on the same stats) and the SVG charts, inside Airflow's own UI too.
 Screenshots go to ``.artifacts/screenshots/`` (git-ignored).
 """
 
@@ -90,7 +90,7 @@ def browser() -> Iterator[Chromium]:
 
 
 def _expected(store: Store) -> dict:
-    """What the sensor computes on the same stats (its hook and ``core.health``)."""
+    """What the sensor computes on the same stats (its hook and ``core.policy.recluster_policy``)."""
     return FileStatsHook(store.table, store.location).evaluate()
 
 

@@ -2,7 +2,7 @@
 
 The app is Airflow's own ``create_app``: the plugin comes in through the ``airflow.plugins`` entry point,
 SimpleAuthManager issues the tokens, the metadata DB is the session's SQLite DB.  Every number on the
-pages is checked against ``core.health.evaluate`` / ``core.metrics.table_clustering`` on the same stats.
+pages is checked against ``core.policy.recluster_policy.evaluate`` / ``core.policy.metrics.table_clustering`` on the same stats.
 """
 
 from __future__ import annotations
@@ -19,7 +19,8 @@ from urllib.parse import quote
 import pytest
 from fastapi.testclient import TestClient
 
-from airflow_zorder.core import health, metrics, stats_schema, stats_store
+from airflow_zorder.core.policy import recluster_policy, metrics
+from airflow_zorder.core.stats import stats_schema, stats_store
 from airflow_zorder.hooks.file_stats import FileStatsHook
 from airflow_zorder.plugins import discovery, page_data, urls
 from airflow_zorder.plugins.app import fmt_pct, fmt_ratio
@@ -62,9 +63,9 @@ def table_url(table: str, api_prefix: str = "") -> str:
     return path.replace("/zorder/table", "/zorder/api/table") if api_prefix else path
 
 
-def expected_now(store: Store, policy: health.HealthPolicy | None = None, columns=None) -> dict:
-    """The oracle: what the sensor computes on the same stats (its hook, ``core.health``), outside the plugin."""
-    return FileStatsHook(store.table, store.location).evaluate(policy or health.HealthPolicy(), columns)
+def expected_now(store: Store, policy: recluster_policy.HealthPolicy | None = None, columns=None) -> dict:
+    """The oracle: what the sensor computes on the same stats (its hook, ``core.policy.recluster_policy``), outside the plugin."""
+    return FileStatsHook(store.table, store.location).evaluate(policy or recluster_policy.HealthPolicy(), columns)
 
 
 def cells(row: Element) -> dict[str, Element]:
@@ -218,7 +219,7 @@ def test_table_page_numbers_charts_and_partitions_match_the_core(api, auth, stor
         points = series.find_all("circle", class_="point")
         assert [p.attrs["data-id"] for p in points] == [str(i) for i in s.snapshot_ids]
         for p, sid, at in zip(points, s.snapshot_ids, s.times):
-            then = health.evaluate(stats_store.load_snapshot(s.location, sid), cols,
+            then = recluster_policy.evaluate(stats_store.load_snapshot(s.location, sid), cols,
                                    events=[e for e in events if e["at"] <= at], now=at)
             assert num(p.attrs["data-value"]) == pytest.approx(then["columns"][c]["partition_ratio"], rel=1e-12)
             assert dt.datetime.fromisoformat(p.attrs["data-at"]) == at
@@ -269,9 +270,9 @@ def test_unpartitioned_table_page(api, auth, stores):
 def test_page_uses_the_sensors_last_decision_and_policy(api, auth, tmp_path, monkeypatch, stores):
     s = build_events_store(tmp_path)
     monkeypatch.setenv("AIRFLOW__ZORDER__TABLES", tables_option({**stores, "events": s}))
-    sensor_policy = health.HealthPolicy(max_ratio_to_ideal=3.5, min_interval_since_cluster=0)
+    sensor_policy = recluster_policy.HealthPolicy(max_ratio_to_ideal=3.5, min_interval_since_cluster=0)
     payload = expected_now(s, sensor_policy)
-    health.record_decision(s.location, payload, source="sensor-run-1")
+    recluster_policy.record_decision(s.location, payload, source="sensor-run-1")
     r = api.get(urls.table_page_path(s.table), headers=auth)
     assert r.status_code == 200
     doc = parse(r.text)
@@ -358,6 +359,6 @@ def test_tables_watched_by_the_sensor_are_discovered(api, auth, airflow_db, tmp_
     r = api.get(urls.table_page_path(orders.table), headers=auth)
     assert r.status_code == 200
     last = parse(r.text).find(id="last-decision")
-    recorded = health.last_decision(orders.location)
+    recorded = recluster_policy.last_decision(orders.location)
     assert last.find("span", data_field="decision").text == recorded["decision"] == "recluster"
     assert [li.text for li in last.find_all("li")] == recorded["reasons"]

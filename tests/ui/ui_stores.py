@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pyarrow as pa
 
-from airflow_zorder.core import stats_schema, stats_store
-from airflow_zorder.core.stats_schema import FILE_STATS_SCHEMA
+from airflow_zorder.core.stats import stats_schema, stats_store
+from airflow_zorder.core.stats.stats_schema import FILE_STATS_SCHEMA
 
 UTC = dt.timezone.utc
 # a recent timeline (stats younger than the default max_stats_age of 24 h), whole seconds

@@ -24,8 +24,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from airflow_zorder.core import commit as cm
-from airflow_zorder.core.faults import (
+from airflow_zorder.core.storage import commit as cm
+from airflow_zorder.core.storage.faults import (
     FAULT_ENV,
     FAULT_MODE_ENV,
     FAULT_POINTS,
@@ -33,8 +33,8 @@ from airflow_zorder.core.faults import (
     fault_point,
     reset_fault_counters,
 )
-from airflow_zorder.core.fs import FileInfo, LocalFileSystem, filesystem_for, join, relpath
-from airflow_zorder.core.lock import LockInfo, LockNotOwnedError, TableLock, TableLockedError, lock_path
+from airflow_zorder.core.storage.filesystems import FileInfo, LocalFileSystem, filesystem_for, join, relpath
+from airflow_zorder.core.storage.lock import LockInfo, LockNotOwnedError, TableLock, TableLockedError, lock_path
 
 REPO = Path(__file__).resolve().parents[2]
 FS = LocalFileSystem()
@@ -233,7 +233,7 @@ def test_fault_point_counts_and_raises(monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 def test_fault_point_sigkill_is_a_real_kill(tmp_path: Path) -> None:
-    code = "from airflow_zorder.core.faults import fault_point\nfault_point('after_swap')\nprint('survived')\n"
+    code = "from airflow_zorder.core.storage.faults import fault_point\nfault_point('after_swap')\nprint('survived')\n"
     env = {**os.environ, "PYTHONPATH": str(REPO), FAULT_ENV: "after_swap"}
     env.pop(FAULT_MODE_ENV, None)
     p = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=60, check=False)
@@ -369,8 +369,8 @@ def test_real_sigkill_mid_swap_then_recover(sc: Scenario) -> None:
     script = textwrap.dedent(
         """
         import json, sys
-        from airflow_zorder.core.fs import LocalFileSystem
-        from airflow_zorder.core import commit as cm
+        from airflow_zorder.core.storage.filesystems import LocalFileSystem
+        from airflow_zorder.core.storage import commit as cm
         table, run_id, staged = sys.argv[1], sys.argv[2], json.loads(sys.argv[3])
         fs = LocalFileSystem()
         cm.commit(fs, cm.read_journal(fs, table, run_id), staged)
@@ -625,8 +625,8 @@ def _hold_lock_in_subprocess(table: str, then: str) -> subprocess.Popen:
     code = textwrap.dedent(
         f"""
         import os, sys, time
-        from airflow_zorder.core.fs import LocalFileSystem
-        from airflow_zorder.core.lock import TableLock
+        from airflow_zorder.core.storage.filesystems import LocalFileSystem
+        from airflow_zorder.core.storage.lock import TableLock
         TableLock(LocalFileSystem(), {table!r}, "run-child", ttl_s=600).acquire()
         print("locked", flush=True)
         {then}
@@ -775,7 +775,7 @@ def test_cleanup_respects_retention_and_unfinished_runs(tmp_path: Path, monkeypa
 @pytest.mark.parametrize("through", ["os", "hadoop"])
 def test_hadoop_filesystem_methods(spark, tmp_path: Path, through: str) -> None:
     """Local paths go to the OS; ``hadoop`` makes them take the py4j path that remote stores take."""
-    from airflow_zorder.core.fs import HadoopFileSystem
+    from airflow_zorder.core.storage.filesystems import HadoopFileSystem
 
     fs = filesystem_for(str(tmp_path), spark)
     assert isinstance(fs, HadoopFileSystem)

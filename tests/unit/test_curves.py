@@ -1,4 +1,4 @@
-"""Tests for airflow_zorder.core.curves against pure-Python references and curve properties."""
+"""Tests for airflow_zorder.core.layout.curves against pure-Python references and curve properties."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ from hilbertcurve.hilbertcurve import HilbertCurve
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from airflow_zorder.core.curves import (
+from airflow_zorder.core.layout.curves import (
     CURVES,
     curve_keys,
     hilbert_keys,

@@ -1,4 +1,4 @@
-"""Which columns skip the Parquet dictionary (core.encodings): near-unique ones do; repeating, skewed,
+"""Which columns skip the Parquet dictionary (core.layout.dictionary_choice): near-unique ones do; repeating, skewed,
 clustering-correlated and thinly sampled ones keep the writer's dictionary."""
 
 from __future__ import annotations
@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 import pyarrow as pa
 
-from airflow_zorder.core import encodings
+from airflow_zorder.core.layout import dictionary_choice
 
 ROWS_PER_FILE = 94_000  # TPC-H lineitem SF1 in 64 files
 
@@ -24,10 +24,10 @@ def _sample(n: int, files: np.ndarray, rng: np.random.Generator) -> pa.Table:
 
 def test_near_unique_columns_go_plain_and_the_rest_keep_dictionaries():
     rng = np.random.default_rng(0)
-    n = encodings.sample_rows(6_000_000, 64, ROWS_PER_FILE)
+    n = dictionary_choice.sample_rows(6_000_000, 64, ROWS_PER_FILE)
     files = rng.integers(0, 64, n).astype(np.int32)
     t = _sample(n, files, rng)
-    assert encodings.plain_columns(t, files, ROWS_PER_FILE, t.column_names) == ["orderkey", "comment"]
+    assert dictionary_choice.plain_columns(t, files, ROWS_PER_FILE, t.column_names) == ["orderkey", "comment"]
 
 
 def test_session_like_column_is_estimated_per_file_not_globally():
@@ -35,9 +35,9 @@ def test_session_like_column_is_estimated_per_file_not_globally():
     n = 40_000
     files = rng.integers(0, 64, n).astype(np.int32)
     t = _sample(n, files, rng)
-    per_file, pairs = encodings.distinct_per_file(t.column("session").combine_chunks(), files)
+    per_file, pairs = dictionary_choice.distinct_per_file(t.column("session").combine_chunks(), files)
     assert 7_000 < per_file < 12_000 and pairs > 10**6  # ~9,400 per file, though ~600,000 in the table
-    assert encodings.distinct_per_file(t.column("comment").combine_chunks(), files)[0] == float("inf")
+    assert dictionary_choice.distinct_per_file(t.column("comment").combine_chunks(), files)[0] == float("inf")
 
 
 def test_too_few_same_file_pairs_keep_the_dictionary():
@@ -45,7 +45,7 @@ def test_too_few_same_file_pairs_keep_the_dictionary():
     n = 2_000  # spread over 4,096 files: almost no pair shares a file
     files = rng.integers(0, 4096, n).astype(np.int32)
     t = _sample(n, files, rng)
-    assert encodings.plain_columns(t, files, ROWS_PER_FILE, t.column_names) == []
+    assert dictionary_choice.plain_columns(t, files, ROWS_PER_FILE, t.column_names) == []
 
 
 def _whole_file_sample(k: int, per_source: int, spread, rng: np.random.Generator):
@@ -62,19 +62,19 @@ def test_a_column_in_input_file_order_is_judged_as_the_output_files_mix_it():
     sources, files = _whole_file_sample(k, per, lambda i, n: rng.integers(0, 64, n), rng)
     orders = np.concatenate([i * 23_500 + rng.integers(0, 23_500, per) for i in range(k)])  # ~4 rows per order
     t = pa.table({"orderkey": pa.array(orders.astype(np.int64))})
-    w = encodings.same_source_weight(files, sources, np.full(k, 94_000), 64, ROWS_PER_FILE, 64)
+    w = dictionary_choice.same_source_weight(files, sources, np.full(k, 94_000), 64, ROWS_PER_FILE, 64)
     assert 0.5 / 64 < w < 2 / 64  # every input file feeds every output file evenly
-    mixed, _ = encodings.distinct_per_file(t.column("orderkey").combine_chunks(), files, sources, w)
+    mixed, _ = dictionary_choice.distinct_per_file(t.column("orderkey").combine_chunks(), files, sources, w)
     assert mixed > ROWS_PER_FILE
-    assert encodings.plain_columns(t, files, ROWS_PER_FILE, ["orderkey"], source_ids=sources, same_source=w) == [
+    assert dictionary_choice.plain_columns(t, files, ROWS_PER_FILE, ["orderkey"], source_ids=sources, same_source=w) == [
         "orderkey"]
     # one whole input file alone (no pairs across files, as this sample once was) sees the repeats
     # of its orders in every output file: a dictionary of ~23,500 values
     single = pa.table({"orderkey": pa.array(rng.integers(0, 23_500, 24_000))})
     one_files = rng.integers(0, 64, 24_000)
-    pooled, _ = encodings.distinct_per_file(single.column("orderkey").combine_chunks(), one_files)
+    pooled, _ = dictionary_choice.distinct_per_file(single.column("orderkey").combine_chunks(), one_files)
     assert pooled < 40_000
-    assert encodings.plain_columns(single, one_files, ROWS_PER_FILE, ["orderkey"]) == []
+    assert dictionary_choice.plain_columns(single, one_files, ROWS_PER_FILE, ["orderkey"]) == []
 
 
 def test_one_value_per_input_file_keeps_its_dictionary():
@@ -83,10 +83,10 @@ def test_one_value_per_input_file_keeps_its_dictionary():
     k, per = 8, 3_000
     sources, files = _whole_file_sample(k, per, lambda i, n: rng.integers(0, 64, n), rng)
     day = pa.array((19_000 + sources).astype(np.int32))
-    w = encodings.same_source_weight(files, sources, np.full(k, 94_000), 64, ROWS_PER_FILE, 64)
-    distinct, _ = encodings.distinct_per_file(day, files, sources, w)
+    w = dictionary_choice.same_source_weight(files, sources, np.full(k, 94_000), 64, ROWS_PER_FILE, 64)
+    distinct, _ = dictionary_choice.distinct_per_file(day, files, sources, w)
     assert 40 < distinct < 100
-    assert encodings.plain_columns(pa.table({"day": day}), files, ROWS_PER_FILE, ["day"], source_ids=sources,
+    assert dictionary_choice.plain_columns(pa.table({"day": day}), files, ROWS_PER_FILE, ["day"], source_ids=sources,
                                    same_source=w) == []
 
 
@@ -96,8 +96,8 @@ def test_re_clustering_a_clustered_table_counts_input_file_repeats():
     k, per = 8, 3_000
     chosen = rng.choice(64, k, replace=False)
     sources, files = _whole_file_sample(k, per, lambda i, n: np.full(n, chosen[i]), rng)
-    w = encodings.same_source_weight(files, sources, np.full(k, 94_000), 64, ROWS_PER_FILE, 64)
+    w = dictionary_choice.same_source_weight(files, sources, np.full(k, 94_000), 64, ROWS_PER_FILE, 64)
     assert w > 0.9
     ranged = pa.array(np.concatenate([i * 1_000 + rng.integers(0, 1_000, per) for i in range(k)]))
-    distinct, _ = encodings.distinct_per_file(ranged, files, sources, w)
+    distinct, _ = dictionary_choice.distinct_per_file(ranged, files, sources, w)
     assert 500 < distinct < 2_000  # ~1,000 values per file, not near-unique

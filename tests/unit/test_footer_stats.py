@@ -1,4 +1,4 @@
-"""Tests for airflow_zorder.core.footer_stats against exact values from pyarrow.compute."""
+"""Tests for airflow_zorder.core.stats.footer_stats against exact values from pyarrow.compute."""
 
 from __future__ import annotations
 
@@ -18,8 +18,8 @@ import pyarrow.parquet as pq
 import pytest
 from pyarrow import fs as pafs
 
-from airflow_zorder.core import footer_stats as fst
-from airflow_zorder.core.footer_stats import (
+from airflow_zorder.core.stats import footer_stats as fst
+from airflow_zorder.core.stats.footer_stats import (
     STATS_SCHEMA,
     column_bounds,
     hive_partition_values,

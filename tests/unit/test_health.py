@@ -1,4 +1,4 @@
-"""core.health: decisions on hand-built stats snapshots with known answers (every guard, thresholds, partitions)."""
+"""core.policy.recluster_policy: decisions on hand-built stats snapshots with known answers (every guard, thresholds, partitions)."""
 
 from __future__ import annotations
 
@@ -9,8 +9,9 @@ from datetime import timedelta
 import pyarrow as pa
 import pytest
 
-from airflow_zorder.core import health, stats_schema, stats_store
-from airflow_zorder.core.health import HealthPolicy, evaluate
+from airflow_zorder.core.policy import recluster_policy
+from airflow_zorder.core.stats import stats_schema, stats_store
+from airflow_zorder.core.policy.recluster_policy import HealthPolicy, evaluate
 
 UTC = dt.timezone.utc
 T0 = dt.datetime(2026, 3, 1, 12, 0, tzinfo=UTC)  # stats collected
@@ -288,7 +289,7 @@ def test_thousands_of_partitions_keep_the_payload_small():
              for d in range(3000) for i in range(2)]
     p = evaluate(snapshot(files), policy=HealthPolicy(max_ratio_to_ideal=1.5, max_partitions=None), now=NOW)
     assert p["partitions_degraded"] == 3000 and len(p["partitions"]) == 3000
-    assert len(p["worst_partitions"]) == health.WORST_PARTITIONS_LISTED and p["worst_partitions_truncated"]
+    assert len(p["worst_partitions"]) == recluster_policy.WORST_PARTITIONS_LISTED and p["worst_partitions_truncated"]
     assert len(json.dumps(p)) < 100_000
     p = evaluate(snapshot(files), policy=HealthPolicy(max_ratio_to_ideal=1.5), now=NOW)
     assert len(p["partitions"]) == 1000  # the default max_partitions
@@ -299,17 +300,17 @@ def test_thousands_of_partitions_keep_the_payload_small():
 
 def test_record_and_read_the_last_decision(tmp_path):
     loc = str(tmp_path / "stats")
-    assert health.last_decision(loc) is None
+    assert recluster_policy.last_decision(loc) is None
     first = evaluate(snapshot(grid()), now=NOW, table="t", stats_location=loc)
     second = evaluate(snapshot(grid(scramble=("a",))), now=NOW + timedelta(minutes=5), table="t", stats_location=loc)
-    health.record_decision(loc, first, source="dag.task")
-    health.record_decision(loc, second, source="dag.task")
-    assert health.last_decision(loc) == second
+    recluster_policy.record_decision(loc, first, source="dag.task")
+    recluster_policy.record_decision(loc, second, source="dag.task")
+    assert recluster_policy.last_decision(loc) == second
     ev = stats_store.load_events(loc, kind="decision").to_pylist()
     assert [e["status"] for e in ev] == ["healthy", "recluster"] and ev[1]["columns"] == ["a", "b"]
     assert ev[1]["run_id"] == "dag.task"
     with pytest.raises(ValueError):
-        health.record_decision(loc, {"decision": "maybe"})
+        recluster_policy.record_decision(loc, {"decision": "maybe"})
 
 
 # --------------------------------------------------------------------------- when the clock alone changes the decision
@@ -319,29 +320,29 @@ def test_next_recheck_at_is_the_first_time_based_guard_ahead():
     ts = dt.datetime.timestamp
     # healthy, fresh stats: only max_stats_age can change it (to hold), 24 h after the collection (+1 s slack)
     p = evaluate(snapshot(grid()), now=NOW)
-    assert p["decision"] == "healthy" and health.next_recheck_at(p) == ts(T0 + timedelta(hours=24)) + 1
-    assert health.next_recheck_at(p, slack_s=0) == ts(T0 + timedelta(hours=24))
-    assert health.next_recheck_at(p, HealthPolicy(max_stats_age=None)) is None
+    assert p["decision"] == "healthy" and recluster_policy.next_recheck_at(p) == ts(T0 + timedelta(hours=24)) + 1
+    assert recluster_policy.next_recheck_at(p, slack_s=0) == ts(T0 + timedelta(hours=24))
+    assert recluster_policy.next_recheck_at(p, HealthPolicy(max_stats_age=None)) is None
     assert evaluate(snapshot(grid()), now=T0 + timedelta(hours=24, seconds=1))["decision"] == "hold"  # indeed
     # degraded but held by min_interval_since_cluster: the interval running out comes first
     snap = snapshot(grid(scramble=("b",)), collected_at=T0 + timedelta(minutes=30))
     ev = [cluster_event(T0 + timedelta(minutes=20))]
     p = evaluate(snap, events=ev, now=T0 + timedelta(minutes=40))
-    assert p["decision"] == "hold" and health.next_recheck_at(p) == ts(T0 + timedelta(minutes=80)) + 1
+    assert p["decision"] == "hold" and recluster_policy.next_recheck_at(p) == ts(T0 + timedelta(minutes=80)) + 1
     assert evaluate(snap, events=ev, now=T0 + timedelta(minutes=80, seconds=1))["decision"] == "recluster"
     # the payload's own policy is the default; another policy or clock can be given
     p = evaluate(snap, events=ev, policy=HealthPolicy(min_interval_since_cluster=timedelta(hours=2)),
                  now=T0 + timedelta(minutes=40))
-    assert health.next_recheck_at(p) == ts(T0 + timedelta(minutes=140)) + 1
-    assert health.next_recheck_at(p, now=T0 + timedelta(minutes=141)) == ts(T0 + timedelta(hours=24, minutes=30)) + 1
+    assert recluster_policy.next_recheck_at(p) == ts(T0 + timedelta(minutes=140)) + 1
+    assert recluster_policy.next_recheck_at(p, now=T0 + timedelta(minutes=141)) == ts(T0 + timedelta(hours=24, minutes=30)) + 1
     # a healthy table's last clustering does not matter: only the stats' age
     p = evaluate(snapshot(grid(), collected_at=T0 + timedelta(minutes=30)), events=ev, now=T0 + timedelta(minutes=40))
-    assert p["decision"] == "healthy" and health.next_recheck_at(p) == ts(T0 + timedelta(hours=24, minutes=30)) + 1
+    assert p["decision"] == "healthy" and recluster_policy.next_recheck_at(p) == ts(T0 + timedelta(hours=24, minutes=30)) + 1
     # stale already, or collected before the last clustering: only new stats help, the clock does not
     p = evaluate(snapshot(grid(scramble=("b",))), now=T0 + timedelta(hours=30))
-    assert p["decision"] == "hold" and health.next_recheck_at(p) is None
+    assert p["decision"] == "hold" and recluster_policy.next_recheck_at(p) is None
     p = evaluate(snapshot(grid(scramble=("b",))), events=[cluster_event(T0 + timedelta(minutes=10))],
                  policy=HealthPolicy(min_interval_since_cluster=None, max_stats_age=None), now=NOW)
-    assert p["decision"] == "hold" and health.next_recheck_at(p) is None
+    assert p["decision"] == "hold" and recluster_policy.next_recheck_at(p) is None
     # a minimal payload (e.g. a decision event without details) has nothing to go on
-    assert health.next_recheck_at({"decision": "healthy", "policy": HealthPolicy().to_dict()}, now=NOW) is None
+    assert recluster_policy.next_recheck_at({"decision": "healthy", "policy": HealthPolicy().to_dict()}, now=NOW) is None

@@ -1,4 +1,4 @@
-"""Tests for airflow_zorder.core.hilbert_table: the state tables give Skilling's Hilbert keys exactly."""
+"""Tests for airflow_zorder.core.layout.hilbert_table: the state tables give Skilling's Hilbert keys exactly."""
 
 from __future__ import annotations
 
@@ -8,8 +8,8 @@ from hilbertcurve.hilbertcurve import HilbertCurve
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from airflow_zorder.core import hilbert_table
-from airflow_zorder.core.curves import hilbert_keys, zorder_keys
+from airflow_zorder.core.layout import hilbert_table
+from airflow_zorder.core.layout.curves import hilbert_keys, zorder_keys
 
 
 def _as_int(keys: np.ndarray, total_bits: int) -> np.ndarray:

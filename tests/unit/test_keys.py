@@ -6,7 +6,7 @@ import numpy as np
 import pyarrow as pa
 import pytest
 
-from airflow_zorder.core import keys
+from airflow_zorder.core.layout import curve_keys
 
 
 def _table(n: int, seed: int = 0, skew: bool = False) -> pa.Table:
@@ -19,15 +19,15 @@ def _table(n: int, seed: int = 0, skew: bool = False) -> pa.Table:
     })
 
 
-def _file_sizes(plan: keys.KeyPlan, t: pa.Table) -> np.ndarray:
-    k = keys.compute_keys(plan, [t.column("a").combine_chunks(), t.column("b").combine_chunks()], t.column("h"))
-    return np.bincount(keys.file_ids(plan, k), minlength=plan.num_files)
+def _file_sizes(plan: curve_keys.KeyPlan, t: pa.Table) -> np.ndarray:
+    k = curve_keys.compute_keys(plan, [t.column("a").combine_chunks(), t.column("b").combine_chunks()], t.column("h"))
+    return np.bincount(curve_keys.file_ids(plan, k), minlength=plan.num_files)
 
 
 @pytest.mark.parametrize("curve", ["zorder", "hilbert", "linear"])
 def test_files_receive_about_equal_rows(curve):
     t = _table(50_000)
-    plan = keys.build_plan(t.slice(0, 20_000), ["a", "b"], curve, num_files=16, salt_column="h")
+    plan = curve_keys.build_plan(t.slice(0, 20_000), ["a", "b"], curve, num_files=16, salt_column="h")
     sizes = _file_sizes(plan, t)
     assert plan.num_files == 16 and sizes.sum() == 50_000
     assert sizes.min() > 0.7 * 50_000 / 16 and sizes.max() < 1.3 * 50_000 / 16
@@ -35,18 +35,18 @@ def test_files_receive_about_equal_rows(curve):
 
 def test_salt_splits_a_dominant_value_across_files():
     t = _skewed = _table(40_000, skew=True)
-    salted = keys.build_plan(_skewed.slice(0, 20_000), ["a", "b"], "zorder", 8, salt_column="h")
+    salted = curve_keys.build_plan(_skewed.slice(0, 20_000), ["a", "b"], "zorder", 8, salt_column="h")
     assert _file_sizes(salted, t).max() < 1.5 * 40_000 / 8
-    unsalted = keys.build_plan(_skewed.slice(0, 20_000), ["a"], "zorder", 8, salt_bits=0)
-    single = keys.compute_keys(unsalted, [t.column("a").combine_chunks()], None)
+    unsalted = curve_keys.build_plan(_skewed.slice(0, 20_000), ["a"], "zorder", 8, salt_bits=0)
+    single = curve_keys.compute_keys(unsalted, [t.column("a").combine_chunks()], None)
     # without salt the 90% value cannot be split: one file takes it all
-    assert np.bincount(keys.file_ids(unsalted, single)).max() >= 0.9 * 40_000
+    assert np.bincount(curve_keys.file_ids(unsalted, single)).max() >= 0.9 * 40_000
 
 
 def test_mass_positions_balance_a_skewed_column():
     # id 1 holds half the rows: its coordinate sits at a quarter of the range, not at 1/num_ids
     ids = np.array([1] * 500 + list(range(2, 502)), dtype=np.uint32)
-    pos = keys.mass_positions(ids, 503, 11)
+    pos = curve_keys.mass_positions(ids, 503, 11)
     spare = 2048 - 503
     assert pos[1] == int(0.25 * spare) + 1
     assert np.all(np.diff(pos.astype(np.int64)) >= 1)  # strictly increasing: ranges never merge
@@ -55,8 +55,8 @@ def test_mass_positions_balance_a_skewed_column():
 
 def test_keys_sort_like_the_values_on_the_leading_column_for_linear():
     t = _table(5_000)
-    plan = keys.build_plan(t, ["a", "b"], "linear", 1, salt_bits=0)
-    k = keys.as_sortable(keys.compute_keys(plan, [t.column("a").combine_chunks(), t.column("b").combine_chunks()], None))
+    plan = curve_keys.build_plan(t, ["a", "b"], "linear", 1, salt_bits=0)
+    k = curve_keys.as_sortable(curve_keys.compute_keys(plan, [t.column("a").combine_chunks(), t.column("b").combine_chunks()], None))
     a = t.column("a").to_numpy()
     order = np.argsort(k, kind="stable")
     assert np.all(np.diff(a[order]) >= 0)
@@ -65,8 +65,8 @@ def test_keys_sort_like_the_values_on_the_leading_column_for_linear():
 def test_bad_arguments_are_named():
     t = _table(100)
     with pytest.raises(ValueError, match="unknown curve 'peano'"):
-        keys.build_plan(t, ["a"], "peano", 2, salt_column="h")
+        curve_keys.build_plan(t, ["a"], "peano", 2, salt_column="h")
     with pytest.raises(ValueError, match="num_files"):
-        keys.build_plan(t, ["a"], "zorder", 0, salt_column="h")
+        curve_keys.build_plan(t, ["a"], "zorder", 0, salt_column="h")
     with pytest.raises(ValueError, match="row-hash"):
-        keys.build_plan(t, ["a"], "zorder", 4)
+        curve_keys.build_plan(t, ["a"], "zorder", 4)

@@ -1,4 +1,4 @@
-"""Tests for airflow_zorder.core.metrics: point-query pruning fractions against brute force."""
+"""Tests for airflow_zorder.core.policy.metrics: point-query pruning fractions against brute force."""
 
 from __future__ import annotations
 
@@ -16,8 +16,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from airflow_zorder.core import footer_stats
-from airflow_zorder.core.metrics import (
+from airflow_zorder.core.stats import footer_stats
+from airflow_zorder.core.policy.metrics import (
     files_fraction_for_columns,
     ideal_point_query_fraction,
     mean_point_query_fraction,
@@ -280,7 +280,7 @@ def test_files_fraction_for_columns(tmp_path: Path) -> None:
 import json  # noqa: E402
 import sys  # noqa: E402
 
-from airflow_zorder.core.metrics import (  # noqa: E402
+from airflow_zorder.core.policy.metrics import (  # noqa: E402
     ColumnClustering,
     column_clustering,
     depth_histogram_keys,

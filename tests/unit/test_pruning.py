@@ -1,4 +1,4 @@
-"""Tests for airflow_zorder.core.pruning: no pruned file may hold a matching row.
+"""Tests for airflow_zorder.evaluation.pruning: no pruned file may hold a matching row.
 
 Ground truth is the data itself: random Parquet files are written with
 pyarrow, their footers read with footer_stats, and every predicate is checked
@@ -23,8 +23,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from airflow_zorder.core import footer_stats
-from airflow_zorder.core.pruning import (
+from airflow_zorder.core.stats import footer_stats
+from airflow_zorder.evaluation.pruning import (
     And,
     Compare,
     Const,

@@ -1,4 +1,4 @@
-"""Tests for airflow_zorder.core.ranges: the ORDER contract checked against Python's own ordering."""
+"""Tests for airflow_zorder.core.layout.ranges: the ORDER contract checked against Python's own ordering."""
 
 from __future__ import annotations
 
@@ -16,8 +16,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from airflow_zorder.core import ranges
-from airflow_zorder.core.ranges import (
+from airflow_zorder.core.layout import ranges
+from airflow_zorder.core.layout.ranges import (
     DEFAULT_NUM_RANGES,
     UnsupportedColumnType,
     bits_for,

@@ -6,7 +6,7 @@ import numpy as np
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from airflow_zorder.core import search_index
+from airflow_zorder.core.layout import search_index
 
 INT64 = st.integers(min_value=search_index.INT64_MIN, max_value=search_index.INT64_MAX)
 

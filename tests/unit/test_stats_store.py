@@ -15,9 +15,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from pyarrow import fs as pafs
 
-from airflow_zorder.core import footer_stats, stats_schema, stats_store
-from airflow_zorder.core.fs import LocalFileSystem
-from airflow_zorder.core.stats_schema import FILE_STATS_SCHEMA, order_key, order_keys
+from airflow_zorder.core.stats import footer_stats, stats_schema, stats_store
+from airflow_zorder.core.storage.filesystems import LocalFileSystem
+from airflow_zorder.core.stats.stats_schema import FILE_STATS_SCHEMA, order_key, order_keys
 
 UTC = dt.timezone.utc
 
@@ -391,7 +391,7 @@ def test_duckdb_exact_casts_of_text_bounds(loc):
 
 
 def test_footer_stats_bridge_feeds_metrics(loc):
-    from airflow_zorder.core import metrics
+    from airflow_zorder.core.policy import metrics
 
     rows = stats_rows({f"/t/{i}": (i * 10, i * 10 + 9) for i in range(8)})
     stats_store.write_snapshot(loc, rows, run_record("r1"))

@@ -7,9 +7,10 @@ import os
 import pytest
 from pyarrow import fs as pafs
 
-from airflow_zorder.core import stats_store, storage
-from airflow_zorder.core.fs import HadoopFileSystem, LocalFileSystem
-from airflow_zorder.core.storage import parse_location
+from airflow_zorder.core.stats import stats_store
+from airflow_zorder.core.storage import locations
+from airflow_zorder.core.storage.filesystems import HadoopFileSystem, LocalFileSystem
+from airflow_zorder.core.storage.locations import parse_location
 
 
 @pytest.mark.parametrize("raw, store, bucket, arrow_path", [
@@ -48,7 +49,7 @@ def test_local_and_hadoop_filesystems_read_file_uris_by_the_same_rule(tmp_path):
     uri = f"file://{tmp_path}/k=a%3Ab/f.parquet"
     assert LocalFileSystem().exists(uri)
     assert LocalFileSystem._local(uri) == str(d / "f.parquet")
-    fs, path = storage.arrow_filesystem(uri)
+    fs, path = locations.arrow_filesystem(uri)
     assert isinstance(fs, pafs.LocalFileSystem) and fs.get_file_info(path).size == 4
     io, base = stats_store.resolve_io(f"file://{tmp_path}/k=a%3Ab")
     assert io.list_names(base) == ["f.parquet"]
@@ -66,22 +67,22 @@ def test_each_store_gets_its_pyarrow_filesystem_with_the_options(monkeypatch):
 
     for cls in ("S3FileSystem", "GcsFileSystem", "AzureFileSystem", "HadoopFileSystem"):
         monkeypatch.setattr(pafs, cls, fake(cls))
-    monkeypatch.setattr(storage, "_CACHE", {})
+    monkeypatch.setattr(locations, "_CACHE", {})
     opts = {"access_key": "AK", "secret_key": "SK", "region": "eu-west-1"}
-    assert storage.arrow_filesystem("s3a://lake/t", opts)[1] == "lake/t"
-    assert storage.arrow_filesystem("s3://lake/u", opts)[1] == "lake/u"  # cached: same store, bucket, options
-    assert storage.arrow_filesystem("gs://b/t", {"anonymous": True})[1] == "b/t"
-    assert storage.arrow_filesystem("abfss://c@acct.dfs.core.windows.net/t")[1] == "c/t"
-    assert storage.arrow_filesystem("hdfs://nn:9000/w/t")[1] == "/w/t"
+    assert locations.arrow_filesystem("s3a://lake/t", opts)[1] == "lake/t"
+    assert locations.arrow_filesystem("s3://lake/u", opts)[1] == "lake/u"  # cached: same store, bucket, options
+    assert locations.arrow_filesystem("gs://b/t", {"anonymous": True})[1] == "b/t"
+    assert locations.arrow_filesystem("abfss://c@acct.dfs.core.windows.net/t")[1] == "c/t"
+    assert locations.arrow_filesystem("hdfs://nn:9000/w/t")[1] == "/w/t"
     assert made == [("S3FileSystem", (), opts), ("GcsFileSystem", (), {"anonymous": True}),
                     ("AzureFileSystem", (), {"account_name": "acct"}), ("HadoopFileSystem", ("nn", 9000), {})]
 
 
 def test_store_errors_become_one_clear_message():
     denied = OSError("When reading 'k' in bucket 'lake': AWS Error ACCESS_DENIED during HeadObject operation")
-    err = storage.describe_error(denied, "s3://lake/t", "aws_lake")
-    assert isinstance(err, storage.StorageError)
+    err = locations.describe_error(denied, "s3://lake/t", "aws_lake")
+    assert isinstance(err, locations.StorageError)
     assert "cannot read s3://lake/t with connection 'aws_lake': access denied" in str(err)
     missing = OSError("AWS Error NO_SUCH_BUCKET during ListObjectsV2 operation")
-    assert "bucket lake does not exist" in str(storage.describe_error(missing, "s3://lake/t"))
-    assert storage.describe_error(FileNotFoundError(os.strerror(2)), "s3://lake/t") is None
+    assert "bucket lake does not exist" in str(locations.describe_error(missing, "s3://lake/t"))
+    assert locations.describe_error(FileNotFoundError(os.strerror(2)), "s3://lake/t") is None

@@ -19,7 +19,7 @@ PARAMS = {"table": "", "columns": "a,b"}
 
 def units_the_job_would_rewrite(table: str, partitions: str) -> list[str]:
     """The clustering job's own --partitions parsing and partition lookup, fed the sensor's XCom (no Spark)."""
-    from airflow_zorder.core.fs import LocalFileSystem
+    from airflow_zorder.core.storage.filesystems import LocalFileSystem
     from spark_jobs.table import list_units, parse_partitions, select_units
 
     return [u.relpath for u in select_units(list_units(LocalFileSystem(), table)[1], parse_partitions([partitions]))]

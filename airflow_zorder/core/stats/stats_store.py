@@ -5,7 +5,7 @@ pyarrow has no native filesystem for).  The Spark collector
 (``spark_jobs/collect_stats.py``) writes through :func:`write_snapshot` /
 :func:`write_run`; the sensor and the UI read with :func:`load_latest`,
 :func:`load_history` and :func:`load_events`; the clustering job calls
-:func:`record_event`.  Row schemas: :mod:`airflow_zorder.core.stats_schema`.
+:func:`record_event`.  Row schemas: :mod:`airflow_zorder.core.stats.stats_schema`.
 
 Layout of a stats location (default ``<table home>/_zorder/stats``, hidden from
 the table's readers by the leading underscore)::
@@ -70,9 +70,9 @@ import pyarrow.json as pajson
 import pyarrow.parquet as pq
 from pyarrow import fs as pafs
 
-from airflow_zorder.core import stats_schema as ss
-from airflow_zorder.core import storage
-from airflow_zorder.core.faults import fault_point
+from airflow_zorder.core.stats import stats_schema as ss
+from airflow_zorder.core.storage import locations
+from airflow_zorder.core.storage.faults import fault_point
 
 __all__ = [
     "StatsNotFoundError",
@@ -285,7 +285,7 @@ class ArrowIO(StatsIO):
                 raise FileExistsError(path)
             self._write_direct(path, data)
             return
-        from airflow_zorder.core.fs import LocalFileSystem
+        from airflow_zorder.core.storage.filesystems import LocalFileSystem
 
         tmp = self._write_temp(path, data)
         try:
@@ -342,9 +342,9 @@ def _unlink(p: str) -> None:
 
 
 class FsIO(StatsIO):
-    """:class:`StatsIO` over the project's :class:`airflow_zorder.core.fs.FileSystem`: the Spark driver's commits.
+    """:class:`StatsIO` over the project's :class:`airflow_zorder.core.storage.filesystems.FileSystem`: the Spark driver's commits.
 
-    With :class:`~airflow_zorder.core.fs.HadoopFileSystem` (which reads and writes bytes) it holds
+    With :class:`~airflow_zorder.core.storage.filesystems.HadoopFileSystem` (which reads and writes bytes) it holds
     snapshots too, on any store Hadoop reaches; a text-only filesystem holds events and run records.
     """
 
@@ -396,23 +396,23 @@ class FsIO(StatsIO):
 def resolve_io(location: str, filesystem: Any = None) -> tuple[StatsIO, str]:
     """``(io, base path)`` for a stats location.
 
-    ``filesystem``: ``None`` (the location's own filesystem from :func:`storage.arrow_filesystem`,
+    ``filesystem``: ``None`` (the location's own filesystem from :func:`locations.arrow_filesystem`,
     with the store's default credentials), a ``pyarrow.fs.FileSystem`` (a plain path is then a path
-    in it, a URI is parsed by :func:`storage.parse_location`), an fsspec filesystem, the project's
-    :class:`~airflow_zorder.core.fs.FileSystem` (the Spark driver's Hadoop commits), or a :class:`StatsIO`.
+    in it, a URI is parsed by :func:`locations.parse_location`), an fsspec filesystem, the project's
+    :class:`~airflow_zorder.core.storage.filesystems.FileSystem` (the Spark driver's Hadoop commits), or a :class:`StatsIO`.
     """
     location = os.fspath(location)
     if isinstance(filesystem, StatsIO):
         return filesystem, location
-    from airflow_zorder.core.fs import LocalFileSystem as ProjectLocal
+    from airflow_zorder.core.storage.filesystems import LocalFileSystem as ProjectLocal
 
     if filesystem is None or isinstance(filesystem, ProjectLocal):
-        fs, path = storage.arrow_filesystem(location)
+        fs, path = locations.arrow_filesystem(location)
         return ArrowIO(fs), path.rstrip("/") or "/"
     if isinstance(filesystem, pafs.FileSystem):
         path = location
         if "://" in location or location.startswith("file:"):
-            path = storage.parse_location(location).arrow_path()
+            path = locations.parse_location(location).arrow_path()
         return ArrowIO(filesystem), path.rstrip("/") or "/"
     if hasattr(filesystem, "write_text_atomic") and hasattr(filesystem, "list_files"):
         return FsIO(filesystem), location.rstrip("/")
@@ -718,7 +718,7 @@ def load_history(
         runs = runs.sort_by([("collected_at", "ascending"), ("run_id", "ascending")])
     if not clustering_columns:
         return runs
-    from airflow_zorder.core import metrics
+    from airflow_zorder.core.policy import metrics
 
     cols = list(clustering_columns)
     kept = set(_snapshot_ids(io, base))
@@ -753,7 +753,7 @@ _EVENT_INT_FIELDS = ("files_before", "files_after", "rows_before", "rows_after",
 def record_event(location: str, event: Mapping[str, Any], filesystem: Any = None) -> str:
     """Append an event (EVENTS_SCHEMA keys; ``kind`` required) to the stats location; returns its path.
 
-    ``filesystem`` may be the clustering job's :class:`airflow_zorder.core.fs.FileSystem`
+    ``filesystem`` may be the clustering job's :class:`airflow_zorder.core.storage.filesystems.FileSystem`
     (``HadoopFileSystem`` works: events are text).  ``at`` defaults to now.
     Unknown keys are moved into ``details`` (JSON) so nothing is lost.
     """
@@ -834,7 +834,7 @@ def change_signal(location: str, filesystem: Any = None, *, ignore_run_id: str |
     collected); ``last_run``: the newest run record's name (a run that found nothing new still makes the
     stats younger); ``events`` / ``last_event``: how many event files there are and the newest one's name
     (a re-clustering moves the anti-thrash guards).  Events recorded under ``ignore_run_id`` (a watcher's
-    own decisions: ``health.record_decision``'s ``source``) are not counted, so recording a decision is not
+    own decisions: ``recluster_policy.record_decision``'s ``source``) are not counted, so recording a decision is not
     a change.  Two equal signals: nothing a decision depends on changed in between.  JSON-serialisable.
     """
     io, base = resolve_io(location, filesystem)

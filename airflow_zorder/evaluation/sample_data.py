@@ -60,7 +60,7 @@ def write_table(path: str, rows: int = 200_000, files_per_partition: int = 8, pa
 
 
 def main() -> None:
-    """CLI: ``python -m airflow_zorder.sample_data PATH [--rows N] [--files-per-partition K]``."""
+    """CLI: ``python -m airflow_zorder.evaluation.sample_data PATH [--rows N] [--files-per-partition K]``."""
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     p.add_argument("path")
     p.add_argument("--rows", type=int, default=200_000)

@@ -37,7 +37,7 @@ from airflow.sdk import Asset, BaseHook
 from airflow.sdk.exceptions import AirflowException, AirflowNotFoundException
 
 from airflow_zorder import packaging
-from airflow_zorder.core.jvm_options import with_jit_conf
+from airflow_zorder.core.jobs.jvm_options import with_jit_conf
 from airflow_zorder.hooks.spark_job import SparkJobHook, resolve_spark_binary
 from airflow_zorder.links import SparkApplicationLink, TableHealthLink
 

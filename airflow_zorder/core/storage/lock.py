@@ -23,7 +23,7 @@ from datetime import UTC, datetime
 from types import TracebackType
 from typing import Self
 
-from airflow_zorder.core.fs import FileSystem, join
+from airflow_zorder.core.storage.filesystems import FileSystem, join
 
 log = logging.getLogger(__name__)
 

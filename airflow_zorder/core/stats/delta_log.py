@@ -62,8 +62,9 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from airflow_zorder.core import footer_stats, storage
-from airflow_zorder.core import stats_schema as ss
+from airflow_zorder.core.stats import footer_stats
+from airflow_zorder.core.storage import locations
+from airflow_zorder.core.stats import stats_schema as ss
 
 __all__ = [
     "DEFAULT_STRING_PREFIX_LENGTH",
@@ -125,7 +126,7 @@ def _delta_errors(location: str):
 def table_uri(table_location: str) -> str:
     """The location delta-rs opens: a local path as a plain absolute path, a URI as ``Location.uri()``
     (``s3a://`` / ``s3n://`` become ``s3://``)."""
-    loc = storage.parse_location(table_location)
+    loc = locations.parse_location(table_location)
     return loc.local_path() if loc.is_local else loc.uri()
 
 

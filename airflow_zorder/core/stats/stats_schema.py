@@ -3,7 +3,7 @@
 The project's ONE definition of what the statistics collector
 (``spark_jobs/collect_stats.py``) writes and what the sensor, the UI and the
 metrics read.  Airflow-free and Spark-free (pyarrow + numpy).  Storage layout,
-atomic snapshots and the readers live in :mod:`airflow_zorder.core.stats_store`.
+atomic snapshots and the readers live in :mod:`airflow_zorder.core.stats.stats_store`.
 
 Three record kinds, all easy to read from Spark SQL, DuckDB and pyarrow (no
 column is named with an SQL reserved word such as ``table`` or ``column``):
@@ -23,7 +23,7 @@ column is named with an SQL reserved word such as ``table`` or ``column``):
 Bounds: three representations per row
 -------------------------------------
 ``min_value`` / ``max_value`` (string)
-    Lossless text, the encoding of :mod:`~airflow_zorder.core.footer_stats`
+    Lossless text, the encoding of :mod:`~airflow_zorder.core.stats.footer_stats`
     (integers in decimal digits, doubles in shortest round-trip form, decimals
     with the column's scale, ISO dates / timestamps with the unit's digits and
     a ``Z`` for UTC-adjusted ones, strings as is, binary as lowercase hex).
@@ -128,7 +128,7 @@ FILE_STATS_SCHEMA = pa.schema(
         pa.field("max_exact", pa.bool_()),
         pa.field("reason", pa.string()),  # why has_stats is false, or a note (e.g. column_not_in_file)
         # -- provenance
-        pa.field("method", pa.string()),  # 'footer' | 'scan' | 'delta_log' (core.delta_log: read from a Delta log)
+        pa.field("method", pa.string()),  # 'footer' | 'scan' | 'delta_log' (core.stats.delta_log: read from a Delta log)
         pa.field("error", pa.string()),  # the file could not be read (retried next run); null = fine
         pa.field("collected_at", pa.timestamp("us", tz="UTC"), nullable=False),  # when this row was read
     ],
@@ -346,7 +346,7 @@ def order_key(value: Any, arrow_type: str | pa.DataType) -> bytes | None:
     ``datetime``, ``time``, ``bool``); a text in the stats encoding is
     accepted too (decoded with :func:`footer_stats.decode_bounds`).
     """
-    from airflow_zorder.core import footer_stats
+    from airflow_zorder.core.stats import footer_stats
 
     t = footer_stats.parse_arrow_type(arrow_type) if isinstance(arrow_type, str) else arrow_type
     if value is None:
@@ -405,7 +405,7 @@ def bound_columns(
     :func:`footer_stats.decode_bounds`; rows without a type (or with an
     undecodable one) get nulls.
     """
-    from airflow_zorder.core import footer_stats
+    from airflow_zorder.core.stats import footer_stats
 
     def flat(a: pa.Array | pa.ChunkedArray) -> pa.Array:
         return a.combine_chunks() if isinstance(a, pa.ChunkedArray) else a
@@ -483,11 +483,11 @@ def to_footer_stats(stats: pa.Table) -> pa.Table:
     """A stats-table slice in :data:`footer_stats.STATS_SCHEMA` form (names ``column``, ``min``, ``max``, ...).
 
     This is what :func:`footer_stats.column_bounds` and the
-    :mod:`~airflow_zorder.core.metrics` functions (``table_clustering``,
+    :mod:`~airflow_zorder.core.policy.metrics` functions (``table_clustering``,
     ``partition_clustering``, ...) take.  Rows without a column name
     (placeholder rows) are dropped.
     """
-    from airflow_zorder.core import footer_stats
+    from airflow_zorder.core.stats import footer_stats
 
     if "column_name" in stats.column_names:
         stats = stats.filter(pc.is_valid(stats["column_name"]))
@@ -503,7 +503,7 @@ def to_footer_stats(stats: pa.Table) -> pa.Table:
 
 def column_bounds(stats: pa.Table, column: str, *, exact_only: bool = False):
     """Typed ``(mins, maxs, has_stats)`` of one column from a stats table (see :func:`footer_stats.column_bounds`)."""
-    from airflow_zorder.core import footer_stats
+    from airflow_zorder.core.stats import footer_stats
 
     sel = stats.filter(pc.equal(stats["column_name"], column))
     return footer_stats.column_bounds(to_footer_stats(sel), column, exact_only=exact_only)

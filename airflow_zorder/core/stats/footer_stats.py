@@ -15,7 +15,7 @@ Main entry points
 ``column_bounds(stats_table_or_files, column)``
     Typed ``(mins, maxs, has_stats)`` for one column: Arrow arrays of the
     column's logical type plus a numpy bool mask.  This is what
-    :mod:`airflow_zorder.core.metrics` consumes.
+    :mod:`airflow_zorder.core.policy.metrics` consumes.
 
 Semantics (what "never guess" means here)
 -----------------------------------------

@@ -1,7 +1,7 @@
 """Data-skipping (file pruning) evaluator over per-file footer statistics.
 
 Airflow-free and Spark-free: numpy + pyarrow.  Given a predicate and a stats
-table (:data:`~airflow_zorder.core.footer_stats.STATS_SCHEMA`, one row per
+table (:data:`~airflow_zorder.core.stats.footer_stats.STATS_SCHEMA`, one row per
 (file, column)), :func:`prune` lists the files that *may* contain a row for
 which the predicate is TRUE; every other file provably contains none.
 
@@ -9,7 +9,7 @@ Predicates
 ----------
 Either the expression API::
 
-    from airflow_zorder.core.pruning import col
+    from airflow_zorder.evaluation.pruning import col
     p = (col("a") == 5) & (col("b") < "x") | ~col("c").isin([1, 2])
     p = col("s").startswith("ab") & col("d").between(date(2024, 1, 1), date(2024, 1, 31))
     p = col("x").is_null() | col("x").is_not_null() & col("s").like("ab%c")
@@ -102,7 +102,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from airflow_zorder.core import metrics
+from airflow_zorder.core.policy import metrics
 
 __all__ = [
     "Expr",
@@ -1050,15 +1050,15 @@ def prune(
 ) -> PruneResult:
     """Files of ``stats_table`` that may hold a row matching ``predicate``.
 
-    ``stats_table``: :data:`~airflow_zorder.core.footer_stats.STATS_SCHEMA`
-    rows (:func:`~airflow_zorder.core.footer_stats.read_footers`); files are
+    ``stats_table``: :data:`~airflow_zorder.core.stats.footer_stats.STATS_SCHEMA`
+    rows (:func:`~airflow_zorder.core.stats.footer_stats.read_footers`); files are
     its distinct ``path`` values in order of appearance.  ``predicate``: an
     :class:`Expr` or SQL-like text (:func:`parse`).  ``nan_semantics`` /
     ``nan_free_columns``: see the module docstring.  ``explain=True`` fills
     :attr:`PruneResult.reasons` (one line per pruned file).
 
     Vectorised: every atom is evaluated for all files at once on the sort keys
-    of :func:`~airflow_zorder.core.metrics.prepare_bounds` (exact across
+    of :func:`~airflow_zorder.core.policy.metrics.prepare_bounds` (exact across
     types) or Arrow string kernels (LIKE).  Never prunes a file that could
     match (see the module docstring for the exact rules).
     """

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 import numpy as np
 import pyarrow as pa
 
-from airflow_zorder.core import curves, ranges
+from airflow_zorder.core.layout import curves, ranges
 
 DEFAULT_SALT_BITS = 16
 MAX_BITS_PER_COLUMN = 16

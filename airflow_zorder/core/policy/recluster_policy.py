@@ -35,7 +35,8 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from airflow_zorder.core import metrics, stats_schema, stats_store
+from airflow_zorder.core.policy import metrics
+from airflow_zorder.core.stats import stats_schema, stats_store
 
 __all__ = [
     "DECISIONS",

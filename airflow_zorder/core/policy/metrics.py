@@ -3,7 +3,7 @@
 The project's one metrics module (Airflow-free, Spark-free: numpy + pyarrow).
 Everything here works on per-file bounds of one column -- ``mins``, ``maxs``
 (Arrow arrays or numpy arrays of any orderable type) and ``has_stats`` -- as
-returned by :func:`airflow_zorder.core.footer_stats.column_bounds`.
+returned by :func:`airflow_zorder.core.stats.footer_stats.column_bounds`.
 
 Layout
 ------
@@ -456,12 +456,12 @@ def files_fraction_for_columns(
 
     ``table_dir_or_files``: a table directory (all ``*.parquet`` below it,
     hidden/underscore entries skipped), a list of Parquet files, or a stats
-    table from :func:`~airflow_zorder.core.footer_stats.read_footers`.
+    table from :func:`~airflow_zorder.core.stats.footer_stats.read_footers`.
     ``values_per_column``: query values per column, as a mapping or a
     sequence aligned with ``columns``.  Returns ``{column: mean fraction}``.
     Footers are read once for all columns.
     """
-    from airflow_zorder.core import footer_stats
+    from airflow_zorder.core.stats import footer_stats
 
     columns = [columns] if isinstance(columns, str) else list(columns)
     if isinstance(values_per_column, Mapping):
@@ -942,7 +942,7 @@ def column_clustering(
     """Clustering information of one column from its per-file bounds.
 
     ``mins``/``maxs``/``has_stats`` as for :func:`prepare_bounds` (typically
-    from :func:`~airflow_zorder.core.footer_stats.column_bounds`);
+    from :func:`~airflow_zorder.core.stats.footer_stats.column_bounds`);
     ``num_clustering_columns`` is the ``d`` of the ideal ``N ** (-1/d)``.
     See :class:`ColumnClustering` for the definitions.  O(N log N).
     """
@@ -976,7 +976,7 @@ def _column_bounds_fast(t: pa.Table, column: str) -> tuple[pa.Array, pa.Array, n
     Same result; the common case (one bound type, decoded by a vectorised
     Arrow cast) skips the per-row Python work of the general function.
     """
-    from airflow_zorder.core import footer_stats
+    from airflow_zorder.core.stats import footer_stats
 
     types = pc.unique(t["arrow_type"]).to_pylist()
     if len(types) == 1 and types[0] is not None:
@@ -1003,7 +1003,7 @@ def partition_clustering(
 ) -> dict[Any, dict[str, ColumnClustering]]:
     """``{partition: {column: ColumnClustering}}`` from a footer stats table.
 
-    ``stats_table`` has :data:`~airflow_zorder.core.footer_stats.STATS_SCHEMA`
+    ``stats_table`` has :data:`~airflow_zorder.core.stats.footer_stats.STATS_SCHEMA`
     (one row per (file, column)); files are grouped by ``partition_key``
     (the Hive partition path, e.g. ``"dt=2024-01-01"``; ``None`` for files
     outside any partition).  ``num_clustering_columns`` defaults to

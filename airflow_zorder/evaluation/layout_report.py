@@ -15,7 +15,8 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.dataset as ds
 
-from airflow_zorder.core import footer_stats, metrics
+from airflow_zorder.core.stats import footer_stats
+from airflow_zorder.core.policy import metrics
 
 
 def data_files(table_dir: str) -> list[str]:

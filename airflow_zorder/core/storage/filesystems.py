@@ -23,7 +23,7 @@ import uuid
 from dataclasses import dataclass
 from typing import Any, Protocol, runtime_checkable
 
-from airflow_zorder.core.storage import is_path_table, parse_location
+from airflow_zorder.core.storage.locations import is_path_table, parse_location
 
 log = logging.getLogger(__name__)
 

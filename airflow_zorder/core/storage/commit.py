@@ -42,11 +42,11 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
-from airflow_zorder.core.faults import fault_point
-from airflow_zorder.core.fs import FileInfo, FileSystem, join, relpath
+from airflow_zorder.core.storage.faults import fault_point
+from airflow_zorder.core.storage.filesystems import FileInfo, FileSystem, join, relpath
 
 if TYPE_CHECKING:
-    from airflow_zorder.core.lock import TableLock
+    from airflow_zorder.core.storage.lock import TableLock
 
 log = logging.getLogger(__name__)
 

@@ -1,0 +1,1 @@
+"""How rows are ordered: space-filling curves, range ids, curve keys and the write choices."""

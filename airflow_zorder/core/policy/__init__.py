@@ -1,0 +1,1 @@
+"""Whether to re-cluster: clustering metrics over file bounds and the re-clustering decision."""
