@@ -1,5 +1,5 @@
 # The two commands of the README. Both install what they need into .venv first.
-.PHONY: demo test test-lowest bench bench-cluster install
+.PHONY: demo test test-lowest lint format bench bench-cluster install
 
 install:
 	bash scripts/bootstrap.sh
@@ -9,6 +9,15 @@ demo: install
 
 test: install
 	bash scripts/test.sh
+
+# ruff's lint rules and formatter (pyproject's [tool.ruff]); CI runs it before the tests. `make format` fixes.
+lint: install
+	.venv/bin/ruff check .
+	.venv/bin/ruff format --check .
+
+format: install
+	.venv/bin/ruff check --fix .
+	.venv/bin/ruff format .
 
 # The provider in an existing deployment of the lowest Airflow we support (pyproject's lower bounds):
 # a new .venv-lowest with released Airflow + Spark provider, the project's wheel installed with plain pip

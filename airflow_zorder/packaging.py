@@ -40,8 +40,10 @@ def job_script(name: str) -> str:
 
 def zip_members() -> list[tuple[str, bytes]]:
     """(archive name, bytes) of every file the jobs import, sorted by name."""
-    members = [("airflow_zorder/__init__.py", MINIMAL_INIT.encode()),
-               ("airflow_zorder/core/__init__.py", (PACKAGE_DIR / "core" / "__init__.py").read_bytes())]
+    members = [
+        ("airflow_zorder/__init__.py", MINIMAL_INIT.encode()),
+        ("airflow_zorder/core/__init__.py", (PACKAGE_DIR / "core" / "__init__.py").read_bytes()),
+    ]
     roots = [(PACKAGE_DIR / "core" / pkg, f"airflow_zorder/core/{pkg}") for pkg in CORE_PACKAGES]
     for root, prefix in (*roots, (JOBS_DIR, "spark_jobs")):
         for path in sorted(root.rglob("*.py")):

@@ -26,8 +26,8 @@ def get_provider_info() -> dict[str, Any]:
                 "options": {
                     "tables": {
                         "description": "Tables the health pages list besides those found in this provider's "
-                                       "XComs: comma- or newline-separated 'table', 'table|stats_location' or "
-                                       "'table|stats_location|conn_id'.",
+                        "XComs: comma- or newline-separated 'table', 'table|stats_location' or "
+                        "'table|stats_location|conn_id'.",
                         "version_added": "0.1.0",
                         "type": "string",
                         "example": "s3a://lake/events|s3://lake/events/_zorder/stats|aws_lake",
@@ -35,7 +35,7 @@ def get_provider_info() -> dict[str, Any]:
                     },
                     "xcom_scan_limit": {
                         "description": "How many of the newest XComs of this provider's tasks are read to "
-                                       "discover tables.",
+                        "discover tables.",
                         "version_added": "0.1.0",
                         "type": "integer",
                         "example": "5000",
@@ -43,7 +43,7 @@ def get_provider_info() -> dict[str, Any]:
                     },
                     "cache_ttl_s": {
                         "description": "Seconds a table's evaluated health is cached by the UI (recomputed at "
-                                       "once when a new snapshot, run or event appears).",
+                        "once when a new snapshot, run or event appears).",
                         "version_added": "0.1.0",
                         "type": "float",
                         "example": "300",
@@ -67,18 +67,14 @@ def get_provider_info() -> dict[str, Any]:
                 ],
             }
         ],
-        "sensors": [
-            {"integration-name": INTEGRATION, "python-modules": ["airflow_zorder.sensors.file_overlap"]}
-        ],
+        "sensors": [{"integration-name": INTEGRATION, "python-modules": ["airflow_zorder.sensors.file_overlap"]}],
         "hooks": [
             {
                 "integration-name": INTEGRATION,
                 "python-modules": ["airflow_zorder.hooks.file_stats", "airflow_zorder.hooks.spark_job"],
             }
         ],
-        "triggers": [
-            {"integration-name": INTEGRATION, "python-modules": ["airflow_zorder.triggers.file_overlap"]}
-        ],
+        "triggers": [{"integration-name": INTEGRATION, "python-modules": ["airflow_zorder.triggers.file_overlap"]}],
         "extra-links": [
             "airflow_zorder.links.spark.SparkApplicationLink",
             "airflow_zorder.links.table_health.TableHealthLink",

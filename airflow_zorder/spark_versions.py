@@ -34,7 +34,8 @@ def check_pyspark_pairing() -> None:
     raise RuntimeError(
         f"pyspark {full} and pyspark-client {client} are both installed: they share the pyspark/ folder, so one "
         f"overwrote the other's files and this Spark mixes two versions. Install the same version of both: "
-        f"pip install pyspark=={client} pyspark-client=={client}")
+        f"pip install pyspark=={client} pyspark-client=={client}"
+    )
 
 
 if __name__ == "__main__":  # python -m airflow_zorder.spark_versions: exit 1 with the message on a mismatch

@@ -41,19 +41,18 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-from bench_env import REPO  # noqa: E402  (sets PYSPARK_PYTHON, sys.path, PYTHONPATH)
-
 import psutil  # noqa: E402
-
-from airflow_zorder.core.stats import footer_stats
-from airflow_zorder.evaluation import layout_report
-from airflow_zorder.core.policy import metrics# noqa: E402
-from airflow_zorder.core.jobs.jvm_options import JIT_OPTION  # noqa: E402
+from bench_env import REPO  # noqa: E402  (sets PYSPARK_PYTHON, sys.path, PYTHONPATH)
 from tpch_data import generate_lineitem  # noqa: E402
 
+from airflow_zorder.core.jobs.jvm_options import JIT_OPTION  # noqa: E402
+from airflow_zorder.core.policy import metrics  # noqa: E402
+from airflow_zorder.core.stats import footer_stats
+from airflow_zorder.evaluation import layout_report
+
 COLUMNS = ["l_partkey", "l_suppkey", "l_shipdate"]
-GOAL_FRACTION_FACTOR = 1.5   # (a) every column's fraction <= 1.5 x ideal (zorder, hilbert)
-GOAL_TIME_FACTOR = 1.25      # (b) clustering wall time <= 1.25 x baseline mean
+GOAL_FRACTION_FACTOR = 1.5  # (a) every column's fraction <= 1.5 x ideal (zorder, hilbert)
+GOAL_TIME_FACTOR = 1.25  # (b) clustering wall time <= 1.25 x baseline mean
 GOAL_CURVES = ("zorder", "hilbert")
 MB = 1024 * 1024
 
@@ -84,7 +83,7 @@ class MemoryMonitor:
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._run, name="rss-monitor", daemon=True)
 
-    def start(self) -> "MemoryMonitor":
+    def start(self) -> MemoryMonitor:
         self._thread.start()
         return self
 
@@ -179,11 +178,20 @@ def phase(mon: MemoryMonitor, name: str, into: dict[str, Any]):
     yield
     wall = time.perf_counter() - t0
     p, cpu = mon.peaks()
-    into.update({"wall_s": round(wall, 3), "cpu_s": round(cpu, 1), "load1_end": round(os.getloadavg()[0], 1),
-                 "peak_python_rss_mb": round(p["python"] / MB, 1), "peak_jvm_rss_mb": round(p["jvm"] / MB, 1),
-                 "peak_workers_pss_mb": round(p["workers"] / MB, 1)})
-    log(f"{name}: {wall:.1f} s wall, {cpu:.0f} s cpu, load {into['load1_end']}, peak RSS python "
-        f"{p['python'] / MB:.0f} MB, jvm {p['jvm'] / MB:.0f} MB, workers PSS {p['workers'] / MB:.0f} MB")
+    into.update(
+        {
+            "wall_s": round(wall, 3),
+            "cpu_s": round(cpu, 1),
+            "load1_end": round(os.getloadavg()[0], 1),
+            "peak_python_rss_mb": round(p["python"] / MB, 1),
+            "peak_jvm_rss_mb": round(p["jvm"] / MB, 1),
+            "peak_workers_pss_mb": round(p["workers"] / MB, 1),
+        }
+    )
+    log(
+        f"{name}: {wall:.1f} s wall, {cpu:.0f} s cpu, load {into['load1_end']}, peak RSS python "
+        f"{p['python'] / MB:.0f} MB, jvm {p['jvm'] / MB:.0f} MB, workers PSS {p['workers'] / MB:.0f} MB"
+    )
 
 
 # --------------------------------------------------------------------------- helpers
@@ -211,8 +219,11 @@ def fractions_of(files: list[str], values: dict, columns: list[str] = COLUMNS) -
     stats = footer_stats.read_footers_parallel(files, columns)
     fr = metrics.files_fraction_for_columns(stats, columns, values)
     n = len(files)
-    return {"files": n, "fractions": {c: round(float(f), 4) for c, f in fr.items()},
-            "ideal": round(metrics.ideal_point_query_fraction(max(n, 1), len(columns)), 4)}
+    return {
+        "files": n,
+        "fractions": {c: round(float(f), 4) for c, f in fr.items()},
+        "ideal": round(metrics.ideal_point_query_fraction(max(n, 1), len(columns)), 4),
+    }
 
 
 def report_of(table_dir: Path, values: dict) -> dict[str, Any]:
@@ -229,8 +240,10 @@ def code_state() -> dict[str, Any]:
         except (OSError, subprocess.SubprocessError):
             return ""
 
-    return {"head": git("rev-parse", "--short", "HEAD").strip(),
-            "modified": [ln[3:] for ln in git("status", "--porcelain", "--", "spark_jobs", "airflow_zorder").splitlines()]}
+    return {
+        "head": git("rev-parse", "--short", "HEAD").strip(),
+        "modified": [ln[3:] for ln in git("status", "--porcelain", "--", "spark_jobs", "airflow_zorder").splitlines()],
+    }
 
 
 def build_spark(shuffle_partitions: int):
@@ -260,8 +273,9 @@ def run_baseline(spark, src: Path, out: Path, n: int, key: str = "l_orderkey") -
     return {"out": str(out)}
 
 
-def warm_up(spark, src: Path, work: Path, n: int, curves: list[str], columns: list[str] = COLUMNS,
-            key: str = "l_orderkey") -> dict[str, float]:
+def warm_up(
+    spark, src: Path, work: Path, n: int, curves: list[str], columns: list[str] = COLUMNS, key: str = "l_orderkey"
+) -> dict[str, float]:
     """Untimed: each job once on 4 input files, then once on the whole input; returns the whole-input walls.
 
     Every timed run then finds its generated code compiled and JIT-warm, as the baseline's is:
@@ -271,7 +285,8 @@ def warm_up(spark, src: Path, work: Path, n: int, curves: list[str], columns: li
     Hilbert: 7.3 s of JIT against 2.4 s in later runs, 19.8 s against 15.6 s of wall).
     The whole-input walls are reported as each job's first run in this JVM.
     """
-    from spark_jobs.cluster_table import ClusterOptions, run_cluster
+    from airflow_zorder.core.jobs.options import ClusterOptions
+    from spark_jobs.cluster_table import run_cluster
 
     log(f"warm-up (untimed): baseline + run_cluster {', '.join(curves)} on 4 input files, then on all")
     t0 = time.perf_counter()
@@ -306,8 +321,20 @@ class SubPhaseTimer:
     API has changed between versions: plan_unit/write_unit, then plan_batch/write_batch).
     """
 
-    NAMES = ("count_rows", "footer_counts", "plan_unit", "plan_batch", "plain_encoded_columns", "encodings_sample",
-             "plain_from_sample", "route_values", "write_unit", "write_batch", "read_staged", "staged_checksum")
+    NAMES = (
+        "count_rows",
+        "footer_counts",
+        "plan_unit",
+        "plan_batch",
+        "plain_encoded_columns",
+        "encodings_sample",
+        "plain_from_sample",
+        "route_values",
+        "write_unit",
+        "write_batch",
+        "read_staged",
+        "staged_checksum",
+    )
 
     def __init__(self) -> None:
         from spark_jobs import rewrite
@@ -316,14 +343,16 @@ class SubPhaseTimer:
         self.orig = {n: getattr(rewrite, n) for n in self.NAMES if callable(getattr(rewrite, n, None))}
         self.times: dict[str, float] = {}
 
-    def __enter__(self) -> "SubPhaseTimer":
+    def __enter__(self) -> SubPhaseTimer:
         for name, fn in self.orig.items():
+
             def wrapped(*a, __fn=fn, __name=name, **kw):
                 t = time.perf_counter()
                 try:
                     return __fn(*a, **kw)
                 finally:
                     self.times[__name] = self.times.get(__name, 0.0) + time.perf_counter() - t
+
             setattr(self.rewrite, name, wrapped)
         return self
 
@@ -340,16 +369,29 @@ class SubPhaseTimer:
             subs["write_excl_routes"] = round(write - subs["route_values"], 3)
         phases = result.get("phases", {})
         # the encodings' steps run in a second thread, overlapping these: reported, not added up
-        timed = (plan + write + subs.get("count_rows", 0.0) + subs.get("footer_counts", 0.0)
-                 + subs.get("read_staged", 0.0) + subs.get("staged_checksum", 0.0))
+        timed = (
+            plan
+            + write
+            + subs.get("count_rows", 0.0)
+            + subs.get("footer_counts", 0.0)
+            + subs.get("read_staged", 0.0)
+            + subs.get("staged_checksum", 0.0)
+        )
         subs["stage_other"] = round(phases.get("stage_and_verify_s", 0.0) - timed, 3)
         top = [phases[k] for k in ("stage_and_verify_s", "commit_s", "cleanup_s") if k in phases]  # others nest
         subs["outside_phases"] = round(result.get("duration_s", 0.0) - sum(top), 3)
         return subs
 
 
-def run_delta(src: Path, dst: Path, n: int, mon: MemoryMonitor, values: dict, columns: list[str] = COLUMNS,
-              match_files: bool = False) -> dict[str, Any]:
+def run_delta(
+    src: Path,
+    dst: Path,
+    n: int,
+    mon: MemoryMonitor,
+    values: dict,
+    columns: list[str] = COLUMNS,
+    match_files: bool = False,
+) -> dict[str, Any]:
     """delta-rs: ``write_deltalake`` of the input, then ``optimize.z_order(columns, target_size=bytes / n)``, timed.
 
     ``match_files``: when the timed run made other than ``n`` files (delta-rs writes its own
@@ -357,9 +399,9 @@ def run_delta(src: Path, dst: Path, n: int, mon: MemoryMonitor, values: dict, co
     target size scaled by files made / ``n`` -- the same curve order, cut into about ``n`` files (within
     ``n``/32) -- so layouts are compared at the same file count. ``live_files`` are the table's files after it.
     """
+    import deltalake
     import pyarrow.dataset as ds
     from deltalake import DeltaTable, write_deltalake
-    import deltalake
 
     files = sorted(str(p) for p in src.glob("*.parquet"))
     total = dir_bytes(files)
@@ -379,7 +421,7 @@ def run_delta(src: Path, dst: Path, n: int, mon: MemoryMonitor, values: dict, co
     out["optimize_metrics"] = metrics_out
 
     def live_files() -> list[str]:
-        return [u[len("file://"):] if u.startswith("file://") else u for u in DeltaTable(str(dst)).file_uris()]
+        return [u[len("file://") :] if u.startswith("file://") else u for u in DeltaTable(str(dst)).file_uris()]
 
     live = live_files()
     out["timed_run_files"] = len(live)
@@ -420,8 +462,17 @@ def median_run(runs: list[dict[str, Any]]) -> dict[str, Any]:
     if len(runs) > 1:
         mid["wall_ratio"] = round(statistics.median(r["wall_ratio"] for r in runs), 3)
         mid["cpu_ratio"] = round(statistics.median(r["cpu_ratio"] for r in runs), 3)
-    keep = ("wall_s", "cpu_s", "reference", "wall_ratio", "cpu_ratio", "peak_python_rss_mb", "peak_jvm_rss_mb",
-            "peak_workers_pss_mb", "load1_end")
+    keep = (
+        "wall_s",
+        "cpu_s",
+        "reference",
+        "wall_ratio",
+        "cpu_ratio",
+        "peak_python_rss_mb",
+        "peak_jvm_rss_mb",
+        "peak_workers_pss_mb",
+        "load1_end",
+    )
     mid["rounds"] = [{k: r[k] for k in keep if k in r} for r in runs]
     return mid
 
@@ -437,21 +488,27 @@ def print_table(res: dict[str, Any]) -> list[tuple[str, bool, str]]:
     lines = []
     p = lines.append
     p("")
-    p(f"TPC-H lineitem SF{res['sf']:g}: {res['input']['rows']:,} rows, {res['input']['files']} files, "
-      f"{res['input']['bytes'] / MB:.0f} MB; clustering on {', '.join(COLUMNS)}; "
-      f"Spark {res['spark_version']} local[2], 4g driver, {res['shuffle_partitions']} shuffle partitions")
+    p(
+        f"TPC-H lineitem SF{res['sf']:g}: {res['input']['rows']:,} rows, {res['input']['files']} files, "
+        f"{res['input']['bytes'] / MB:.0f} MB; clustering on {', '.join(COLUMNS)}; "
+        f"Spark {res['spark_version']} local[2], 4g driver, {res['shuffle_partitions']} shuffle partitions"
+    )
     p("")
     p("Wall time and peak RSS (per phase)")
-    hdr = (f"{'strategy':<28}{'wall s':>9}{'vs base':>9}{'cpu s':>8}{'vs base':>9}{'py RSS MB':>11}{'JVM RSS MB':>12}"
-           f"{'wrk PSS MB':>12}{'files':>7}{'load1':>7}")
+    hdr = (
+        f"{'strategy':<28}{'wall s':>9}{'vs base':>9}{'cpu s':>8}{'vs base':>9}{'py RSS MB':>11}{'JVM RSS MB':>12}"
+        f"{'wrk PSS MB':>12}{'files':>7}{'load1':>7}"
+    )
     p(hdr)
     p("-" * len(hdr))
 
     def row(name: str, d: dict, files: Any, spark: bool = True) -> None:
         jvm = f"{d['peak_jvm_rss_mb']:.0f}" if spark else "-"
         wrk = f"{d['peak_workers_pss_mb']:.0f}" if spark else "-"
-        p(f"{name:<28}{d['wall_s']:>9.1f}{ratio(d['wall_s'], base):>9}{d['cpu_s']:>8.0f}{ratio(d['cpu_s'], base_cpu):>9}"
-          f"{d['peak_python_rss_mb']:>11.0f}{jvm:>12}{wrk:>12}{files!s:>7}{d['load1_end']:>7.1f}")
+        p(
+            f"{name:<28}{d['wall_s']:>9.1f}{ratio(d['wall_s'], base):>9}{d['cpu_s']:>8.0f}{ratio(d['cpu_s'], base_cpu):>9}"
+            f"{d['peak_python_rss_mb']:>11.0f}{jvm:>12}{wrk:>12}{files!s:>7}{d['load1_end']:>7.1f}"
+        )
 
     refs = res.get("baselines") or [res["baseline_before"], res["baseline_after"]]
     for i, b in enumerate(refs):
@@ -460,27 +517,40 @@ def print_table(res: dict[str, Any]) -> list[tuple[str, bool, str]]:
     for curve, c in res["curves"].items():
         for i, r in enumerate(c.get("rounds") or [c]):
             row(f"run_cluster {curve} #{i + 1}", {**c, **r}, c["report"]["files"])
-            p(f"{'  baseline runs around it':<28}{r['reference']['wall_s']:>9.1f}{r['wall_ratio']:>8.2f}x"
-              f"{r['reference']['cpu_s']:>8.0f}{r['cpu_ratio']:>8.2f}x")
+            p(
+                f"{'  baseline runs around it':<28}{r['reference']['wall_s']:>9.1f}{r['wall_ratio']:>8.2f}x"
+                f"{r['reference']['cpu_s']:>8.0f}{r['cpu_ratio']:>8.2f}x"
+            )
     if res.get("delta_rs") and "z_order" in res["delta_rs"]:
         d = res["delta_rs"]
         row("delta-rs write_deltalake", d["write"], d["written_files"], spark=False)
         row("delta-rs optimize.z_order", d["z_order"], d["report"]["files"], spark=False)
     if res.get("first_runs_s"):
         fr = res["first_runs_s"]
-        p("(untimed warm-up, each job's first run on the whole input in this JVM: "
-          + ", ".join(f"{k} {v:.1f} s" for k, v in fr.items()) + ")")
-    p(f"(baseline runs interleaved with the curves: #0, curve 1, #1, curve 2, ...; spread max-min = "
-      f"{res['baseline_spread']:.0%} of the mean; each curve's goal ratio is to the mean of the two runs around it)")
+        p(
+            "(untimed warm-up, each job's first run on the whole input in this JVM: "
+            + ", ".join(f"{k} {v:.1f} s" for k, v in fr.items())
+            + ")"
+        )
+    p(
+        f"(baseline runs interleaved with the curves: #0, curve 1, #1, curve 2, ...; spread max-min = "
+        f"{res['baseline_spread']:.0%} of the mean; each curve's goal ratio is to the mean of the two runs around it)"
+    )
     if res.get("delta_rs") and "z_order" in res["delta_rs"]:
         p("(delta-rs runs in this Python process after the SparkSession is stopped: its memory is the py RSS column)")
-    p(f"(cpu s = user+system seconds of the Python driver, the JVM and its Python workers; load1 = 1-minute "
-      f"load average at the end of the phase on this {res['cpus']}-CPU machine)")
-    p("(baseline = read + repartitionByRange(l_orderkey) + sortWithinPartitions + write; "
-      "run_cluster wall includes its count, sampling, write, re-read count, commit)")
+    p(
+        f"(cpu s = user+system seconds of the Python driver, the JVM and its Python workers; load1 = 1-minute "
+        f"load average at the end of the phase on this {res['cpus']}-CPU machine)"
+    )
+    p(
+        "(baseline = read + repartitionByRange(l_orderkey) + sortWithinPartitions + write; "
+        "run_cluster wall includes its count, sampling, write, re-read count, commit)"
+    )
     p("")
-    p(f"Point queries: mean fraction of files whose min/max contains a value drawn from the data "
-      f"(ideal for 64 files, 3 columns = 64^(-1/3) = {ideal:.2f}; goal <= {GOAL_FRACTION_FACTOR} x ideal)")
+    p(
+        f"Point queries: mean fraction of files whose min/max contains a value drawn from the data "
+        f"(ideal for 64 files, 3 columns = 64^(-1/3) = {ideal:.2f}; goal <= {GOAL_FRACTION_FACTOR} x ideal)"
+    )
     hdr2 = f"{'layout':<28}{'files':>6}" + "".join(f"{c:>22}" for c in COLUMNS)
     p(hdr2)
     p("-" * len(hdr2))
@@ -500,13 +570,19 @@ def print_table(res: dict[str, Any]) -> list[tuple[str, bool, str]]:
         p(f"  (delta-rs made {d['report']['files']} files; its own ideal for that count is {d['report']['ideal']:.3f})")
     p("")
     code = res.get("code", {})
-    p(f"run_cluster phases (s), job code at {code.get('head', '?')}"
-      + (f" + uncommitted changes in {', '.join(code['modified'])}" if code.get("modified") else ""))
+    p(
+        f"run_cluster phases (s), job code at {code.get('head', '?')}"
+        + (f" + uncommitted changes in {', '.join(code['modified'])}" if code.get("modified") else "")
+    )
     for curve, c in res["curves"].items():
         ph = c["result"].get("phases", {})
         sub = c["sub_phases_s"]
-        p(f"  {curve:<8} " + ", ".join(f"{k}={v}" for k, v in ph.items()) + " | " +
-          ", ".join(f"{k}={v}" for k, v in sub.items()))
+        p(
+            f"  {curve:<8} "
+            + ", ".join(f"{k}={v}" for k, v in ph.items())
+            + " | "
+            + ", ".join(f"{k}={v}" for k, v in sub.items())
+        )
     p("")
     goals = []
     for curve in GOAL_CURVES:
@@ -515,19 +591,32 @@ def print_table(res: dict[str, Any]) -> list[tuple[str, bool, str]]:
             continue
         worst = max(c["report"]["fractions"].values())
         ok_a = all(f <= GOAL_FRACTION_FACTOR * ideal for f in c["report"]["fractions"].values())
-        goals.append((f"(a) {curve}: every column's fraction <= {GOAL_FRACTION_FACTOR} x {ideal:.2f} = "
-                      f"{GOAL_FRACTION_FACTOR * ideal:.3f}", ok_a, f"worst {worst:.3f}"))
+        goals.append(
+            (
+                f"(a) {curve}: every column's fraction <= {GOAL_FRACTION_FACTOR} x {ideal:.2f} = "
+                f"{GOAL_FRACTION_FACTOR * ideal:.3f}",
+                ok_a,
+                f"worst {worst:.3f}",
+            )
+        )
     for curve in GOAL_CURVES:
         c = res["curves"].get(curve)
         if not c:
             continue
         rounds = c.get("rounds") or [c]
         ok_b = c["wall_ratio"] <= GOAL_TIME_FACTOR
-        goals.append((f"(b) {curve}: clustering wall time <= {GOAL_TIME_FACTOR} x the baseline runs around it "
-                      f"(median over {len(rounds)} round(s))", ok_b,
-                      f"{c['wall_ratio']:.2f}x (rounds: " + ", ".join(
-                          f"{r['wall_s']:.1f} s / {r['reference']['wall_s']:.1f} s = {r['wall_ratio']:.2f}x" for r in rounds)
-                      + f"; cpu seconds {c['cpu_ratio']:.2f}x)"))
+        goals.append(
+            (
+                f"(b) {curve}: clustering wall time <= {GOAL_TIME_FACTOR} x the baseline runs around it "
+                f"(median over {len(rounds)} round(s))",
+                ok_b,
+                f"{c['wall_ratio']:.2f}x (rounds: "
+                + ", ".join(
+                    f"{r['wall_s']:.1f} s / {r['reference']['wall_s']:.1f} s = {r['wall_ratio']:.2f}x" for r in rounds
+                )
+                + f"; cpu seconds {c['cpu_ratio']:.2f}x)",
+            )
+        )
     for text, ok, detail in goals:
         p(f"{'PASS' if ok else 'FAIL'}  {text}: {detail}")
     print("\n".join(lines), flush=True)
@@ -540,6 +629,7 @@ def print_table(res: dict[str, Any]) -> list[tuple[str, bool, str]]:
 def main(argv: list[str] | None = None) -> int:
     try:
         import deltalake  # noqa: F401
+
         have_delta = True
     except ImportError:
         have_delta = False
@@ -548,13 +638,21 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--work", default=str(REPO / ".bench"), help="work directory (default .bench/)")
     ap.add_argument("--files", type=int, default=64, help="input and output file count (default 64)")
     ap.add_argument("--curves", default="zorder,hilbert,linear", help="curves to run (default zorder,hilbert,linear)")
-    ap.add_argument("--delta-rs", action=argparse.BooleanOptionalAction, default=have_delta,
-                    help="also run delta-rs optimize.z_order (default on if deltalake imports)")
+    ap.add_argument(
+        "--delta-rs",
+        action=argparse.BooleanOptionalAction,
+        default=have_delta,
+        help="also run delta-rs optimize.z_order (default on if deltalake imports)",
+    )
     ap.add_argument("--n-values", type=int, default=2000, help="query values per column (default 2000)")
     ap.add_argument("--seed", type=int, default=1)
-    ap.add_argument("--rounds", type=int, default=5,
-                    help="rounds of the curves, each run between two baseline runs (default 5; goal: the median ratio; "
-                         "single rounds move +-0.1x on a shared 2-core machine, so 3 rounds decide too little)")
+    ap.add_argument(
+        "--rounds",
+        type=int,
+        default=5,
+        help="rounds of the curves, each run between two baseline runs (default 5; goal: the median ratio; "
+        "single rounds move +-0.1x on a shared 2-core machine, so 3 rounds decide too little)",
+    )
     ap.add_argument("--keep", action="store_true", help="keep the rewritten tables (default: delete after measuring)")
     a = ap.parse_args(argv)
     curves = [c.strip() for c in a.curves.split(",") if c.strip()]
@@ -565,15 +663,29 @@ def main(argv: list[str] | None = None) -> int:
 
     mon = MemoryMonitor().start()
     code = code_state()
-    res: dict[str, Any] = {"sf": a.sf, "files": n, "columns": COLUMNS, "curves": {}, "shuffle_partitions": 64,
-                           "started": time.strftime("%Y-%m-%dT%H:%M:%S"), "cpus": os.cpu_count(),
-                           "total_memory_mb": round(psutil.virtual_memory().total / MB), "code": code}
+    res: dict[str, Any] = {
+        "sf": a.sf,
+        "files": n,
+        "columns": COLUMNS,
+        "curves": {},
+        "shuffle_partitions": 64,
+        "started": time.strftime("%Y-%m-%dT%H:%M:%S"),
+        "cpus": os.cpu_count(),
+        "total_memory_mb": round(psutil.virtual_memory().total / MB),
+        "code": code,
+    }
 
     gen: dict[str, Any] = {}
     with phase(mon, "generate / reuse TPC-H data", gen):
         info = generate_lineitem(a.sf, src, files=n)
-    res["input"] = {"dir": str(src), "rows": info["rows"], "files": info["num_files"], "bytes": info["bytes"],
-                    "generated": not info["skipped"], "generate_wall_s": gen["wall_s"]}
+    res["input"] = {
+        "dir": str(src),
+        "rows": info["rows"],
+        "files": info["num_files"],
+        "bytes": info["bytes"],
+        "generated": not info["skipped"],
+        "generate_wall_s": gen["wall_s"],
+    }
 
     in_files = layout_report.data_files(str(src))
     values = layout_report.sample_values(in_files, COLUMNS, a.n_values, a.seed)
@@ -607,11 +719,13 @@ def main(argv: list[str] | None = None) -> int:
                 log(f"round {rnd + 1}/{a.rounds}: copying input to {dst}")
                 copy_input(src, dst)
                 with phase(mon, f"run_cluster {curve}", d):
-                    from spark_jobs.cluster_table import ClusterOptions, run_cluster
+                    from airflow_zorder.core.jobs.options import ClusterOptions
+                    from spark_jobs.cluster_table import run_cluster
 
                     with SubPhaseTimer() as sub:
-                        r = run_cluster(spark, ClusterOptions(table=str(dst), columns=list(COLUMNS), curve=curve,
-                                                              num_files=n))
+                        r = run_cluster(
+                            spark, ClusterOptions(table=str(dst), columns=list(COLUMNS), curve=curve, num_files=n)
+                        )
                 d["sub_phases_s"] = sub.summary(r)
                 d["result"] = r
                 d["report"] = report_of(dst, values)

@@ -102,20 +102,31 @@ def measure(table: str, repeat: int) -> dict[str, object]:
         hook.get_change_signal()
         signal.append(time.perf_counter() - t)
     return {
-        "decision": payload["decision"], "num_files": payload["num_files"], "snapshot_id": payload["snapshot_id"],
-        "first_call_s": first_s, "first_decision": first["decision"],
-        "cold_s": statistics.median(cold), "cold_all_s": cold,
-        "warm_s": statistics.median(warm), "warm_all_s": warm,
+        "decision": payload["decision"],
+        "num_files": payload["num_files"],
+        "snapshot_id": payload["snapshot_id"],
+        "first_call_s": first_s,
+        "first_decision": first["decision"],
+        "cold_s": statistics.median(cold),
+        "cold_all_s": cold,
+        "warm_s": statistics.median(warm),
+        "warm_all_s": warm,
         "signal_s": statistics.median(signal),
-        "log_read_s": statistics.median(read), "rows_s": statistics.median(rows),
+        "log_read_s": statistics.median(read),
+        "rows_s": statistics.median(rows),
         "rss_after_imports_mb": rss_imports_mb,
         "peak_rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0,
     }
 
 
 def run_child(table: Path, repeat: int) -> dict[str, object]:
-    out = subprocess.run([sys.executable, __file__, "--measure", str(table), "--repeat", str(repeat)],
-                         check=True, capture_output=True, text=True, cwd=REPO)
+    out = subprocess.run(
+        [sys.executable, __file__, "--measure", str(table), "--repeat", str(repeat)],
+        check=True,
+        capture_output=True,
+        text=True,
+        cwd=REPO,
+    )
     return json.loads(out.stdout.strip().splitlines()[-1])
 
 
@@ -141,8 +152,10 @@ def main(argv: list[str] | None = None) -> int:
         built = build_table(table, args.files, args.commits)
         dt_ = DeltaTable(str(table))
         info = {"files": len(dt_.file_uris()), "version": dt_.version(), **built}
-        print(f"table: {info['files']} files, version {info['version']}, "
-              f"written in {info['write_s']:.1f} s{' (reused)' if built['reused'] else ''}")
+        print(
+            f"table: {info['files']} files, version {info['version']}, "
+            f"written in {info['write_s']:.1f} s{' (reused)' if built['reused'] else ''}"
+        )
         results: dict[str, object] = {"table": info}
         if not (table / "_delta_log" / "_last_checkpoint").exists():  # a reused table may have one already
             results["no_checkpoint"] = run_child(table, args.repeat)
@@ -153,17 +166,23 @@ def main(argv: list[str] | None = None) -> int:
             results["load_avg"] = os.getloadavg()
         except OSError:
             pass
-        print(f"{'log':<14} {'decision':<10} {'first call':>10} {'cold (med)':>11} {'log read':>9} "
-              f"{'rows':>7} {'warm (med)':>11} {'signal':>8} {'peak RSS (imports)':>19}")
+        print(
+            f"{'log':<14} {'decision':<10} {'first call':>10} {'cold (med)':>11} {'log read':>9} "
+            f"{'rows':>7} {'warm (med)':>11} {'signal':>8} {'peak RSS (imports)':>19}"
+        )
         measured = [n for n in ("no_checkpoint", "checkpoint") if n in results]
         for name in measured:
             r = results[name]
-            print(f"{name:<14} {r['decision']:<10} {r['first_call_s']:>9.3f}s {r['cold_s']:>10.3f}s "
-                  f"{r['log_read_s']:>8.3f}s {r['rows_s']:>6.3f}s {r['warm_s']:>10.3f}s "
-                  f"{r['signal_s'] * 1000:>6.1f}ms {r['peak_rss_mb']:>7.0f}MB ({r['rss_after_imports_mb']:.0f}MB)")
+            print(
+                f"{name:<14} {r['decision']:<10} {r['first_call_s']:>9.3f}s {r['cold_s']:>10.3f}s "
+                f"{r['log_read_s']:>8.3f}s {r['rows_s']:>6.3f}s {r['warm_s']:>10.3f}s "
+                f"{r['signal_s'] * 1000:>6.1f}ms {r['peak_rss_mb']:>7.0f}MB ({r['rss_after_imports_mb']:.0f}MB)"
+            )
         ok = all(results[n]["cold_s"] < GOAL_S for n in measured)
-        print(f"{'PASS' if ok else 'FAIL'}: cold decision on {info['files']} files under {GOAL_S:g} s "
-              f"(median of {args.repeat}); load average {results.get('load_avg')}")
+        print(
+            f"{'PASS' if ok else 'FAIL'}: cold decision on {info['files']} files under {GOAL_S:g} s "
+            f"(median of {args.repeat}); load average {results.get('load_avg')}"
+        )
         if args.dir or args.keep:
             (base / "bench_delta_sensor.json").write_text(json.dumps(results, indent=2, default=str))
             print(f"kept: {table} and {base / 'bench_delta_sensor.json'}")

@@ -2,7 +2,7 @@
 
     .venv/bin/python benchmarks/bench_metrics.py [--files 250000] [--partitions 100] [--repeat 3]
 
-Builds a :data:`~airflow_zorder.core.stats.footer_stats.STATS_SCHEMA` table with one
+Builds a :data:`~airflow_zorder.core.stats.stats_schema.FILE_STATS_SCHEMA` table with one
 row per (file, column) -- 250,000 files x 4 columns = 1,000,000 rows by
 default -- directly as Arrow arrays (no Parquet files, no footers), in the
 same text encoding ``read_footers`` writes, then times
@@ -36,22 +36,20 @@ import pyarrow.compute as pc
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from airflow_zorder.core.policy import metrics
-from airflow_zorder.evaluation import pruning# noqa: E402
-from airflow_zorder.core.stats.footer_stats import STATS_SCHEMA  # noqa: E402
+from airflow_zorder.core.stats.stats_schema import file_stats_table  # noqa: E402
+from airflow_zorder.evaluation import pruning  # noqa: E402
 
 COLUMNS = ("id", "k", "x", "d")
 
 
 def build_stats_table(num_files: int, num_partitions: int, seed: int = 0) -> pa.Table:
-    """A synthetic STATS_SCHEMA table, file-major like ``read_footers`` (vectorised, ~1 s for 1M rows)."""
+    """A synthetic stats table (FILE_STATS_SCHEMA), file-major like ``read_footers`` (vectorised, ~1 s for 1M rows)."""
     rng = np.random.default_rng(seed)
     n = num_files
     part_idx = np.sort(rng.integers(0, num_partitions, n))
     part_names = pa.array([f"dt=2024-{1 + p // 28:02d}-{1 + p % 28:02d}" for p in range(num_partitions)])
     partition = part_names.take(pa.array(part_idx))
-    paths = pc.binary_join_element_wise(
-        partition, pa.array(np.arange(n)).cast(pa.string()), pa.scalar("/part-")
-    )
+    paths = pc.binary_join_element_wise(partition, pa.array(np.arange(n)).cast(pa.string()), pa.scalar("/part-"))
     paths = pc.binary_join_element_wise(paths, pa.scalar(".parquet"), pa.scalar(""))
 
     def text(a: np.ndarray, t: pa.DataType) -> pa.Array:
@@ -95,11 +93,12 @@ def build_stats_table(num_files: int, num_partitions: int, seed: int = 0) -> pa.
     exact = pc.if_else(none, pa.scalar(None, pa.bool_()), pa.scalar(True))
     cols = {
         "path": paths.take(pa.array(file_of)),
-        "column": pa.array(list(COLUMNS)).take(pa.array(col_of)),
+        "table_name": pa.repeat(pa.scalar("synthetic"), rows),
+        "column_name": pa.array(list(COLUMNS)).take(pa.array(col_of)),
         "arrow_type": arrow_type,
         "physical_type": physical,
-        "min": mins,
-        "max": maxs,
+        "min_value": mins,
+        "max_value": maxs,
         "null_count": pa.array(nulls, pa.int64()),
         "value_count": pa.array(np.full(rows, 1000), pa.int64()),
         "has_stats": pa.array(has_stats),
@@ -111,8 +110,9 @@ def build_stats_table(num_files: int, num_partitions: int, seed: int = 0) -> pa.
         "file_size": pa.array(np.full(rows, 1 << 20), pa.int64()),
         "partition": partition.take(pa.array(file_of)),
         "created_by": pa.array(np.full(rows, "synthetic"), pa.string()),
+        "method": pa.repeat(pa.scalar("footer"), rows),
     }
-    return pa.Table.from_pydict(cols, schema=STATS_SCHEMA)
+    return file_stats_table(cols, rows)
 
 
 def main() -> int:
@@ -127,8 +127,10 @@ def main() -> int:
     t0 = time.perf_counter()
     stats = build_stats_table(args.files, args.partitions)
     t_build = time.perf_counter() - t0
-    print(f"stats table: {stats.num_rows:,} rows ({args.files:,} files x {len(COLUMNS)} columns, "
-          f"{args.partitions} partitions), built in {t_build:.2f} s")
+    print(
+        f"stats table: {stats.num_rows:,} rows ({args.files:,} files x {len(COLUMNS)} columns, "
+        f"{args.partitions} partitions), built in {t_build:.2f} s"
+    )
 
     times, cpu = [], []
     summary = None
@@ -138,16 +140,22 @@ def main() -> int:
         times.append(time.perf_counter() - t0)
         cpu.append(time.process_time() - c0)
     best = min(times)
-    print(f"table_clustering: best {best:.3f} s wall ({min(cpu):.3f} s CPU), "
-          f"runs {', '.join(f'{t:.3f}' for t in times)} s")
+    print(
+        f"table_clustering: best {best:.3f} s wall ({min(cpu):.3f} s CPU), "
+        f"runs {', '.join(f'{t:.3f}' for t in times)} s"
+    )
     assert summary is not None
     for c in COLUMNS:
         pc_ = summary["per_column"][c]
-        print(f"  {c:>3}: avg_overlaps {pc_['average_overlaps']:.1f}  avg_depth {pc_['average_depth']:.1f}  "
-              f"max_depth {pc_['max_depth']}  fraction {pc_['expected_fraction']:.4f}  "
-              f"ratio {pc_['ratio_to_ideal']:.2f}  partition_ratio {summary['partition_ratio'][c]:.2f}")
-    print(f"  headline {summary['headline']:.2f} (worst column {summary['worst_column']}, "
-          f"worst partition {summary['worst_partition']})")
+        print(
+            f"  {c:>3}: avg_overlaps {pc_['average_overlaps']:.1f}  avg_depth {pc_['average_depth']:.1f}  "
+            f"max_depth {pc_['max_depth']}  fraction {pc_['expected_fraction']:.4f}  "
+            f"ratio {pc_['ratio_to_ideal']:.2f}  partition_ratio {summary['partition_ratio'][c]:.2f}"
+        )
+    print(
+        f"  headline {summary['headline']:.2f} (worst column {summary['worst_column']}, "
+        f"worst partition {summary['worst_partition']})"
+    )
     pred = "(id BETWEEN 1000000 AND 2000000 OR k IN (1, 2, 3)) AND NOT d < DATE '2020-01-01' AND x > 0"
     t0 = time.perf_counter()
     res = pruning.prune(stats, pred)

@@ -63,9 +63,17 @@ def family_name(kind: str, columns: Sequence[str], width: float | None = None) -
     return f"{head}:{'&'.join(columns)}"
 
 
-def build_queries(files: Sequence[str], columns: Sequence[str], *, n_point: int = 40, n_range: int = 20,
-                  n_multi: int = 20, widths: Sequence[float] = RANGE_WIDTHS, sample_rows: int = 20000,
-                  seed: int = 1) -> list[Query]:
+def build_queries(
+    files: Sequence[str],
+    columns: Sequence[str],
+    *,
+    n_point: int = 40,
+    n_range: int = 20,
+    n_multi: int = 20,
+    widths: Sequence[float] = RANGE_WIDTHS,
+    sample_rows: int = 20000,
+    seed: int = 1,
+) -> list[Query]:
     """The query set of a data set: values from ``files`` (the input layout), reproducible by ``seed``."""
     cols = list(columns)
     rng = np.random.default_rng(seed)
@@ -129,8 +137,10 @@ def load_rows(con: Any, files: Sequence[str], columns: Sequence[str], name: str 
     con.executemany("INSERT INTO _files VALUES (?, ?)", [(i, f) for i, f in enumerate(files)])
     cols = ", ".join(f'r."{c}"' for c in columns)
     con.execute(f"DROP TABLE IF EXISTS {name}")
-    con.execute(f"CREATE TEMP TABLE {name} AS SELECT f.fid, {cols} FROM read_parquet({_sql_list(files)}, "
-                f"filename=true) r JOIN _files f USING (filename)")
+    con.execute(
+        f"CREATE TEMP TABLE {name} AS SELECT f.fid, {cols} FROM read_parquet({_sql_list(files)}, "
+        f"filename=true) r JOIN _files f USING (filename)"
+    )
     return con.execute(f"SELECT count(*) FROM {name}").fetchone()[0]
 
 
@@ -139,8 +149,9 @@ def duckdb_file_matches(con: Any, sql: str, name: str = "rows") -> dict[int, int
     return dict(con.execute(f"SELECT fid, count(*) FROM {name} WHERE {sql} GROUP BY fid").fetchall())
 
 
-def evaluate_layout(files: Sequence[str], columns: Sequence[str], queries: Sequence[Query], *,
-                    check: bool = True, con: Any = None) -> dict[str, Any]:
+def evaluate_layout(
+    files: Sequence[str], columns: Sequence[str], queries: Sequence[Query], *, check: bool = True, con: Any = None
+) -> dict[str, Any]:
     """Per family: mean files kept by the evaluator, files holding a match and matching rows (DuckDB).
 
     Returns ``{"files", "rows", "row_groups", "families": {family: {...}}, "violations": [...],
@@ -193,20 +204,39 @@ def evaluate_layout(files: Sequence[str], columns: Sequence[str], queries: Seque
     n_files = len(files)
     fams = {}
     for fam, acc in per.items():
-        d = {"queries": len(acc["kept"]), "files_read": round(float(np.mean(acc["kept"])), 3),
-             "fraction_read": round(float(np.mean(acc["kept"])) / max(n_files, 1), 4)}
+        d = {
+            "queries": len(acc["kept"]),
+            "files_read": round(float(np.mean(acc["kept"])), 3),
+            "fraction_read": round(float(np.mean(acc["kept"])) / max(n_files, 1), 4),
+        }
         if check:
             d["files_with_match"] = round(float(np.mean(acc["matching_files"])), 3)
             d["matching_rows"] = round(float(np.mean(acc["matching_rows"])), 1)
         fams[fam] = d
     row_groups = sum(pq.ParquetFile(f).metadata.num_row_groups for f in files)
-    return {"files": n_files, "rows": rows, "row_groups": row_groups, "families": fams,
-            "violations": violations, "checked": check, "queries": len(queries),
-            "evaluator_s": round(evaluator_s, 3), "duckdb_s": round(duckdb_s, 3)}
+    return {
+        "files": n_files,
+        "rows": rows,
+        "row_groups": row_groups,
+        "families": fams,
+        "violations": violations,
+        "checked": check,
+        "queries": len(queries),
+        "evaluator_s": round(evaluator_s, 3),
+        "duckdb_s": round(duckdb_s, 3),
+    }
 
 
-def time_queries(files: Sequence[str], queries: Sequence[Query], fams: Sequence[str], payload: str, *,
-                 per_family: int = 10, repeat: int = 5, threads: int | None = None) -> dict[str, dict[str, float]]:
+def time_queries(
+    files: Sequence[str],
+    queries: Sequence[Query],
+    fams: Sequence[str],
+    payload: str,
+    *,
+    per_family: int = 10,
+    repeat: int = 5,
+    threads: int | None = None,
+) -> dict[str, dict[str, float]]:
     """Median (over ``repeat`` rounds) wall ms per query of ``SELECT count(*), sum(payload) FROM
     read_parquet(files) WHERE q`` for the first ``per_family`` queries of each family in ``fams``.
 
@@ -230,8 +260,12 @@ def time_queries(files: Sequence[str], queries: Sequence[Query], fams: Sequence[
             for s in sqls:
                 con.execute(s).fetchall()
             rounds.append((time.perf_counter() - t) / max(len(sqls), 1))
-        out[fam] = {"median_ms": round(statistics.median(rounds) * 1000, 2),
-                    "min_ms": round(min(rounds) * 1000, 2), "queries": len(sqls), "repeat": repeat}
+        out[fam] = {
+            "median_ms": round(statistics.median(rounds) * 1000, 2),
+            "min_ms": round(min(rounds) * 1000, 2),
+            "queries": len(sqls),
+            "repeat": repeat,
+        }
     con.close()
     return out
 
@@ -242,5 +276,16 @@ def value_type_note(files: Sequence[str], columns: Sequence[str]) -> dict[str, s
     return {c: str(schema.field(c).type) for c in columns}
 
 
-__all__ = ["Query", "build_queries", "families", "evaluate_layout", "time_queries", "load_rows",
-           "duckdb_file_matches", "family_name", "RANGE_WIDTHS", "value_type_note", "pa"]
+__all__ = [
+    "Query",
+    "build_queries",
+    "families",
+    "evaluate_layout",
+    "time_queries",
+    "load_rows",
+    "duckdb_file_matches",
+    "family_name",
+    "RANGE_WIDTHS",
+    "value_type_note",
+    "pa",
+]

@@ -2,6 +2,9 @@
 
     .venv/bin/python benchmarks/bench_report.py [docs/benchmarks/results.json] [--doc docs/benchmarks.md] [--readme]
 
+With no arguments it re-renders docs/benchmarks.md, its figures and README's headline block from
+docs/benchmarks/results.json (what ``make bench`` wrote); other results update README only with ``--readme``.
+
 ``render(results, out_dir, doc, readme=None)`` writes ``files_read_<data set>.png``,
 ``duckdb_time_<data set>.png``, ``clustering_cost.png`` and ``stats_time.png`` into ``out_dir``, the
 markdown ``doc`` (figures linked relative to it), and, when ``readme`` is given, replaces README's block
@@ -20,17 +23,28 @@ from pathlib import Path
 from typing import Any
 
 ORDER = ["as generated", "linear", "zorder", "hilbert", "delta-rs z_order"]
-COLORS = {"as generated": "#9e9e9e", "linear": "#8c6d31", "zorder": "#1f77b4", "hilbert": "#2ca02c",
-          "delta-rs z_order": "#d62728", "baseline": "#555555"}
-LABEL = {"as generated": "as generated", "linear": "linear sort (ours)", "zorder": "zorder (ours)",
-         "hilbert": "hilbert (ours)", "delta-rs z_order": "delta-rs z_order"}
+COLORS = {
+    "as generated": "#9e9e9e",
+    "linear": "#8c6d31",
+    "zorder": "#1f77b4",
+    "hilbert": "#2ca02c",
+    "delta-rs z_order": "#d62728",
+    "baseline": "#555555",
+}
+LABEL = {
+    "as generated": "as generated",
+    "linear": "linear sort (ours)",
+    "zorder": "zorder (ours)",
+    "hilbert": "hilbert (ours)",
+    "delta-rs z_order": "delta-rs z_order",
+}
 START, END = "<!-- bench:headline:start -->", "<!-- bench:headline:end -->"
-
 
 
 def md_header(hdr: list[str]) -> list[str]:
     """A Markdown table's header and separator lines."""
     return ["| " + " | ".join(hdr) + " |", "|" + " --- |" * len(hdr)]
+
 
 def _layouts(ds: dict) -> list[str]:
     return [k for k in ORDER if k in ds.get("layouts", {})]
@@ -39,11 +53,13 @@ def _layouts(ds: dict) -> list[str]:
 def _fam_label(fam: str, short: bool = False) -> str:
     kind, cols = fam.split(":", 1)
     cols_l = cols.split("&")
-    what = "=" if kind == "point" else kind[len("range"):]
+    what = "=" if kind == "point" else kind[len("range") :]
     if len(cols_l) == 1:
         return f"{cols}\n{what}" if not short else f"{cols} {what}"
     joined = " & ".join(cols_l) if short else "\n& ".join(cols_l)
-    return f"{len(cols_l)} cols {what}\n{joined}" if not short else f"{joined} {what if what == '=' else what + ' each'}"
+    return (
+        f"{len(cols_l)} cols {what}\n{joined}" if not short else f"{joined} {what if what == '=' else what + ' each'}"
+    )
 
 
 def _med(xs: list[float]) -> float:
@@ -80,8 +96,15 @@ def fig_files_read(name: str, ds: dict, path: Path) -> None:
             floor = [L["families"][f].get("files_with_match", np.nan) / L["files"] for f in group]
             xs = x - 0.4 + w * (i + 0.5)
             ax.bar(xs, fr, w, color=COLORS[lay], label=f"{LABEL[lay]} ({L['files']} files)")
-            ax.scatter(xs, floor, marker="_", color="black", s=60, zorder=3,
-                       label="files holding a matching row (DuckDB)" if i == 0 else None)
+            ax.scatter(
+                xs,
+                floor,
+                marker="_",
+                color="black",
+                s=60,
+                zorder=3,
+                label="files holding a matching row (DuckDB)" if i == 0 else None,
+            )
         ax.set_xticks(x, [_fam_label(f) for f in group], fontsize=8)
         ax.set_ylabel("share of files read per query (mean)")
         ax.set_ylim(0, 1.05)
@@ -89,12 +112,20 @@ def fig_files_read(name: str, ds: dict, path: Path) -> None:
     d = len(ds["columns"])
     n_out = ds["layouts"].get("zorder", ds["layouts"][lays[-1]])["files"]
     ideal = n_out ** (-1 / d)
-    axes[0].axhline(ideal, color="black", ls=":", lw=1,
-                    label=f"{n_out}^(-1/{d}) = {ideal:.2f}: ideal for a point query on one of {d} curve columns")
-    axes[0].set_title(f"{ds['title']}: share of files the pruning evaluator keeps; point (=) and range "
-                      "queries by share of rows", fontsize=11)
-    axes[1].set_title("2- and 3-column predicates (equality from one row; ranges: share of rows per column)",
-                      fontsize=10)
+    axes[0].axhline(
+        ideal,
+        color="black",
+        ls=":",
+        lw=1,
+        label=f"{n_out}^(-1/{d}) = {ideal:.2f}: ideal for a point query on one of {d} curve columns",
+    )
+    axes[0].set_title(
+        f"{ds['title']}: share of files the pruning evaluator keeps; point (=) and range queries by share of rows",
+        fontsize=11,
+    )
+    axes[1].set_title(
+        "2- and 3-column predicates (equality from one row; ranges: share of rows per column)", fontsize=10
+    )
     handles, labels = axes[0].get_legend_handles_labels()
     fig.legend(handles, labels, fontsize=8, ncol=4, loc="lower center", frameon=False)
     fig.tight_layout(rect=(0, 0.06, 1, 1))
@@ -116,8 +147,11 @@ def fig_duckdb_time(name: str, ds: dict, path: Path) -> None:
         ax.bar(x - 0.4 + w * (i + 0.5), ms, w, color=COLORS[lay], label=LABEL[lay])
     ax.set_xticks(x, [_fam_label(f) for f in fams], fontsize=8)
     ax.set_ylabel("ms per query (median of rounds)")
-    ax.set_title(f"{ds['title']}: DuckDB read_parquet over each layout's files, "
-                 "SELECT count(*), sum(" + ds["payload"] + ") WHERE ...", fontsize=10)
+    ax.set_title(
+        f"{ds['title']}: DuckDB read_parquet over each layout's files, "
+        "SELECT count(*), sum(" + ds["payload"] + ") WHERE ...",
+        fontsize=10,
+    )
     ax.legend(fontsize=8)
     ax.grid(axis="y", alpha=0.3)
     fig.tight_layout()
@@ -140,24 +174,57 @@ def cost_rows(ds: dict) -> list[dict[str, Any]]:
     rows = []
     curves = list(c["curves"].items())
     for i, b in enumerate(bs):
-        rows.append({"strategy": f"reference rewrite #{i}", "wall_s": b["wall_s"], "ratio": b["wall_s"] / c["baseline_mean_s"],
-                     "cpu_s": b["cpu_s"], "cpu_ratio": b["cpu_s"] / c["baseline_mean_cpu_s"] if c["baseline_mean_cpu_s"] else None,
-                     "heap_mb": b.get("peak_jvm_heap_mb"), "heap_ratio": None, "rss_mb": b["peak_jvm_rss_mb"],
-                     "rss_ratio": b["peak_jvm_rss_mb"] / ref_rss, "load1": b["load1_end"], "kind": "reference"})
+        rows.append(
+            {
+                "strategy": f"reference rewrite #{i}",
+                "wall_s": b["wall_s"],
+                "ratio": b["wall_s"] / c["baseline_mean_s"],
+                "cpu_s": b["cpu_s"],
+                "cpu_ratio": b["cpu_s"] / c["baseline_mean_cpu_s"] if c["baseline_mean_cpu_s"] else None,
+                "heap_mb": b.get("peak_jvm_heap_mb"),
+                "heap_ratio": None,
+                "rss_mb": b["peak_jvm_rss_mb"],
+                "rss_ratio": b["peak_jvm_rss_mb"] / ref_rss,
+                "load1": b["load1_end"],
+                "kind": "reference",
+            }
+        )
         if i < len(curves):
             curve, d = curves[i]
-            rows.append({"strategy": curve, "wall_s": d["wall_s"], "ratio": d["wall_ratio"], "cpu_s": d["cpu_s"],
-                         "cpu_ratio": d.get("cpu_ratio"), "heap_mb": d.get("peak_jvm_heap_mb"),
-                         "heap_ratio": d.get("heap_ratio"), "rss_mb": d["peak_jvm_rss_mb"],
-                         "rss_ratio": d["peak_jvm_rss_mb"] / ref_rss, "load1": d["load1_end"], "kind": "spark"})
+            rows.append(
+                {
+                    "strategy": curve,
+                    "wall_s": d["wall_s"],
+                    "ratio": d["wall_ratio"],
+                    "cpu_s": d["cpu_s"],
+                    "cpu_ratio": d.get("cpu_ratio"),
+                    "heap_mb": d.get("peak_jvm_heap_mb"),
+                    "heap_ratio": d.get("heap_ratio"),
+                    "rss_mb": d["peak_jvm_rss_mb"],
+                    "rss_ratio": d["peak_jvm_rss_mb"] / ref_rss,
+                    "load1": d["load1_end"],
+                    "kind": "spark",
+                }
+            )
     dr = ds.get("delta_rs") or {}
     if "z_order" in dr:
         z = dr["z_order"]
         rss = z["peak_python_rss_mb"]
-        rows.append({"strategy": "delta-rs z_order", "wall_s": z["wall_s"], "ratio": z["wall_s"] / c["baseline_mean_s"],
-                     "cpu_s": z["cpu_s"], "cpu_ratio": z["cpu_s"] / c["baseline_mean_cpu_s"] if c["baseline_mean_cpu_s"] else None,
-                     "heap_mb": None, "heap_ratio": None, "rss_mb": rss, "rss_ratio": rss / ref_rss,
-                     "load1": z["load1_end"], "kind": "delta"})
+        rows.append(
+            {
+                "strategy": "delta-rs z_order",
+                "wall_s": z["wall_s"],
+                "ratio": z["wall_s"] / c["baseline_mean_s"],
+                "cpu_s": z["cpu_s"],
+                "cpu_ratio": z["cpu_s"] / c["baseline_mean_cpu_s"] if c["baseline_mean_cpu_s"] else None,
+                "heap_mb": None,
+                "heap_ratio": None,
+                "rss_mb": rss,
+                "rss_ratio": rss / ref_rss,
+                "load1": z["load1_end"],
+                "kind": "delta",
+            }
+        )
     return rows
 
 
@@ -185,8 +252,7 @@ def fig_cost(res: dict, path: Path) -> None:
     axes[0].set_ylabel("wall time / reference rewrite")
     axes[0].set_title("Clustering wall time, ratio to repartitionByRange + sort (same session)", fontsize=10)
     axes[1].set_ylabel("peak RSS / reference rewrite")
-    axes[1].set_title("Peak process memory (driver JVM RSS; delta-rs process RSS), ratio to the reference",
-                      fontsize=10)
+    axes[1].set_title("Peak process memory (driver JVM RSS; delta-rs process RSS), ratio to the reference", fontsize=10)
     for ax in axes:
         ax.set_xticks(x, [res["datasets"][n]["title"] for n in names], fontsize=9)
         ax.grid(axis="y", alpha=0.3)
@@ -203,9 +269,11 @@ def fig_stats(res: dict, path: Path) -> None:
     plt = _plt()
     st = res.get("stats", {})
     names = list(st)
-    kinds = [("duckdb_s", "DuckDB parquet_metadata()", "#ff7f0e"),
-             ("footer_step_s", "collect_stats footer step (Spark executors)", "#1f77b4"),
-             ("core_reader_s", "core footer_stats.read_footers_parallel (in process)", "#2ca02c")]
+    kinds = [
+        ("duckdb_s", "DuckDB parquet_metadata()", "#ff7f0e"),
+        ("footer_step_s", "collect_stats footer step (Spark executors)", "#1f77b4"),
+        ("core_reader_s", "core footer_stats.read_footers_parallel (in process)", "#2ca02c"),
+    ]
     fig, ax = plt.subplots(figsize=(10, 4.2))
     x = np.arange(len(names))
     w = 0.8 / len(kinds)
@@ -233,17 +301,23 @@ def _f(x: Any, fmt: str = ".2f") -> str:
 def headline_table(res: dict, rel: str = "") -> list[str]:
     """Per data set and layout: share of files a point query reads per column, a 3-column range, time ratio."""
     out = []
-    for name, ds in res["datasets"].items():
+    for ds in res["datasets"].values():
         lays = _layouts(ds)
         cols = ds["columns"]
         multi = [f for f in ds["families"] if f.count("&") == len(cols) - 1 and f.startswith("range")]
         costs = {r["strategy"]: r for r in cost_rows(ds)}
-        out.append(f"**{ds['title']}**, {ds['layouts'][lays[0]]['files']} input files -> "
-                   f"{ds['clustering']['curves'][next(iter(ds['clustering']['curves']))]['files'] if ds.get('clustering') else '?'} "
-                   f"files (share of files read; lower is better)")
+        out.append(
+            f"**{ds['title']}**, {ds['layouts'][lays[0]]['files']} input files -> "
+            f"{ds['clustering']['curves'][next(iter(ds['clustering']['curves']))]['files'] if ds.get('clustering') else '?'} "
+            f"files (share of files read; lower is better)"
+        )
         out.append("")
-        hdr = (["layout", "files"] + [f"`{c} = v`" for c in cols] + (["3-col range"] if multi else [])
-               + ["rewrite wall time vs sort rewrite", "CPU time vs sort rewrite"])
+        hdr = (
+            ["layout", "files"]
+            + [f"`{c} = v`" for c in cols]
+            + (["3-col range"] if multi else [])
+            + ["rewrite wall time vs sort rewrite", "CPU time vs sort rewrite"]
+        )
         out += md_header(hdr)
         for lay in lays:
             L = ds["layouts"][lay]
@@ -268,7 +342,7 @@ def findings(res: dict) -> list[str]:
     (c1, c2, c3) is the best possible layout for c1 alone, and that is summarised in one line.
     """
     out = []
-    for name, ds in res["datasets"].items():
+    for ds in res["datasets"].values():
         L = ds.get("layouts", {})
         lead = ds["columns"][0]
         for ours in ("zorder", "hilbert"):
@@ -287,21 +361,34 @@ def findings(res: dict) -> list[str]:
                             lead_fams.append(f)
                         else:
                             fa, fb = L[ours]["families"][f], L[other]["families"][f]
-                            floor = all(x.get("files_with_match") is not None
-                                        and x["files_read"] - x["files_with_match"] < 0.5 for x in (fa, fb))
-                            lost.append(f"{_fam_label(f, True)} ({a:.1f} of {na} vs {b:.1f} of {nb} files"
-                                        + (", both at the floor" if floor else "") + ")")
+                            floor = all(
+                                x.get("files_with_match") is not None and x["files_read"] - x["files_with_match"] < 0.5
+                                for x in (fa, fb)
+                            )
+                            lost.append(
+                                f"{_fam_label(f, True)} ({a:.1f} of {na} vs {b:.1f} of {nb} files"
+                                + (", both at the floor" if floor else "")
+                                + ")"
+                            )
                 if lost:
-                    out.append(f"- {ds['title']}: `{ours}` reads more files than {LABEL[other]} on "
-                               + "; ".join(lost) + "."
-                               + (" \"At the floor\": both read only files that hold a matching row, so the "
-                                  "layouts differ in how many files the values occupy, not in pruning."
-                                  if any("at the floor" in x for x in lost) else ""))
+                    out.append(
+                        f"- {ds['title']}: `{ours}` reads more files than {LABEL[other]} on "
+                        + "; ".join(lost)
+                        + "."
+                        + (
+                            ' "At the floor": both read only files that hold a matching row, so the '
+                            "layouts differ in how many files the values occupy, not in pruning."
+                            if any("at the floor" in x for x in lost)
+                            else ""
+                        )
+                    )
                 if lead_fams:
                     f = f"point:{lead}"
-                    out.append(f"- {ds['title']}: `{ours}` reads more files than {LABEL[other]} on {len(lead_fams)} "
-                               f"families involving the sort's leading column `{lead}` (expected; e.g. `{lead} = v`: "
-                               f"{L[ours]['families'][f]['files_read']:.1f} vs {L[other]['families'][f]['files_read']:.1f} files).")
+                    out.append(
+                        f"- {ds['title']}: `{ours}` reads more files than {LABEL[other]} on {len(lead_fams)} "
+                        f"families involving the sort's leading column `{lead}` (expected; e.g. `{lead} = v`: "
+                        f"{L[ours]['families'][f]['files_read']:.1f} vs {L[other]['families'][f]['files_read']:.1f} files)."
+                    )
     return out or ["- Neither curve of ours read more files than delta-rs or the linear sort on any query family."]
 
 
@@ -309,32 +396,56 @@ def render_doc(res: dict, out_dir: Path, doc: Path) -> str:
     rel = os.path.relpath(out_dir, doc.parent)
     repo = Path(__file__).resolve().parent.parent
     shown = os.path.relpath(out_dir, repo) if Path(out_dir).resolve().is_relative_to(repo) else str(out_dir)
+    design = os.path.relpath(repo / "docs" / "design.md", Path(doc).resolve().parent)
     m = res["machine"]
     L = res["load"]
     lines: list[str] = []
     p = lines.append
     p("# Benchmarks against the field")
     p("")
-    p("<!-- generated by benchmarks/bench_report.py from " + f"{shown}/results.json" + "; edit the generator, not this file -->")
+    p(
+        "<!-- generated by benchmarks/bench_report.py from "
+        + f"{shown}/results.json"
+        + "; edit the generator, not this file -->"
+    )
     p("")
-    p("What a user chooses a clustering tool by: the files their queries skip, and what the rewrite costs. "
-      "Everything below is one run of one command on one machine, compared with what one would use instead: "
-      "the files as generated, a plain linear sort, and delta-rs `optimize.z_order` (the `deltalake` package).")
+    p(
+        "What a user chooses a clustering tool by: the files their queries skip, and what the rewrite costs. "
+        "Everything below is one run of one command on one machine, compared with what one would use instead: "
+        "the files as generated, a plain linear sort, and delta-rs `optimize.z_order` (the `deltalake` package)."
+    )
     p("")
     p("## The run these figures come from")
     p("")
-    p(f"- **{res['started_utc']} -> {res['finished_utc']}**, {res['wall_s'] / 60:.1f} minutes in all: `{res['command'].strip()}`")
+    p(
+        f"- **{res['started_utc']} -> {res['finished_utc']}**, {res['wall_s'] / 60:.1f} minutes in all: `{res['command'].strip()}`"
+    )
     samples = ", ".join(f"{s['load1']:.1f} ({s['at']})" for s in L.get("samples", []))
-    p(f"- Load average (1 min) at the start {L['start'][0]:.2f}, at the end {L['end'][0]:.2f}; during the run: {samples}. "
-      f"The machine has {m['cpus']} CPUs{' and was shared with other work during this run: wall times are inflated (ratios, measured in the same run, less so)' if max([L['start'][0]] + [s['load1'] for s in L.get('samples', [])]) > m['cpus'] + 0.5 else ''}.")
-    p(f"- Machine: {m['cpus']} x {m['cpu_model']}, {m['memory_gb']} GB RAM, {m['os']}; Python {m['python']}, {m['java']}.")
+    p(
+        f"- Load average (1 min) at the start {L['start'][0]:.2f}, at the end {L['end'][0]:.2f}; during the run: {samples}. "
+        f"The machine has {m['cpus']} CPUs{' and was shared with other work during this run: wall times are inflated (ratios, measured in the same run, less so)' if max([L['start'][0]] + [s['load1'] for s in L.get('samples', [])]) > m['cpus'] + 0.5 else ''}."
+    )
+    p(
+        f"- Machine: {m['cpus']} x {m['cpu_model']}, {m['memory_gb']} GB RAM, {m['os']}; Python {m['python']}, {m['java']}."
+    )
     v = m["versions"]
-    p(f"- Versions: Spark (pyspark) {v['pyspark']}, DuckDB {v['duckdb']}, deltalake (delta-rs) {v['deltalake']}, "
-      f"pyarrow {v['pyarrow']}, tpchgen-cli {v['tpchgen-cli']}, matplotlib {v['matplotlib']}.")
-    p(f"- Code: git `{m['git_head']}`" + (f" plus uncommitted changes in {', '.join('`' + x + '`' for x in m['git_modified'])}"
-                                            if m.get("git_modified") else " (no uncommitted changes in `airflow_zorder/`, `spark_jobs/`)") + ".")
-    p(f"- Spark {res.get('spark_version', '?')} `local[2]`, 4 GB driver, 64 shuffle partitions, UI off "
-      "(`benchmarks/bench_cluster.build_spark`).")
+    p(
+        f"- Versions: Spark (pyspark) {v['pyspark']}, DuckDB {v['duckdb']}, deltalake (delta-rs) {v['deltalake']}, "
+        f"pyarrow {v['pyarrow']}, tpchgen-cli {v['tpchgen-cli']}, matplotlib {v['matplotlib']}."
+    )
+    p(
+        f"- Code: git `{m['git_head']}`"
+        + (
+            f" plus uncommitted changes in {', '.join('`' + x + '`' for x in m['git_modified'])}"
+            if m.get("git_modified")
+            else " (no uncommitted changes in `airflow_zorder/`, `spark_jobs/`)"
+        )
+        + "."
+    )
+    p(
+        f"- Spark {res.get('spark_version', '?')} `local[2]`, 4 GB driver, 64 shuffle partitions, UI off "
+        "(`benchmarks/bench_cluster.build_spark`)."
+    )
     p("")
     p("## Reproduce")
     p("")
@@ -342,54 +453,71 @@ def render_doc(res: dict, out_dir: Path, doc: Path) -> str:
     p("make bench     # installs .venv (bench extra), then .venv/bin/python benchmarks/run_all.py")
     p("```")
     p("")
-    p("Generates the data into `.bench/` (reused by later runs), clusters, measures, and writes "
-      f"`{shown}/results.json`, the PNGs next to it, this file and README's headline table. "
-      "`.venv/bin/python benchmarks/bench_report.py` re-renders the doc and figures from the JSON alone. "
-      "Quick try-out at small scale, written elsewhere: "
-      "`.venv/bin/python benchmarks/run_all.py --sf 0.1 --skew-rows 400000 --stats-files 200 --out .bench/dev`.")
+    p(
+        "Generates the data into `.bench/` (reused by later runs), clusters, measures, and writes "
+        f"`{shown}/results.json`, the PNGs next to it, this file and README's headline table. "
+        "`.venv/bin/python benchmarks/bench_report.py` re-renders the doc and figures from the JSON alone. "
+        "Quick try-out at small scale, written elsewhere: "
+        "`.venv/bin/python benchmarks/run_all.py --sf 0.1 --skew-rows 400000 --stats-files 200 --out .bench/dev`."
+    )
     p("")
     p("## Data and strategies")
     p("")
-    for name, ds in res["datasets"].items():
+    for ds in res["datasets"].values():
         i = ds["input"]
         types = ", ".join(f"`{c}` {t}" for c, t in ds["types"].items())
-        p(f"- **{ds['title']}**: {i['rows']:,} rows, {i['files']} input files, {i['bytes'] / 2**20:.0f} MB; "
-          f"clustering columns {types}; reference rewrite key `{ds['key']}`.")
-    p("  - lineitem comes from `tpchgen-cli` in generation order (`l_orderkey`): files are \"naturally\" clustered "
-      "by order key only. The skewed table (`benchmarks/skewed_data.py`) is in random order: `user_id` "
-      "Zipf-distributed (exponent 1.1 over 1M users, hot users scattered over 0..10^9), `status` 0 in 90% of rows, "
-      "`customer` strings `customer-000000000000-<n>` (22-character common prefix, not zero-padded).")
-    p("- **Strategies**, all cut into the same number of files: *as generated* (input); *linear*, *zorder*, "
-      "*hilbert*: `spark_jobs.cluster_table.run_cluster(spark, ClusterOptions(columns=..., curve=..., num_files=N))`; "
-      "*delta-rs z_order*: `write_deltalake` of the input, then `DeltaTable.optimize.z_order(columns, "
-      "target_size=input bytes / N)`, timed; delta-rs writes its own compression so that run makes a different "
-      "number of files, and untimed `z_order` re-runs (up to 3) with the target scaled re-cut the same curve order "
-      "into N +- N/32 files for the query figures (file counts are in the tables).")
+        p(
+            f"- **{ds['title']}**: {i['rows']:,} rows, {i['files']} input files, {i['bytes'] / 2**20:.0f} MB; "
+            f"clustering columns {types}; reference rewrite key `{ds['key']}`."
+        )
+    p(
+        '  - lineitem comes from `tpchgen-cli` in generation order (`l_orderkey`): files are "naturally" clustered '
+        "by order key only. The skewed table (`benchmarks/skewed_data.py`) is in random order: `user_id` "
+        "Zipf-distributed (exponent 1.1 over 1M users, hot users scattered over 0..10^9), `status` 0 in 90% of rows, "
+        "`customer` strings `customer-000000000000-<n>` (22-character common prefix, not zero-padded)."
+    )
+    p(
+        "- **Strategies**, all cut into the same number of files: *as generated* (input); *linear*, *zorder*, "
+        "*hilbert*: `spark_jobs.cluster_table.run_cluster(spark, ClusterOptions(columns=..., curve=..., num_files=N))`; "
+        "*delta-rs z_order*: `write_deltalake` of the input, then `DeltaTable.optimize.z_order(columns, "
+        "target_size=input bytes / N)`, timed; delta-rs writes its own compression so that run makes a different "
+        "number of files, and untimed `z_order` re-runs (up to 3) with the target scaled re-cut the same curve order "
+        "into N +- N/32 files for the query figures (file counts are in the tables)."
+    )
     p("")
     p("## Headline")
     p("")
     lines += headline_table(res)
-    p("Share of files = mean over the queries of (files the pruning evaluator keeps / files). Point queries draw "
-      "values uniformly over rows; the 3-column range covers 20% of rows per column. "
-      "Ideal for point queries on one of d clustering columns with N files: about N^(-1/d) "
-      "(64 files, 3 columns: 0.25), but never below the files that actually hold the value.")
+    p(
+        "Share of files = mean over the queries of (files the pruning evaluator keeps / files). Point queries draw "
+        "values uniformly over rows; the 3-column range covers 20% of rows per column. "
+        "Ideal for point queries on one of d clustering columns with N files: about N^(-1/d) "
+        "(64 files, 3 columns: 0.25), but never below the files that actually hold the value."
+    )
     p("")
     p("## Files read by point and range queries")
     p("")
-    p("Counted by the project's pruning evaluator (`airflow_zorder.evaluation.pruning.prune`) over each layout's "
-      "footer statistics (`footer_stats.read_footers_parallel`). Each range query is `c BETWEEN lo AND hi` "
-      "with `lo`, `hi` sample quantiles covering the stated share of rows at a random position; on a skewed "
-      "column a range that meets a hot value covers more rows than its nominal share. Multi-column "
-      "predicates AND the columns (equalities take the values of one drawn row, so a match exists).")
+    p(
+        "Counted by the project's pruning evaluator (`airflow_zorder.evaluation.pruning.prune`) over each layout's "
+        "footer statistics (`airflow_zorder.core.stats.footer_stats.read_footers_parallel`). Each range query is `c BETWEEN lo AND hi` "
+        "with `lo`, `hi` sample quantiles covering the stated share of rows at a random position; on a skewed "
+        "column a range that meets a hot value covers more rows than its nominal share. Multi-column "
+        "predicates AND the columns (equalities take the values of one drawn row, so a match exists)."
+    )
     p("")
     tot_q = sum(ds["num_queries"] * len(ds.get("layouts", {})) for ds in res["datasets"].values())
-    p(f"**Cross-check with DuckDB.** Every query on every layout ({tot_q:,} query x layout pairs) was also run "
-      "in DuckDB on the layout's rows loaded into a native table with their file name (not through "
-      "`read_parquet`'s own footer pruning), counting matching rows per file. "
-      + ("**No file the evaluator pruned held a matching row.**" if res["violations"] == 0 else
-         f"**{res['violations']} pruned files held matching rows** (see `results.json`, `violations`).")
-      + " The black dashes in the figures are the files that do hold a matching row: no min/max pruning can "
-      "read fewer.")
+    p(
+        f"**Cross-check with DuckDB.** Every query on every layout ({tot_q:,} query x layout pairs) was also run "
+        "in DuckDB on the layout's rows loaded into a native table with their file name (not through "
+        "`read_parquet`'s own footer pruning), counting matching rows per file. "
+        + (
+            "**No file the evaluator pruned held a matching row.**"
+            if res["violations"] == 0
+            else f"**{res['violations']} pruned files held matching rows** (see `results.json`, `violations`)."
+        )
+        + " The black dashes in the figures are the files that do hold a matching row: no min/max pruning can "
+        "read fewer."
+    )
     p("")
     for name, ds in res["datasets"].items():
         lays = _layouts(ds)
@@ -397,8 +525,10 @@ def render_doc(res: dict, out_dir: Path, doc: Path) -> str:
         p("")
         p(f"![files read, {name}]({rel}/files_read_{name}.png)")
         p("")
-        p("Mean files read per query (in parentheses: files holding a matching row, per DuckDB); "
-          f"{ds['num_queries']} queries per layout.")
+        p(
+            "Mean files read per query (in parentheses: files holding a matching row, per DuckDB); "
+            f"{ds['num_queries']} queries per layout."
+        )
         p("")
         hdr = ["query", "matching rows (mean)"] + [f"{LABEL[k]} ({ds['layouts'][k]['files']})" for k in lays]
         lines += md_header(hdr)
@@ -414,29 +544,37 @@ def render_doc(res: dict, out_dir: Path, doc: Path) -> str:
     p("")
     lines += findings(res)
     p("")
-    p("How to read these: a layout can beat the N^(1-1/d) ideal on one column only by giving up the others. "
-      "A linear sort is perfect for its leading column and useless for the rest. delta-rs interleaves the raw "
-      "bytes of the values rather than their ranks (DESIGN.md), so a column whose high bits vary (lineitem's "
-      "`l_shipdate` next to small `l_partkey`/`l_suppkey` integers, the skewed table's `user_id` spread over "
-      "0..10^9) takes over the curve, and strings sharing a long prefix (`customer-000000000000-...`) contribute "
-      "nothing distinguishing at all. Our curves interleave range ids from sampled quantiles, so every column "
-      "gets its share; on the mostly-one-value `status` no layout can do much, since 90% of the rows hold one "
-      "value.")
+    p(
+        "How to read these: a layout can beat the N^(1-1/d) ideal on one column only by giving up the others. "
+        "A linear sort is perfect for its leading column and useless for the rest. delta-rs interleaves the raw "
+        f"bytes of the values rather than their ranks ([design.md]({design}#how-the-clustering-job-rewrites-a-table)), so a column whose high bits vary (lineitem's "
+        "`l_shipdate` next to small `l_partkey`/`l_suppkey` integers, the skewed table's `user_id` spread over "
+        "0..10^9) takes over the curve, and strings sharing a long prefix (`customer-000000000000-...`) contribute "
+        "nothing distinguishing at all. Our curves interleave range ids from sampled quantiles, so every column "
+        "gets its share; on the mostly-one-value `status` no layout can do much, since 90% of the rows hold one "
+        "value."
+    )
     p("")
     p("## Query time in DuckDB")
     p("")
-    p(f"`SELECT count(*), sum(<payload>) FROM read_parquet([layout's files]) WHERE <predicate>`, the first "
-      f"{res['args'].get('timed_queries', 10)} queries of each family, one untimed warm-up round, then rounds of all of them; median ms per query over "
-      f"{res['args']['repeat']} rounds. Files are in the OS page cache: this is CPU time of decoding what is not "
-      "skipped, not disk time.")
+    p(
+        f"`SELECT count(*), sum(<payload>) FROM read_parquet([layout's files]) WHERE <predicate>`, the first "
+        f"{res['args'].get('timed_queries', 10)} queries of each family, one untimed warm-up round, then rounds of all of them; median ms per query over "
+        f"{res['args']['repeat']} rounds. Files are in the OS page cache: this is CPU time of decoding what is not "
+        "skipped, not disk time."
+    )
     p("")
-    p("DuckDB skips by the min/max of each **row group**, not of the file: a file with several row groups can "
-      "skip parts of itself, and a layout whose files are one row group each (as here) skips exactly as the file "
-      "figures above say. Row groups per layout: "
-      + "; ".join(f"{ds['title']}: " + ", ".join(f"{LABEL[k]} {ds['layouts'][k]['row_groups']}" for k in _layouts(ds))
-                  for ds in res["datasets"].values())
-      + ". Spark writes one row group per 128 MB (`parquet.block.size`), so a 512 MB target file holds about 4; "
-      "sorting each file by the curve key keeps its row groups narrow too.")
+    p(
+        "DuckDB skips by the min/max of each **row group**, not of the file: a file with several row groups can "
+        "skip parts of itself, and a layout whose files are one row group each (as here) skips exactly as the file "
+        "figures above say. Row groups per layout: "
+        + "; ".join(
+            f"{ds['title']}: " + ", ".join(f"{LABEL[k]} {ds['layouts'][k]['row_groups']}" for k in _layouts(ds))
+            for ds in res["datasets"].values()
+        )
+        + ". Spark writes one row group per 128 MB (`parquet.block.size`), so a 512 MB target file holds about 4; "
+        "sorting each file by the curve key keeps its row groups narrow too."
+    )
     p("")
     for name, ds in res["datasets"].items():
         lays = _layouts(ds)
@@ -445,26 +583,33 @@ def render_doc(res: dict, out_dir: Path, doc: Path) -> str:
         hdr = ["query (ms)"] + [LABEL[k] for k in lays]
         lines += md_header(hdr)
         for f in ds["timed_families"]:
-            p("| " + " | ".join([_fam_label(f, True)] + [_f(ds["layouts"][k]["duckdb_ms"][f]["median_ms"], ".1f")
-                                                         for k in lays]) + " |")
+            p(
+                "| "
+                + " | ".join(
+                    [_fam_label(f, True)] + [_f(ds["layouts"][k]["duckdb_ms"][f]["median_ms"], ".1f") for k in lays]
+                )
+                + " |"
+            )
         p("")
     p("## Clustering cost")
     p("")
     p(f"![clustering cost]({rel}/clustering_cost.png)")
     p("")
-    p("Wall time of each rewrite against the reference rewrite of the same data in the same SparkSession: "
-      "read, `repartitionByRange(N, key).sortWithinPartitions(key)`, write (`bench_cluster.run_baseline`), "
-      "run before, between and after our three jobs (_italic_ rows); each job's ratio is to the mean of the "
-      "reference runs just before and after it, so load that changes during the run shifts both sides alike "
-      "(delta-rs, run after the session stopped: to the mean of all reference runs). Our jobs' wall time is the whole "
-      "`run_cluster` call: counting, sampling, planning, the write, verification (row count + checksum) and the "
-      "commit. An untimed warm-up (`bench_cluster.warm_up`) runs each job once on 4 input files first, so no "
-      "timed job pays code generation and JIT alone. CPU s = user + system seconds of the Python driver, the JVM "
-      "and its Python workers. Memory: peak RSS of the driver JVM during the job (a full GC at each job's start "
-      "lets G1 return memory, so each peak is mostly that job's own), and its peak heap use (MemoryPoolMXBean "
-      "peaks reset at the start; includes garbage not yet collected); delta-rs runs in its own Python process "
-      "(`run_all.py --delta-child`), whose peak RSS is given. The JVM has a 4 GB heap limit, so its RSS says how "
-      "much of it Spark used, not what it needed at the least.")
+    p(
+        "Wall time of each rewrite against the reference rewrite of the same data in the same SparkSession: "
+        "read, `repartitionByRange(N, key).sortWithinPartitions(key)`, write (`bench_cluster.run_baseline`), "
+        "run before, between and after our three jobs (_italic_ rows); each job's ratio is to the mean of the "
+        "reference runs just before and after it, so load that changes during the run shifts both sides alike "
+        "(delta-rs, run after the session stopped: to the mean of all reference runs). Our jobs' wall time is the whole "
+        "`run_cluster` call: counting, sampling, planning, the write, verification (row count + checksum) and the "
+        "commit. An untimed warm-up (`bench_cluster.warm_up`) runs each job once on 4 input files first, so no "
+        "timed job pays code generation and JIT alone. CPU s = user + system seconds of the Python driver, the JVM "
+        "and its Python workers. Memory: peak RSS of the driver JVM during the job (a full GC at each job's start "
+        "lets G1 return memory, so each peak is mostly that job's own), and its peak heap use (MemoryPoolMXBean "
+        "peaks reset at the start; includes garbage not yet collected); delta-rs runs in its own Python process "
+        "(`run_all.py --delta-child`), whose peak RSS is given. The JVM has a 4 GB heap limit, so its RSS says how "
+        "much of it Spark used, not what it needed at the least."
+    )
     p("")
     for name, ds in res["datasets"].items():
         rows = cost_rows(ds)
@@ -472,50 +617,69 @@ def render_doc(res: dict, out_dir: Path, doc: Path) -> str:
             continue
         p(f"**{ds['title']}**")
         p("")
-        p("| strategy | wall s | vs reference | CPU s | vs reference | peak RSS MB | vs reference | peak JVM heap MB | vs reference | load1 at end |")
+        p(
+            "| strategy | wall s | vs reference | CPU s | vs reference | peak RSS MB | vs reference | peak JVM heap MB | vs reference | load1 at end |"
+        )
         p("| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |")
         for r in rows:
             name = LABEL.get(r["strategy"], r["strategy"])
             if r["kind"] == "reference":
                 name = f"_{name}_"
-            p(f"| {name} | {r['wall_s']:.1f} | {r['ratio']:.2f}x | {r['cpu_s']:.0f} | {_f(r['cpu_ratio'])}x | "
-              f"{r['rss_mb']:.0f}{' (process)' if r['kind'] == 'delta' else ''} | {r['rss_ratio']:.2f}x | "
-              f"{_f(r['heap_mb'], '.0f')} | {_f(r['heap_ratio']) + 'x' if r['heap_ratio'] else '–'} | {r['load1']:.1f} |")
+            p(
+                f"| {name} | {r['wall_s']:.1f} | {r['ratio']:.2f}x | {r['cpu_s']:.0f} | {_f(r['cpu_ratio'])}x | "
+                f"{r['rss_mb']:.0f}{' (process)' if r['kind'] == 'delta' else ''} | {r['rss_ratio']:.2f}x | "
+                f"{_f(r['heap_mb'], '.0f')} | {_f(r['heap_ratio']) + 'x' if r['heap_ratio'] else '–'} | {r['load1']:.1f} |"
+            )
         dr = ds.get("delta_rs") or {}
         if "write" in dr:
             p("")
-            note = (f"delta-rs: `write_deltalake` of the input first, {dr['write']['wall_s']:.1f} s (not in the ratio); "
-                    f"the timed `z_order` made {dr.get('timed_run_files')} files")
+            note = (
+                f"delta-rs: `write_deltalake` of the input first, {dr['write']['wall_s']:.1f} s (not in the ratio); "
+                f"the timed `z_order` made {dr.get('timed_run_files')} files"
+            )
             if dr.get("match_target_size"):
-                note += (f"; re-cut (untimed) with target {dr['match_target_size']:,} bytes into "
-                         f"{len(dr['live_files'])} files for the query figures")
+                note += (
+                    f"; re-cut (untimed) with target {dr['match_target_size']:,} bytes into "
+                    f"{len(dr['live_files'])} files for the query figures"
+                )
             p(note + ".")
         elif "error" in dr:
             p(f"(delta-rs failed: {dr['error']})")
         p("")
         phases = {c: d.get("phases", {}) for c, d in ds["clustering"]["curves"].items()}
         if any(phases.values()):
-            p("Phases of our jobs (s, from the job's result): " + "; ".join(
-                f"{c}: " + ", ".join(f"{k.removesuffix('_s')} {v:.1f}" for k, v in ph.items() if isinstance(v, (int, float)))
-                for c, ph in phases.items()))
+            p(
+                "Phases of our jobs (s, from the job's result): "
+                + "; ".join(
+                    f"{c}: "
+                    + ", ".join(f"{k.removesuffix('_s')} {v:.1f}" for k, v in ph.items() if isinstance(v, (int, float)))
+                    for c, ph in phases.items()
+                )
+            )
             p("")
     p("## Statistics collection vs DuckDB `parquet_metadata()`")
     p("")
     p(f"![stats time]({rel}/stats_time.png)")
     p("")
-    p("Per-file min/max/null count/value count of every column of the same files: DuckDB's "
-      "`parquet_metadata()` fetched as Arrow; the statistics job's footer step "
-      "(`collect_stats.read_footers_distributed`: file list parallelised, footers read on the Spark executors, "
-      "collected; `bench_stats.footer_vs_duckdb`); the core's in-process reader "
-      "(`footer_stats.read_footers_parallel`, threads). Interleaved, 3 rounds, median; the first footer-step "
-      "call (which starts Python workers) apart.")
+    p(
+        "Per-file min/max/null count/value count of every column of the same files: DuckDB's "
+        "`parquet_metadata()` fetched as Arrow; the statistics job's footer step "
+        "(`spark_jobs.stats_collection.footers.read_footers_distributed`: file list parallelised, footers read on the Spark executors, "
+        "collected; `bench_stats.footer_vs_duckdb`); the core's in-process reader "
+        "(`airflow_zorder.core.stats.footer_stats.read_footers_parallel`, threads). Interleaved, 3 rounds, median; the first footer-step "
+        "call (which starts Python workers) apart."
+    )
     p("")
-    p("| files | columns | DuckDB s | footer step s | vs DuckDB | core reader s | vs DuckDB | footer step, first call s |")
+    p(
+        "| files | columns | DuckDB s | footer step s | vs DuckDB | core reader s | vs DuckDB | footer step, first call s |"
+    )
     p("| --- | --- | --- | --- | --- | --- | --- | --- |")
     for n, s in res.get("stats", {}).items():
         d, f, c = _med(s["duckdb_s"]), _med(s["footer_step_s"]), _med(s.get("core_reader_s", []))
-        p(f"| {n} ({s['files']}) | {s['columns']} | {d:.3f} | {f:.3f} | {f / d:.2f}x | {_f(c, '.3f')} | "
-          f"{_f(c / d)}x | {s['footer_step_cold_s']:.2f} |")
+        p(
+            f"| {n} ({s['files']}) | {s['columns']} | {d:.3f} | {f:.3f} | {f / d:.2f}x | {_f(c, '.3f')} | "
+            f"{_f(c / d)}x | {s['footer_step_cold_s']:.2f} |"
+        )
     p("")
     return "\n".join(lines) + "\n"
 
@@ -527,9 +691,11 @@ def update_readme(readme: Path, res: dict, doc: Path) -> bool:
     rel = os.path.relpath(doc, readme.parent)
     body = [START, ""]
     body += headline_table(res)
-    body.append(f"One run of `make bench` ({res['started_utc'][:16].replace('T', ' ')} UTC, 2-core machine, load average "
-                f"{res['load']['start'][0]:.1f} at the start); DuckDB cross-check, query times, memory and statistics "
-                f"timings: [{rel}]({rel}).")
+    body.append(
+        f"One run of `make bench` ({res['started_utc'][:16].replace('T', ' ')} UTC, {res['machine']['cpus']} CPUs, load average "
+        f"{res['load']['start'][0]:.1f} at the start); DuckDB cross-check, query times, memory and statistics "
+        f"timings: [{rel}]({rel})."
+    )
     body += ["", END]
     head, rest = text.split(START, 1)
     _, tail = rest.split(END, 1)
@@ -560,16 +726,24 @@ def main(argv: list[str] | None = None) -> int:
     repo = Path(__file__).resolve().parent.parent
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("results", nargs="?", default=str(repo / "docs" / "benchmarks" / "results.json"))
-    ap.add_argument("--doc", default=None, help="default: docs/benchmarks.md for docs/benchmarks/results.json, "
-                                                 "else benchmarks.md next to the JSON")
-    ap.add_argument("--readme", action="store_true", help="also update README's headline block")
+    ap.add_argument(
+        "--doc",
+        default=None,
+        help="default: docs/benchmarks.md for docs/benchmarks/results.json, else benchmarks.md next to the JSON",
+    )
+    ap.add_argument(
+        "--readme",
+        action="store_true",
+        help="also update README's headline block (the default for docs/benchmarks/results.json)",
+    )
     a = ap.parse_args(argv)
     results = Path(a.results).resolve()
     res = json.loads(results.read_text())
     default = results.parent == (repo / "docs" / "benchmarks").resolve()
     doc = Path(a.doc) if a.doc else (repo / "docs" / "benchmarks.md" if default else results.parent / "benchmarks.md")
-    render(res, results.parent, doc, repo / "README.md" if a.readme else None)
-    print(f"wrote {doc} and the figures in {results.parent}")
+    readme = repo / "README.md" if a.readme or (default and not a.doc) else None
+    render(res, results.parent, doc, readme)
+    print(f"wrote {doc}{' and README.md' if readme else ''} and the figures in {results.parent}")
     return 0
 
 

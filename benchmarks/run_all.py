@@ -41,16 +41,15 @@ import time
 from pathlib import Path
 from typing import Any
 
-from bench_env import REPO  # noqa: E402  (sets PYSPARK_PYTHON, sys.path, PYTHONPATH)
-
-import psutil  # noqa: E402
-
 import bench_cluster as bc  # noqa: E402
 import bench_queries as bq  # noqa: E402
 import bench_stats  # noqa: E402
+import psutil  # noqa: E402
 import skewed_data  # noqa: E402
-from airflow_zorder.evaluation import layout_report# noqa: E402
+from bench_env import REPO  # noqa: E402  (sets PYSPARK_PYTHON, sys.path, PYTHONPATH)
 from tpch_data import generate_lineitem  # noqa: E402
+
+from airflow_zorder.evaluation import layout_report  # noqa: E402
 
 MB = 1024 * 1024
 DEFAULT_OUT = REPO / "docs" / "benchmarks"
@@ -60,13 +59,24 @@ log = bc.log
 
 def dataset_specs(a: argparse.Namespace, work: Path) -> list[dict[str, Any]]:
     return [
-        {"name": "lineitem", "title": f"TPC-H lineitem SF{a.sf:g}", "src": work / f"lineitem_sf{a.sf:g}_{a.files}",
-         "columns": ["l_partkey", "l_suppkey", "l_shipdate"], "key": "l_orderkey", "payload": "l_extendedprice",
-         "make": lambda d: generate_lineitem(a.sf, d, files=a.files)},
-        {"name": "skewed", "title": f"skewed synthetic ({a.skew_rows:,} rows)",
-         "src": work / f"skewed_{a.skew_rows}_{a.skew_files}",
-         "columns": list(skewed_data.COLUMNS), "key": skewed_data.KEY, "payload": "amount",
-         "make": lambda d: skewed_data.generate_skewed(d, a.skew_rows, a.skew_files)},
+        {
+            "name": "lineitem",
+            "title": f"TPC-H lineitem SF{a.sf:g}",
+            "src": work / f"lineitem_sf{a.sf:g}_{a.files}",
+            "columns": ["l_partkey", "l_suppkey", "l_shipdate"],
+            "key": "l_orderkey",
+            "payload": "l_extendedprice",
+            "make": lambda d: generate_lineitem(a.sf, d, files=a.files),
+        },
+        {
+            "name": "skewed",
+            "title": f"skewed synthetic ({a.skew_rows:,} rows)",
+            "src": work / f"skewed_{a.skew_rows}_{a.skew_files}",
+            "columns": list(skewed_data.COLUMNS),
+            "key": skewed_data.KEY,
+            "payload": "amount",
+            "make": lambda d: skewed_data.generate_skewed(d, a.skew_rows, a.skew_files),
+        },
     ]
 
 
@@ -115,7 +125,8 @@ def cluster_dataset(spark, mon, heap, ds: dict, a, work: Path) -> dict[str, Any]
     Each curve's ratio is to the mean of the reference runs just before and after it, so a change of
     the machine's load during the run shifts both sides of each ratio alike.
     """
-    from spark_jobs.cluster_table import ClusterOptions, run_cluster
+    from airflow_zorder.core.jobs.options import ClusterOptions
+    from spark_jobs.cluster_table import run_cluster
 
     n, src, cols, key = a.files, ds["src"], ds["columns"], ds["key"]
     res: dict[str, Any] = {"curves": {}, "baselines": []}
@@ -123,8 +134,9 @@ def cluster_dataset(spark, mon, heap, ds: dict, a, work: Path) -> dict[str, Any]
     base_out = work / f"{ds['name']}_baseline"
 
     def reference(i: int) -> dict[str, Any]:
-        d, _ = timed_phase(mon, heap, f"{ds['name']}: reference rewrite #{i}",
-                           lambda: bc.run_baseline(spark, src, base_out, n, key))
+        d, _ = timed_phase(
+            mon, heap, f"{ds['name']}: reference rewrite #{i}", lambda: bc.run_baseline(spark, src, base_out, n, key)
+        )
         d["files"] = len(layout_report.data_files(str(base_out)))
         res["baselines"].append(d)
         return d
@@ -134,7 +146,7 @@ def cluster_dataset(spark, mon, heap, ds: dict, a, work: Path) -> dict[str, Any]
         dst = work / f"{ds['name']}_{curve}"
         bc.copy_input(src, dst)
         opts = ClusterOptions(table=str(dst), columns=list(cols), curve=curve, num_files=n)
-        d, r = timed_phase(mon, heap, f"{ds['name']}: run_cluster {curve}", lambda: run_cluster(spark, opts))
+        d, r = timed_phase(mon, heap, f"{ds['name']}: run_cluster {curve}", lambda opts=opts: run_cluster(spark, opts))
         after = reference(i + 1)
         d["files"] = len(layout_report.data_files(str(dst)))
         d["phases"] = r.get("phases", {})
@@ -172,8 +184,16 @@ def run_delta_process(ds: dict, dst: Path, n: int, work: Path) -> dict[str, Any]
     """delta-rs on the data set in a child Python process: its timings, and its whole peak RSS."""
     out_json = work / f"{ds['name']}_delta.json"
     out_json.unlink(missing_ok=True)
-    cmd = [sys.executable, str(Path(__file__).resolve()), "--delta-child", str(ds["src"]), str(dst), str(n),
-           ",".join(ds["columns"]), str(out_json)]
+    cmd = [
+        sys.executable,
+        str(Path(__file__).resolve()),
+        "--delta-child",
+        str(ds["src"]),
+        str(dst),
+        str(n),
+        ",".join(ds["columns"]),
+        str(out_json),
+    ]
     t0 = time.perf_counter()
     p = subprocess.Popen(cmd)
     peak = 0
@@ -209,13 +229,26 @@ def machine() -> dict[str, Any]:
         pass
     java = subprocess.run(["java", "-version"], capture_output=True, text=True).stderr.splitlines()
     git = lambda *x: subprocess.run(["git", *x], cwd=REPO, capture_output=True, text=True).stdout.strip()  # noqa: E731
-    return {"cpus": os.cpu_count(), "cpu_model": cpu, "memory_gb": round(psutil.virtual_memory().total / 2**30, 1),
-            "os": platform.platform(), "python": platform.python_version(), "java": java[0] if java else "?",
-            "versions": {"pyspark": pyspark.__version__, "duckdb": duckdb.__version__, "deltalake": deltalake.__version__,
-                         "pyarrow": pyarrow.__version__, "matplotlib": matplotlib.__version__,
-                         "tpchgen-cli": _pkg_version("tpchgen-cli")},
-            "git_head": git("rev-parse", "--short", "HEAD"),
-            "git_modified": [ln[3:] for ln in git("status", "--porcelain", "--", "spark_jobs", "airflow_zorder").splitlines()]}
+    return {
+        "cpus": os.cpu_count(),
+        "cpu_model": cpu,
+        "memory_gb": round(psutil.virtual_memory().total / 2**30, 1),
+        "os": platform.platform(),
+        "python": platform.python_version(),
+        "java": java[0] if java else "?",
+        "versions": {
+            "pyspark": pyspark.__version__,
+            "duckdb": duckdb.__version__,
+            "deltalake": deltalake.__version__,
+            "pyarrow": pyarrow.__version__,
+            "matplotlib": matplotlib.__version__,
+            "tpchgen-cli": _pkg_version("tpchgen-cli"),
+        },
+        "git_head": git("rev-parse", "--short", "HEAD"),
+        "git_modified": [
+            ln[3:] for ln in git("status", "--porcelain", "--", "spark_jobs", "airflow_zorder").splitlines()
+        ],
+    }
 
 
 def _pkg_version(name: str) -> str:
@@ -236,13 +269,20 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--files", type=int, default=64, help="input files of lineitem and output files of every layout")
     ap.add_argument("--skew-rows", type=int, default=4_000_000)
     ap.add_argument("--skew-files", type=int, default=256, help="input files of the skewed table")
-    ap.add_argument("--stats-files", type=int, default=2000,
-                    help="also time stats collection on lineitem cut into this many files (0: skip)")
+    ap.add_argument(
+        "--stats-files",
+        type=int,
+        default=2000,
+        help="also time stats collection on lineitem cut into this many files (0: skip)",
+    )
     ap.add_argument("--curves", default="linear,zorder,hilbert")
     ap.add_argument("--work", default=str(REPO / ".bench"), help="data and layouts (default .bench/)")
     ap.add_argument("--out", default=str(DEFAULT_OUT), help="results.json and PNGs (default docs/benchmarks/)")
-    ap.add_argument("--doc", default=None, help="markdown to write (default docs/benchmarks.md for the default --out, "
-                                                 "else <out>/benchmarks.md)")
+    ap.add_argument(
+        "--doc",
+        default=None,
+        help="markdown to write (default docs/benchmarks.md for the default --out, else <out>/benchmarks.md)",
+    )
     ap.add_argument("--repeat", type=int, default=5, help="DuckDB query timing rounds (median)")
     ap.add_argument("--timed-queries", type=int, default=6, help="DuckDB-timed queries per timed family")
     ap.add_argument("--seed", type=int, default=1)
@@ -259,26 +299,41 @@ def main(argv: list[str] | None = None) -> int:
 
     t_start = time.perf_counter()
     load = {"start": [round(x, 2) for x in os.getloadavg()], "samples": []}
-    res: dict[str, Any] = {"started_utc": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
-                           "command": "python benchmarks/run_all.py " + " ".join(argv if argv is not None else sys.argv[1:]),
-                           "args": {k: v for k, v in vars(a).items()}, "machine": machine(), "load": load,
-                           "datasets": {}}
+    res: dict[str, Any] = {
+        "started_utc": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+        "command": "python benchmarks/run_all.py " + " ".join(argv if argv is not None else sys.argv[1:]),
+        "args": {k: v for k, v in vars(a).items()},
+        "machine": machine(),
+        "load": load,
+        "datasets": {},
+    }
     mon = bc.MemoryMonitor().start()
     specs = dataset_specs(a, work)
 
     def sample_load(where: str) -> None:
-        load["samples"].append({"at": where, "t_s": round(time.perf_counter() - t_start, 1),
-                                "load1": round(os.getloadavg()[0], 2)})
+        load["samples"].append(
+            {"at": where, "t_s": round(time.perf_counter() - t_start, 1), "load1": round(os.getloadavg()[0], 2)}
+        )
 
     # -- data and query sets
     for ds in specs:
-        d, info = timed_phase(mon, None, f"{ds['name']}: generate / reuse data", lambda: ds["make"](ds["src"]))
+        d, info = timed_phase(mon, None, f"{ds['name']}: generate / reuse data", lambda ds=ds: ds["make"](ds["src"]))
         files = layout_report.data_files(str(ds["src"]))
         r = res["datasets"][ds["name"]] = {
-            "title": ds["title"], "columns": ds["columns"], "key": ds["key"], "payload": ds["payload"],
-            "input": {"dir": str(ds["src"]), "rows": info["rows"], "files": len(files),
-                      "bytes": info["bytes"], "generated": not info["skipped"], "generate_wall_s": d["wall_s"]},
-            "types": bq.value_type_note(files, ds["columns"])}
+            "title": ds["title"],
+            "columns": ds["columns"],
+            "key": ds["key"],
+            "payload": ds["payload"],
+            "input": {
+                "dir": str(ds["src"]),
+                "rows": info["rows"],
+                "files": len(files),
+                "bytes": info["bytes"],
+                "generated": not info["skipped"],
+                "generate_wall_s": d["wall_s"],
+            },
+            "types": bq.value_type_note(files, ds["columns"]),
+        }
         ds["queries"] = bq.build_queries(files, ds["columns"], seed=a.seed)
         r["families"] = bq.families(ds["queries"])
         r["num_queries"] = len(ds["queries"])
@@ -335,13 +390,16 @@ def main(argv: list[str] | None = None) -> int:
             layouts["delta-rs z_order"] = ds["delta_files"]
         timed_fams = [bq.family_name("point", [c]) for c in ds["columns"]] + [
             bq.family_name("range", [ds["columns"][0]], 0.01),
-            bq.family_name("point", ds["columns"]), bq.family_name("range", ds["columns"], bq.MULTI_RANGE_WIDTH[3])]
+            bq.family_name("point", ds["columns"]),
+            bq.family_name("range", ds["columns"], bq.MULTI_RANGE_WIDTH[3]),
+        ]
         r["layouts"] = {}
         for name, files in layouts.items():
             log(f"{ds['name']} / {name}: {len(ds['queries'])} queries, evaluator + DuckDB check")
             ev = bq.evaluate_layout(files, ds["columns"], ds["queries"])
-            ev["duckdb_ms"] = bq.time_queries(files, ds["queries"], timed_fams, ds["payload"],
-                                              per_family=a.timed_queries, repeat=a.repeat)
+            ev["duckdb_ms"] = bq.time_queries(
+                files, ds["queries"], timed_fams, ds["payload"], per_family=a.timed_queries, repeat=a.repeat
+            )
             ev["bytes"] = sum(os.path.getsize(f) for f in files)
             violations += len(ev["violations"])
             if ev["violations"]:

@@ -62,12 +62,27 @@ def skewed_table(rows: int, seed: int = 7) -> pa.Table:
     event_time = pa.array(start + rng.integers(0, year_us, rows), pa.int64()).cast(pa.timestamp("us", tz="UTC"))
     amount = np.round(rng.lognormal(3.0, 1.0, rows), 2)
     event_id = rng.permutation(rows).astype(np.int64)
-    return pa.table({KEY: event_id, "user_id": user_id, "status": status, "customer": customer,
-                     "event_time": event_time, "amount": amount})
+    return pa.table(
+        {
+            KEY: event_id,
+            "user_id": user_id,
+            "status": status,
+            "customer": customer,
+            "event_time": event_time,
+            "amount": amount,
+        }
+    )
 
 
-def generate_skewed(out: str | Path, rows: int = 4_000_000, files: int = 256, *, seed: int = 7,
-                    force: bool = False, compression: str = "snappy") -> dict:
+def generate_skewed(
+    out: str | Path,
+    rows: int = 4_000_000,
+    files: int = 256,
+    *,
+    seed: int = 7,
+    force: bool = False,
+    compression: str = "snappy",
+) -> dict:
     """Write the table into ``out``; summary dict (rows, num_files, bytes, seconds, skipped, paths)."""
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
@@ -97,8 +112,14 @@ def generate_skewed(out: str | Path, rows: int = 4_000_000, files: int = 256, *,
         at += take
     seconds = time.perf_counter() - t0
     data = _data_files(out)
-    info = {**params, "num_files": len(data), "bytes": sum(p.stat().st_size for p in data),
-            "generated_seconds": round(seconds, 3), "columns": COLUMNS, "key": KEY}
+    info = {
+        **params,
+        "num_files": len(data),
+        "bytes": sum(p.stat().st_size for p in data),
+        "generated_seconds": round(seconds, 3),
+        "columns": COLUMNS,
+        "key": KEY,
+    }
     marker.write_text(json.dumps(info, indent=1) + "\n")
     return {**info, "seconds": seconds, "skipped": False, "paths": [str(p) for p in data]}
 
@@ -116,8 +137,10 @@ def main(argv: list[str] | None = None) -> int:
     except (FileExistsError, ValueError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
-    print(f"skewed table {'already present' if r['skipped'] else 'generated'}: rows={r['rows']:,} "
-          f"files={r['num_files']} bytes={r['bytes']:,} seconds={r['seconds']:.2f} out={a.out}")
+    print(
+        f"skewed table {'already present' if r['skipped'] else 'generated'}: rows={r['rows']:,} "
+        f"files={r['num_files']} bytes={r['bytes']:,} seconds={r['seconds']:.2f} out={a.out}"
+    )
     return 0
 
 

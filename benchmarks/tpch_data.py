@@ -78,8 +78,7 @@ def _split_rewrite(sources: list[Path], out: Path, files: int, compression: str)
 
     def batches():
         for s in sources:
-            for b in pq.ParquetFile(s).iter_batches(batch_size=_BATCH_ROWS):
-                yield b
+            yield from pq.ParquetFile(s).iter_batches(batch_size=_BATCH_ROWS)
 
     idx = 0
     written = 0
@@ -125,13 +124,13 @@ def generate_lineitem(
     params = {"sf": float(sf), "files": files}
     if marker.exists():
         info = json.loads(marker.read_text())
-        if {"sf": info.get("sf"), "files": info.get("files")} == params and len(_data_files(out)) == info.get("num_files"):
+        if {"sf": info.get("sf"), "files": info.get("files")} == params and len(_data_files(out)) == info.get(
+            "num_files"
+        ):
             paths = [str(p) for p in _data_files(out)]
             return {**info, "seconds": 0.0, "skipped": True, "paths": paths}
         if not force:
-            raise FileExistsError(
-                f"{out} already holds lineitem generated with {info}; use --force or another --out"
-            )
+            raise FileExistsError(f"{out} already holds lineitem generated with {info}; use --force or another --out")
     if force or marker.exists():
         for p in _data_files(out):
             p.unlink()
@@ -142,8 +141,12 @@ def generate_lineitem(
     t0 = time.perf_counter()
     with tempfile.TemporaryDirectory(prefix=".tpchgen-", dir=out) as tmp:
         cmd = [
-            _tpchgen_cli(), "parquet", f"--scale-factor={sf}", "--tables=lineitem",
-            f"--output-dir={tmp}", "--quiet",
+            _tpchgen_cli(),
+            "parquet",
+            f"--scale-factor={sf}",
+            "--tables=lineitem",
+            f"--output-dir={tmp}",
+            "--quiet",
         ]
         subprocess.run(cmd, check=True)
         generated = sorted(Path(tmp).rglob("*.parquet"), key=_part_key)
@@ -160,8 +163,14 @@ def generate_lineitem(
     data = _data_files(out)
     rows = sum(pq.ParquetFile(p).metadata.num_rows for p in data)
     nbytes = sum(p.stat().st_size for p in data)
-    info = {**params, "num_files": len(data), "rows": rows, "bytes": nbytes,
-            "generated_seconds": round(seconds, 3), "tpchgen_cli": _tpchgen_cli()}
+    info = {
+        **params,
+        "num_files": len(data),
+        "rows": rows,
+        "bytes": nbytes,
+        "generated_seconds": round(seconds, 3),
+        "tpchgen_cli": _tpchgen_cli(),
+    }
     marker.write_text(json.dumps(info, indent=1) + "\n")
     return {**info, "seconds": seconds, "skipped": False, "paths": [str(p) for p in data]}
 

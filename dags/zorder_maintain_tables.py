@@ -19,6 +19,7 @@ from typing import Any
 import pendulum
 from airflow.sdk import DAG, Variable, task, task_group
 
+from airflow_zorder.core.jobs.options import parse_names
 from airflow_zorder.operators import SparkClusterTableOperator, SparkCollectFileStatsOperator
 from airflow_zorder.sensors.file_overlap import FileOverlapSensor
 
@@ -42,7 +43,7 @@ def normalize_entry(entry: Any, base: Path) -> dict[str, Any]:
     columns = entry["columns"]
     return {
         "table": table,
-        "columns": [c.strip() for c in columns.split(",")] if isinstance(columns, str) else list(columns),
+        "columns": parse_names(columns, "columns"),
         "curve": entry.get("curve", "zorder"),
         "num_files": entry.get("num_files") or "",
         "target_file_size": entry.get("target_file_size") or "",
@@ -74,23 +75,42 @@ with DAG(
         return tables
 
     @task_group
-    def maintain_table(table: str, columns: list[str], curve: str, num_files: Any, target_file_size: str,
-                       stats_location: str) -> None:
+    def maintain_table(
+        table: str, columns: list[str], curve: str, num_files: Any, target_file_size: str, stats_location: str
+    ) -> None:
         """Collect stats, decide, re-cluster the degraded partitions, collect again (one table)."""
         collect = SparkCollectFileStatsOperator(
-            task_id="collect_stats", table=table, clustering_columns=columns, stats_location=stats_location,
-            conn_id=SPARK_CONN_ID, conf=SPARK_CONF)
+            task_id="collect_stats",
+            table=table,
+            clustering_columns=columns,
+            stats_location=stats_location,
+            conn_id=SPARK_CONN_ID,
+            conf=SPARK_CONF,
+        )
         check = FileOverlapSensor(
-            task_id="check_overlap", table=table, columns=columns, stats_location=stats_location,
-            decide_once=True)
+            task_id="check_overlap", table=table, columns=columns, stats_location=stats_location, decide_once=True
+        )
         recluster = SparkClusterTableOperator(
-            task_id="recluster", table=table, columns=columns, curve=curve, num_files=num_files,
-            target_file_size=target_file_size, conn_id=SPARK_CONN_ID, conf=SPARK_CONF,
+            task_id="recluster",
+            table=table,
+            columns=columns,
+            curve=curve,
+            num_files=num_files,
+            target_file_size=target_file_size,
+            stats_location=stats_location,
+            conn_id=SPARK_CONN_ID,
+            conf=SPARK_CONF,
             partitions="{{ ti.xcom_pull(task_ids='maintain_table.check_overlap', map_indexes=ti.map_index)"
-                       "['partitions'] | tojson }}")
+            "['partitions'] | tojson }}",
+        )
         collect_after = SparkCollectFileStatsOperator(
-            task_id="collect_stats_after", table=table, clustering_columns=columns, stats_location=stats_location,
-            conn_id=SPARK_CONN_ID, conf=SPARK_CONF)
+            task_id="collect_stats_after",
+            table=table,
+            clustering_columns=columns,
+            stats_location=stats_location,
+            conn_id=SPARK_CONN_ID,
+            conf=SPARK_CONF,
+        )
         collect >> check >> recluster >> collect_after
 
     maintain_table.expand_kwargs(load_tables())

@@ -43,8 +43,12 @@ with DAG(
     max_active_runs=1,  # one clustering run per table at a time (the job also locks the table)
     tags=["zorder"],
     params={
-        "num_files": Param(None, type=["null", "integer"], minimum=1,
-                           description="exact output files per partition (overrides target_file_size)"),
+        "num_files": Param(
+            None,
+            type=["null", "integer"],
+            minimum=1,
+            description="exact output files per partition (overrides target_file_size)",
+        ),
         "target_file_size": Param("512MB", type="string", description="output file size target, e.g. 128MB"),
     },
     doc_md=__doc__,

@@ -10,11 +10,11 @@ from __future__ import annotations
 
 import sys
 
-from sqlalchemy import select
-
 from airflow.models.dagrun import DagRun
 from airflow.models.xcom import XComModel
 from airflow.utils.session import create_session
+from sqlalchemy import select
+
 from airflow_zorder.evaluation.before_after import format_before_after
 
 
@@ -25,12 +25,19 @@ def main(dag_id: str, task_id: str) -> int:
             print(f"no run of {dag_id} found in the metadata DB", file=sys.stderr)
             return 1
         states = {ti.task_id: ti.state for ti in run.get_task_instances(session=session)}
-        row = session.scalars(select(XComModel).where(
-            XComModel.dag_id == dag_id, XComModel.run_id == run.run_id, XComModel.task_id == task_id,
-            XComModel.key == "return_value")).first()
+        row = session.scalars(
+            select(XComModel).where(
+                XComModel.dag_id == dag_id,
+                XComModel.run_id == run.run_id,
+                XComModel.task_id == task_id,
+                XComModel.key == "return_value",
+            )
+        ).first()
         if row is None:
-            print(f"{dag_id} run {run.run_id} ({run.state}) has no result from {task_id}; task states: {states}",
-                  file=sys.stderr)
+            print(
+                f"{dag_id} run {run.run_id} ({run.state}) has no result from {task_id}; task states: {states}",
+                file=sys.stderr,
+            )
             return 1
         report = XComModel.deserialize_value(row)
     print(format_before_after(report))

@@ -24,9 +24,13 @@ def main() -> None:
         print(f"sample table {a.table}: {report['files']} files")
         return
     res = json.load(open(a.result)) if a.result else {}
-    print(f"\nre-clustered {a.table} with {res.get('curve')} on {', '.join(cols)} "
-          f"in {res.get('duration_s')} s (run {res.get('run_id')}, status {res.get('status')})")
-    print(f"rows {res.get('before', {}).get('rows')} -> {res.get('after', {}).get('rows')} (verified by count + checksum)")
+    print(
+        f"\nre-clustered {a.table} with {res.get('curve')} on {', '.join(cols)} "
+        f"in {res.get('duration_s')} s (run {res.get('run_id')}, status {res.get('status')})"
+    )
+    print(
+        f"rows {res.get('before', {}).get('rows')} -> {res.get('after', {}).get('rows')} (verified by count + checksum)"
+    )
     print(f"files {before['files']} -> {report['files']}\n")
     print(f"{'column':<14}{'files read before':>20}{'after':>10}")
     for c in cols:

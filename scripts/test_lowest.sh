@@ -72,7 +72,7 @@ with zipfile.ZipFile(wheel) as zf:
     inside = {n: zf.read(n) for n in zf.namelist() if n.split("/")[0] in ("airflow_zorder", "spark_jobs")}
 tree = {p.relative_to(src).as_posix(): p.read_bytes() for top in ("airflow_zorder", "spark_jobs")
         for p in (src / top).rglob("*") if p.is_file() and "__pycache__" not in p.parts}
-py = {n for n in tree if n.endswith(".py") or n.endswith(".html")}
+py = {n for n in tree if n.endswith((".py", ".html", "py.typed"))}
 missing = sorted(n for n in py if n not in inside)
 differ = sorted(n for n in py if n in inside and inside[n] != tree[n])
 extra = sorted(n for n in inside if n.endswith(".py") and n not in tree)

@@ -5,8 +5,9 @@ from __future__ import annotations
 from pyspark.sql import SparkSession
 
 from airflow_zorder.core.storage.filesystems import join
+from airflow_zorder.core.storage.locations import parse_partition_path
 from airflow_zorder.core.storage.table_formats import refuse_foreign_catalog_table
-from spark_jobs.table import HOME_PROPERTY, STATE_DIR, TableError, TableRef, Unit, list_units, refuse_foreign_table
+from spark_jobs.table import HOME_PROPERTY, STATE_DIR, ResolvedTable, TableError, Unit, list_units, refuse_foreign_table
 
 
 def _quote(name: str) -> str:
@@ -16,6 +17,7 @@ def _quote(name: str) -> str:
 def _spec_sql(spec: dict[str, str]) -> str:
     def lit(v: str) -> str:
         return "'" + v.replace("\\", "\\\\").replace("'", "\\'") + "'"
+
     return ", ".join(f"`{k}` = {lit(v)}" for k, v in spec.items())
 
 
@@ -44,7 +46,7 @@ def _partition_columns(spark: SparkSession, name: str) -> list[str]:
     return cols
 
 
-def resolve_catalog_table(spark: SparkSession, fs, name: str) -> TableRef:
+def resolve_catalog_table(spark: SparkSession, fs, name: str) -> ResolvedTable:
     """Describe a catalog table; refuse missing, non-Parquet and Delta/Hudi/Iceberg tables with a clear message.
 
     A Delta/Hudi/Iceberg table is recognised by its provider (or, synced into a Hive metastore, by its
@@ -60,8 +62,12 @@ def resolve_catalog_table(spark: SparkSession, fs, name: str) -> TableRef:
     info = _describe(spark, f"DESCRIBE TABLE EXTENDED {_quote(name)}")
     props = info.get("Table Properties", "")
     refuse_foreign_catalog_table(
-        name, info.get("Provider"), input_format=info.get("InputFormat"), serde=info.get("Serde Library"),
-        properties={k: v for k in ("table_type", "storage_handler") if (v := _property(props, k)) is not None})
+        name,
+        info.get("Provider"),
+        input_format=info.get("InputFormat"),
+        serde=info.get("Serde Library"),
+        properties={k: v for k in ("table_type", "storage_handler") if (v := _property(props, k)) is not None},
+    )
     provider = info.get("Provider", "").lower()
     serde = info.get("Serde Library", "").lower()
     if provider not in ("parquet", "hive") or (provider == "hive" and "parquet" not in serde):
@@ -83,15 +89,12 @@ def resolve_catalog_table(spark: SparkSession, fs, name: str) -> TableRef:
     else:
         for row in spark.sql(f"SHOW PARTITIONS {_quote(name)}").collect():
             rel = row[0]
-            spec = dict(p.split("=", 1) for p in rel.split("/"))
-            from urllib.parse import unquote
-
-            spec = {unquote(k): unquote(v) for k, v in spec.items()}
+            spec = parse_partition_path(rel)
             pinfo = _describe(spark, f"DESCRIBE TABLE EXTENDED {_quote(name)} PARTITION ({_spec_sql(spec)})")
             ploc = pinfo.get("Location", join(location, rel))
             _, found = list_units(fs, ploc)
             units.append(Unit(rel, spec, ploc, [f for u in found for f in u.files]))
-    return TableRef(name, "catalog", location, home, pcols, units)
+    return ResolvedTable(name, "catalog", location, home, pcols, units)
 
 
 def _refuse_foreign_v1_table(spark: SparkSession, name: str) -> None:
@@ -125,19 +128,23 @@ def _property(props: str, key: str) -> str | None:
     body = props.strip().lstrip("[").rstrip("]")
     for item in body.split(", "):
         if item.startswith(key + "="):
-            return item[len(key) + 1:]
+            return item[len(key) + 1 :]
     return None
 
 
-def ensure_home(spark: SparkSession, ref: TableRef) -> None:
+def ensure_home(spark: SparkSession, ref: ResolvedTable) -> None:
     """Pin the table's state directory in a table property, so it survives location switches."""
-    if ref.home == ref.root and _property(
-        _describe(spark, f"DESCRIBE TABLE EXTENDED {_quote(ref.name)}").get("Table Properties", ""), HOME_PROPERTY
-    ) is None:
+    if (
+        ref.home == ref.root
+        and _property(
+            _describe(spark, f"DESCRIBE TABLE EXTENDED {_quote(ref.name)}").get("Table Properties", ""), HOME_PROPERTY
+        )
+        is None
+    ):
         spark.sql(f"ALTER TABLE {_quote(ref.name)} SET TBLPROPERTIES ('{HOME_PROPERTY}' = '{ref.home}')")
 
 
-def new_location(ref: TableRef, run_id: str, unit: Unit) -> str:
+def new_location(ref: ResolvedTable, run_id: str, unit: Unit) -> str:
     """Where a run writes a unit's new files: a fresh directory under the table's state dir."""
     return join(ref.home, STATE_DIR, "versions", run_id, unit.relpath)
 

@@ -16,9 +16,8 @@ def build_session(app_name: str):
     Executors get :data:`spark_jobs.jvm_keys.JIT_OPTION`; the driver's JVM is already running,
     so spark-submit must pass it there (the operators do) for local mode.
     """
-    from pyspark.sql import SparkSession
-
     from pyspark import SparkConf
+    from pyspark.sql import SparkSession
 
     from airflow_zorder.core.jobs.jvm_options import with_jit_option
 
@@ -41,9 +40,15 @@ def emit_result(result: dict[str, Any], result_path: str | None) -> None:
     print(text)
 
 
-def run_job(app_name: str, table: str, run_id: str, result_path: str | None,
-            work: Callable[[Any], tuple[dict[str, Any], int]],
-            expected: tuple[type[BaseException], ...], log: Callable[[str], None]) -> int:
+def run_job(
+    app_name: str,
+    table: str,
+    run_id: str,
+    result_path: str | None,
+    work: Callable[[Any], tuple[dict[str, Any], int]],
+    expected: tuple[type[BaseException], ...],
+    log: Callable[[str], None],
+) -> int:
     """Run ``work(spark)`` -> (result, exit code); any failure becomes a failure result and exit 1.
 
     The result JSON is written either way (the operators read it); failures not among the
@@ -65,12 +70,19 @@ def run_job(app_name: str, table: str, run_id: str, result_path: str | None,
 
 def failure_result(table: str, run_id: str, exc: BaseException) -> dict[str, Any]:
     """The JSON result of a failed run: what failed and why, in the message the user should read."""
-    return {"status": "failed", "table": table, "run_id": run_id, "error": str(exc).strip(),
-            "error_type": type(exc).__name__}
+    return {
+        "status": "failed",
+        "table": table,
+        "run_id": run_id,
+        "error": str(exc).strip(),
+        "error_type": type(exc).__name__,
+    }
 
 
-_BOILERPLATE = re.compile(r"\s*(SQLSTATE: \w+|Please check .*|If not, please convert .*|If necessary, consider .*)$",
-                          re.IGNORECASE | re.DOTALL)
+_BOILERPLATE = re.compile(
+    r"\s*(SQLSTATE: \w+|Please check .*|If not, please convert .*|If necessary, consider .*)$",
+    re.IGNORECASE | re.DOTALL,
+)
 
 
 def spark_error_text(exc: BaseException, limit: int = 600) -> str:

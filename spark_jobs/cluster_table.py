@@ -2,40 +2,38 @@
 
     spark-submit spark_jobs/cluster_table.py --table PATH_OR_DB.TABLE --columns a,b,c \
         [--curve zorder|hilbert|linear] [--target-file-size 512MB | --num-files N] \
-        [--partitions k=v[/k2=v2] ...] [--result-json PATH] [--verify observe|full] ...
+        [--partitions k=v[/k2=v2] ...] [--stats-location PATH_OR_URI] [--result-json PATH] [--verify observe|full] ...
 
 Per run: take the table lock, finish or roll back any earlier interrupted run, snapshot
 the input files, stage the rewritten files where readers do not look, verify row count
 and checksum, then commit (path tables: journaled file swap; catalog tables: metastore
-location switch) and clean up what passed its retention. See ``--help`` for every flag.
+location switch), record the run's event in the table's stats store (``--stats-location``, where the
+sensor and the UI read it) and clean up what passed its retention. The options:
+:class:`airflow_zorder.core.jobs.options.ClusterOptions` (``--help`` lists every flag).
 """
 
 from __future__ import annotations
 
-import argparse
 import sys
 import time
-import uuid
+from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass, field
 from typing import Any
 
 from pyspark.util import inheritable_thread_target
 
-from airflow_zorder.core.storage import commit as commit_mod
-from airflow_zorder.core.layout import curves, curve_keys, ranges
+from airflow_zorder.core.jobs.file_sizing import num_output_files
+from airflow_zorder.core.jobs.options import ClusterOptions, stats_location_for
+from airflow_zorder.core.layout import ranges
 from airflow_zorder.core.stats import stats_store
+from airflow_zorder.core.storage import commit as commit_mod
 from airflow_zorder.core.storage.faults import fault_point
-from airflow_zorder.core.storage.filesystems import FileSystem, filesystem_for, is_path_table, os_path
+from airflow_zorder.core.storage.filesystems import FileSystem, filesystem_for, is_path_table, join, os_path
 from airflow_zorder.core.storage.lock import TableLock
-from airflow_zorder.core.jobs.file_sizing import DEFAULT_TARGET_FILE_SIZE, num_output_files, parse_size
 from airflow_zorder.core.storage.table_formats import ForeignTableFormatError
-from spark_jobs.cli import run_job, spark_error_text
 from spark_jobs import catalog, rewrite
-from airflow_zorder.core.storage.filesystems import join
-from spark_jobs.table import (TableError, TableRef, Unit, check_parquet, list_path_table, list_units,
-                              parse_partitions, select_units)
-
+from spark_jobs.cli import run_job, spark_error_text
+from spark_jobs.table import ResolvedTable, TableError, Unit, check_parquet, list_path_table, list_units, select_units
 
 BATCH_UNITS = 64  # partitions rewritten by one set of Spark jobs
 
@@ -44,95 +42,16 @@ class ClusteringError(RuntimeError):
     """A clear, user-facing reason the job refused or failed; the table is left as it was."""
 
 
-@dataclass
-class ClusterOptions:
-    """What to cluster and how; mirrors the command line."""
-
-    table: str
-    columns: list[str]
-    curve: str = "zorder"
-    target_file_size: int = DEFAULT_TARGET_FILE_SIZE
-    num_files: int | None = None
-    partitions: list[str] | None = None
-    num_ranges: int = ranges.DEFAULT_NUM_RANGES
-    salt_bits: int = curve_keys.DEFAULT_SALT_BITS
-    verify: str = "observe"
-    compression: str = "snappy"
-    retention_hours: float = 168.0
-    lock_ttl_s: int = 600
-    key_engine: str = "auto"
-    seed: int = 42
-    run_id: str = field(default_factory=lambda: time.strftime("%Y%m%dT%H%M%S") + "-" + uuid.uuid4().hex[:8])
-
-
-def parse_args(argv: list[str] | None = None) -> tuple[ClusterOptions, str | None, str]:
-    """Parse the command line into options, the result path and the action (cluster/recover/cleanup)."""
-    p = argparse.ArgumentParser(prog="cluster_table.py", description=__doc__.split("\n")[0])
-    p.add_argument("--table", required=True, help="Parquet directory (path or URI) or catalog table name db.table")
-    p.add_argument("--columns", default="", help="comma-separated clustering columns (1 to 16)")
-    p.add_argument("--curve", default="zorder", choices=curves.CURVES)
-    p.add_argument("--target-file-size", default="512MB", help="output file size target, e.g. 128MB, 1g (default 512MB)")
-    p.add_argument("--num-files", type=int, default=None, help="exact number of output files per unit (overrides the target size)")
-    p.add_argument("--partitions", action="append", default=None,
-                   help="partition(s) to re-cluster, as k=v[/k2=v2]; repeat, comma-separate or pass a JSON list; default all")
-    p.add_argument("--num-ranges", type=int, default=ranges.DEFAULT_NUM_RANGES, help="range ids per column (default 1024)")
-    p.add_argument("--salt-bits", type=int, default=curve_keys.DEFAULT_SALT_BITS, help="bits of row-hash salt below the key against skew; 0 disables")
-    p.add_argument("--verify", default="observe", choices=("observe", "full"),
-                   help="observe: count+checksum of the rows read and of the rows reaching the writer (carried hashes; 1 row in 16 re-hashed), and staged footers; full: also re-read and re-hash the staged files")
-    p.add_argument("--compression", default="snappy")
-    p.add_argument("--retention-hours", type=float, default=168.0, help="keep replaced files this long (default 7 days)")
-    p.add_argument("--lock-ttl", type=int, default=600, help="seconds after which a silent lock owner is presumed dead")
-    p.add_argument("--result-json", default=None, help="write the JSON result here (local path)")
-    p.add_argument("--action", default="cluster", choices=("cluster", "recover", "cleanup"),
-                   help="cluster (default); recover: finish/roll back an interrupted run only; cleanup: purge expired files only")
-    p.add_argument("--run-id", default=None)
-    p.add_argument("--key-engine", default="auto", choices=("auto", "jvm", "arrow"),
-                   help="where curve keys are computed: JVM expressions (auto picks them whenever the key fits "
-                        "8 bytes and no column is binary/timestamp_ntz/collated) or an Arrow UDF (default auto)")
-    a = p.parse_args(argv)
-    cols = [c.strip() for c in a.columns.split(",") if c.strip()]
-    if a.action == "cluster" and not cols:
-        p.error("--columns is required: name 1 to 16 clustering columns, comma-separated")
-    # Refuse bad values here, before a SparkSession starts (exit 2 with the flag named).
-    if a.num_files is not None and a.num_files < 1:
-        p.error(f"--num-files must be at least 1, got {a.num_files} (leave it out to size files by --target-file-size)")
-    if not 1 <= a.num_ranges <= 2**31:
-        p.error(f"--num-ranges must be between 1 and 2**31, got {a.num_ranges}")
-    if not 0 <= a.salt_bits <= 32:
-        p.error(f"--salt-bits must be between 0 and 32, got {a.salt_bits}")
-    if a.lock_ttl < 1:
-        p.error(f"--lock-ttl must be at least 1 second, got {a.lock_ttl}")
-    if not 0 <= a.retention_hours < float("inf"):
-        p.error(f"--retention-hours must be a number of hours >= 0, got {a.retention_hours}")
-    try:
-        target = parse_size(a.target_file_size)
-    except ValueError as exc:
-        p.error(f"--target-file-size: {exc}")
-    try:
-        partitions = parse_partitions(a.partitions)
-    except ValueError as exc:  # a malformed JSON list
-        p.error(f"--partitions: cannot read {a.partitions!r} as k=v[/k2=v2] values or a JSON list: {exc}")
-    opts = ClusterOptions(
-        table=a.table, columns=cols, curve=a.curve, target_file_size=target,
-        num_files=a.num_files, partitions=partitions, num_ranges=a.num_ranges,
-        salt_bits=a.salt_bits, verify=a.verify, compression=a.compression, retention_hours=a.retention_hours,
-        lock_ttl_s=a.lock_ttl, key_engine=a.key_engine,
-    )
-    if a.run_id:
-        opts.run_id = a.run_id
-    return opts, a.result_json, a.action
-
-
 def _log(msg: str) -> None:
     print(f"[cluster_table] {msg}", file=sys.stderr, flush=True)
 
 
-def resolve_table(spark, table: str) -> tuple[TableRef, FileSystem]:
+def resolve_table(spark, table: str) -> tuple[ResolvedTable, FileSystem]:
     """Resolve a path or catalog table; clear errors for missing, non-Parquet and Delta/Hudi/Iceberg tables."""
     if is_path_table(table):
         fs = filesystem_for(table, spark)
         pcols, units = list_path_table(fs, table)  # refuses missing tables and Delta/Hudi/Iceberg ones
-        ref = TableRef(table, "path", table, table, pcols, units)
+        ref = ResolvedTable(table, "path", table, table, pcols, units)
     else:
         fs = filesystem_for("/", spark)
         ref = catalog.resolve_catalog_table(spark, fs, table)
@@ -149,8 +68,10 @@ def _check_columns(df_columns: dict[str, str], partition_columns: list[str], wan
         raise ClusteringError(f"cluster on 1 to 16 columns, got {len(wanted)}")
     for c in wanted:
         if c.lower() in {p.lower() for p in partition_columns}:
-            raise ClusteringError(f"column {c!r} is a partition column: it is constant within each partition, so "
-                                  "clustering on it does nothing; choose data columns")
+            raise ClusteringError(
+                f"column {c!r} is a partition column: it is constant within each partition, so "
+                "clustering on it does nothing; choose data columns"
+            )
         real = by_lower.get(c.lower())
         if real is None:
             raise ClusteringError(f"unknown column {c!r}; the table's columns are: {', '.join(df_columns)}")
@@ -166,8 +87,11 @@ def _stats(files: list) -> dict[str, int]:
 
 
 def _staged_files(fs: FileSystem, staging: str) -> list:
-    return [f for f in fs.list_files(staging, recursive=True)
-            if not any(p.startswith(("_", ".")) for p in f.path[len(staging):].split("/") if p)]
+    return [
+        f
+        for f in fs.list_files(staging, recursive=True)
+        if not any(p.startswith(("_", ".")) for p in f.path[len(staging) :].split("/") if p)
+    ]
 
 
 def _on_local_disk(fs: FileSystem, units: list[Unit]) -> bool:
@@ -182,13 +106,24 @@ def _merged_schema(spark, fs: FileSystem, units: list[Unit]):
         with rewrite.driver_listing(spark, _on_local_disk(fs, units)):
             return spark.read.option("mergeSchema", "true").parquet(*paths).schema
     except Exception as exc:  # noqa: BLE001 - converted to a clear message naming the table
-        raise ClusteringError(f"cannot read the table's files as Parquet with one schema: "
-                              f"{spark_error_text(exc)}") from exc
+        raise ClusteringError(
+            f"cannot read the table's files as Parquet with one schema: {spark_error_text(exc)}"
+        ) from exc
 
 
-def _stage_batch(spark, fs: FileSystem, opts: ClusterOptions, schema, columns: list[str], batch: list[Unit],
-                 staging: str, b: int, phases: dict[str, float]) -> tuple[list[dict], list[dict]]:
+def _stage_batch(
+    spark,
+    fs: FileSystem,
+    opts: ClusterOptions,
+    schema,
+    columns: list[str],
+    batch: list[Unit],
+    staging: str,
+    b: int,
+    phases: dict[str, float],
+) -> tuple[list[dict], list[dict]]:
     """Rewrite a batch of units into ``staging/<unit relpath>/`` and verify it; returns (done, skipped)."""
+
     def lap(name: str, since: float) -> float:
         now = time.time()
         phases[name] = round(phases.get(name, 0.0) + now - since, 3)
@@ -217,21 +152,25 @@ def _stage_batch(spark, fs: FileSystem, opts: ClusterOptions, schema, columns: l
     # and judged by the plan while this thread builds the write's plan: neither waits for the other.
     with ThreadPoolExecutor(max_workers=1) as pool:
         in_thread = inheritable_thread_target(spark)
-        sample = pool.submit(in_thread(rewrite.encodings_sample), spark, live, schema, opts.seed + b,
-                             fs if local else None)
-        rewrite.plan_batch(df, live, columns, opts.curve, opts.num_ranges, opts.salt_bits, opts.seed + b,
-                           fs if local else None)
+        sample = pool.submit(
+            in_thread(rewrite.encodings_sample), spark, live, schema, opts.seed + b, fs if local else None
+        )
+        rewrite.plan_batch(
+            df, live, columns, opts.curve, opts.num_ranges, opts.salt_bits, opts.seed + b, fs if local else None
+        )
         t = lap("sample_and_plan_s", t)
         plain = pool.submit(in_thread(lambda: rewrite.plain_from_sample(spark, live, columns, sample.result())))
-        obs_in, obs_out, engine = rewrite.write_batch(spark, df, live, columns, out, opts.compression, f"b{b}",
-                                                      opts.key_engine, plain.result)
+        obs_in, obs_out, engine = rewrite.write_batch(
+            spark, df, live, columns, out, opts.compression, f"b{b}", opts.key_engine, plain.result
+        )
     plain = plain.result()
     t = lap("write_s", t)  # the encodings included
     by_unit = rewrite.files_by_unit(_staged_files(fs, out), live)
     parts = [(i, [f.path for f in files]) for i, files in by_unit.items() if files]
     staged = rewrite.footer_counts(fs, parts)
-    staged_df = (rewrite.read_batch(spark, parts, schema, local) if parts and (staged is None or opts.verify == "full")
-                 else None)
+    staged_df = (
+        rewrite.read_batch(spark, parts, schema, local) if parts and (staged is None or opts.verify == "full") else None
+    )
     full = rewrite.staged_checksum(staged_df) if opts.verify == "full" and staged_df is not None else None
     if staged is None:
         staged = rewrite.count_rows(staged_df) if staged_df is not None else {}
@@ -245,12 +184,18 @@ def _stage_batch(spark, fs: FileSystem, opts: ClusterOptions, schema, columns: l
             dst = join(staging, unit.relpath, f.path.rsplit("/", 1)[1])
             fs.rename(f.path, dst)
             placed.append(type(f)(dst, f.size, f.mtime_ms))
-        done.append({
-            "partition": unit.label, "spec": unit.spec, "rows": w.rows,
-            "before": _stats(unit.files), "after": _stats(placed),
-            "plan": {**w.plan.describe(), "key_engine": engine, "plain_encoded": plain},
-            "_unit": unit, "_staged": placed,
-        })
+        done.append(
+            {
+                "partition": unit.label,
+                "spec": unit.spec,
+                "rows": w.rows,
+                "before": _stats(unit.files),
+                "after": _stats(placed),
+                "plan": {**w.plan.describe(), "key_engine": engine, "plain_encoded": plain},
+                "_unit": unit,
+                "_staged": placed,
+            }
+        )
         _log(f"staged {unit.label}: {len(unit.files)} -> {len(placed)} files, {w.rows} rows verified")
     fs.delete(out, recursive=True)
     return done, skipped
@@ -264,8 +209,15 @@ def run_cluster(spark, opts: ClusterOptions) -> dict[str, Any]:
     if ref.kind == "catalog":
         catalog.ensure_home(spark, ref)
     result: dict[str, Any] = {
-        "status": "clustered", "run_id": opts.run_id, "table": opts.table, "kind": ref.kind, "curve": opts.curve,
-        "columns": opts.columns, "partition_columns": ref.partition_columns, "messages": [],
+        "status": "clustered",
+        "run_id": opts.run_id,
+        "table": opts.table,
+        "kind": ref.kind,
+        "curve": opts.curve,
+        "columns": opts.columns,
+        "partition_columns": ref.partition_columns,
+        "stats_location": stats_location_for(opts.table, opts.stats_location, home=ref.home),
+        "messages": [],
     }
     spark.conf.set("spark.sql.parquet.outputTimestampType", "TIMESTAMP_MICROS")
     with TableLock(fs, ref.home, opts.run_id, ttl_s=opts.lock_ttl_s) as lock:
@@ -293,22 +245,26 @@ def run_cluster(spark, opts: ClusterOptions) -> dict[str, Any]:
                 types = {f.name: f.dataType.simpleString() for f in schema.fields}
                 resolved_columns = _check_columns(types, ref.partition_columns, opts.columns)
             for b, start in enumerate(range(0, len(with_files), BATCH_UNITS)):
-                batch = with_files[start:start + BATCH_UNITS]
+                batch = with_files[start : start + BATCH_UNITS]
                 done, empty = _stage_batch(spark, fs, opts, schema, resolved_columns, batch, staging, b, phases)
                 done_units.extend(done)
                 skipped.extend(empty)
         except Exception as exc:
             note = _abandon(fs, journal, exc)  # nothing was committed: drop the staged files now
             if _from_spark(exc):
-                raise ClusteringError(f"rewriting table {opts.table} failed: {spark_error_text(exc)}. Nothing in the "
-                                      f"table was changed{'; ' + note if note else ''}.") from exc
+                raise ClusteringError(
+                    f"rewriting table {opts.table} failed: {spark_error_text(exc)}. Nothing in the "
+                    f"table was changed{'; ' + note if note else ''}."
+                ) from exc
             raise
         phases["stage_and_verify_s"] = round(time.time() - t, 3)
         fault_point("after_stage")
         if not done_units:
             commit_mod.rollback(fs, journal)
             result["status"] = "noop"
-            msg = "nothing to cluster: " + ("; ".join(f"{s['partition']}: {s['reason']}" for s in skipped) or "the table has no data files")
+            msg = "nothing to cluster: " + (
+                "; ".join(f"{s['partition']}: {s['reason']}" for s in skipped) or "the table has no data files"
+            )
             result["messages"].append(msg)
             _log(msg)
         else:
@@ -325,15 +281,21 @@ def run_cluster(spark, opts: ClusterOptions) -> dict[str, Any]:
     result["columns"] = resolved_columns or opts.columns
     result["partitions"] = [{k: v for k, v in u.items() if not k.startswith("_")} for u in done_units]
     result["skipped"] = skipped
-    before = {"files": sum(u["before"]["files"] for u in done_units), "bytes": sum(u["before"]["bytes"] for u in done_units)}
-    after = {"files": sum(u["after"]["files"] for u in done_units), "bytes": sum(u["after"]["bytes"] for u in done_units)}
+    before = {
+        "files": sum(u["before"]["files"] for u in done_units),
+        "bytes": sum(u["before"]["bytes"] for u in done_units),
+    }
+    after = {
+        "files": sum(u["after"]["files"] for u in done_units),
+        "bytes": sum(u["after"]["bytes"] for u in done_units),
+    }
     rows = sum(u["rows"] for u in done_units)
     result["before"] = {**before, "rows": rows}
     result["after"] = {**after, "rows": rows}
     result["phases"] = phases
     result["duration_s"] = round(time.time() - started, 3)
     if result["status"] == "clustered":
-        _record_event(fs, ref, result)
+        _record_event(fs, result)
     return result
 
 
@@ -351,38 +313,45 @@ def _abandon(fs: FileSystem, journal, exc: BaseException) -> str:
     try:
         commit_mod.rollback(fs, journal)
     except Exception as rb:  # noqa: BLE001 - the original error is the one to report
-        note = (f"rolling the run back failed too ({spark_error_text(rb) if _from_spark(rb) else rb}); the next "
-                "run or --action recover finishes the rollback")
+        note = (
+            f"rolling the run back failed too ({spark_error_text(rb) if _from_spark(rb) else rb}); the next "
+            "run or --action recover finishes the rollback"
+        )
         _log(note)
         exc.add_note(note)
         return note
     return ""
 
 
-def _record_event(fs: FileSystem, ref: TableRef, result: dict[str, Any]) -> None:
-    """Add the run to the table's stats history, so health over time shows when it was re-clustered."""
+def _record_event(fs: FileSystem, result: dict[str, Any]) -> None:
+    """Add the run to the table's stats history (``result["stats_location"]``), where the sensor and the UI read it."""
     try:
-        stats_store.record_event(stats_store.default_location(ref.home), stats_store.cluster_event(result),
-                                 filesystem=fs)
+        stats_store.record_event(result["stats_location"], stats_store.cluster_event(result), filesystem=fs)
     except Exception as exc:  # noqa: BLE001 - the table is committed; the history entry is best effort
         result["messages"].append(f"could not record the clustering event: {exc}")
 
 
-def _recover(spark, fs: FileSystem, ref: TableRef) -> list[str]:
+def _recover(spark, fs: FileSystem, ref: ResolvedTable) -> list[str]:
     """Finish (after the commit point) or roll back (before it) every interrupted run of this table."""
     if ref.kind == "path":
         return commit_mod.recover(fs, ref.home)
     return _recover_catalog(spark, fs, ref)
 
 
-def _commit_catalog(spark, fs: FileSystem, ref: TableRef, journal, done_units: list[dict], staging: str) -> None:
+def _commit_catalog(spark, fs: FileSystem, ref: ResolvedTable, journal, done_units: list[dict], staging: str) -> None:
     """Move staged units to fresh locations, record the commit point, then switch locations in the metastore."""
     switches = []
     for u in done_units:
         unit: Unit = u["_unit"]
-        switches.append({"relpath": unit.relpath, "spec": unit.spec, "old": unit.location,
-                         "new": catalog.new_location(ref, journal.run_id, unit),
-                         "inputs": [f.path for f in unit.files]})
+        switches.append(
+            {
+                "relpath": unit.relpath,
+                "spec": unit.spec,
+                "old": unit.location,
+                "new": catalog.new_location(ref, journal.run_id, unit),
+                "inputs": [f.path for f in unit.files],
+            }
+        )
     journal.info["catalog_switches"] = switches
     journal.info["staging"] = staging
     commit_mod.mark_committed(fs, journal)  # ---- COMMIT POINT ----
@@ -390,7 +359,7 @@ def _commit_catalog(spark, fs: FileSystem, ref: TableRef, journal, done_units: l
     _finish_catalog(spark, fs, ref, journal)
 
 
-def _finish_catalog(spark, fs: FileSystem, ref: TableRef, journal) -> None:
+def _finish_catalog(spark, fs: FileSystem, ref: ResolvedTable, journal) -> None:
     """Idempotently complete a committed catalog run: place files, adopt stragglers, switch, finish."""
     staging = journal.info["staging"]
     for sw in journal.info["catalog_switches"]:
@@ -422,7 +391,7 @@ def _same_dir(a: str, b: str) -> bool:
     return strip(a) == strip(b)
 
 
-def _recover_catalog(spark, fs: FileSystem, ref: TableRef) -> list[str]:
+def _recover_catalog(spark, fs: FileSystem, ref: ResolvedTable) -> list[str]:
     done = []
     for journal in commit_mod.pending_runs(fs, ref.home):
         if journal.state == "staging":
@@ -433,7 +402,7 @@ def _recover_catalog(spark, fs: FileSystem, ref: TableRef) -> list[str]:
     return done
 
 
-def _cleanup(fs: FileSystem, ref: TableRef, retention_s: float) -> list[str]:
+def _cleanup(fs: FileSystem, ref: ResolvedTable, retention_s: float) -> list[str]:
     """Purge what finished runs replaced once the retention passed (trash; catalog tables' old files)."""
     deleted = commit_mod.cleanup(fs, ref.home, retention_s)
     now = time.time()
@@ -467,12 +436,18 @@ def run_action(spark, opts: ClusterOptions, action: str) -> dict[str, Any]:
         return {"status": "cleaned", "table": opts.table, "cleaned": cleaned}
 
 
-def main(argv: list[str] | None = None) -> int:
+def main(argv: Sequence[str] | None = None) -> int:
     """Command-line entry: run, print a one-line summary, write the JSON result; exit 1 with a clear message on failure."""
-    opts, result_path, action = parse_args(argv)
-    return run_job("airflow-zorder-cluster", opts.table, opts.run_id, result_path,
-                   lambda spark: (run_action(spark, opts, action), 0),
-                   (ClusteringError, TableError, ForeignTableFormatError, ValueError, RuntimeError), _log)
+    opts = ClusterOptions.from_args(argv)
+    return run_job(
+        "airflow-zorder-cluster",
+        opts.table,
+        opts.run_id,
+        opts.result_json,
+        lambda spark: (run_action(spark, opts, opts.action), 0),
+        (ClusteringError, TableError, ForeignTableFormatError, ValueError, RuntimeError),
+        _log,
+    )
 
 
 if __name__ == "__main__":

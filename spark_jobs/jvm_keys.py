@@ -95,8 +95,9 @@ def _jvm_started_with(application_id: str, jvm, option: str) -> bool:
     element cost ~30 round trips and 40 ms of every write's planning.
     """
     if (application_id, option) not in _STARTED_WITH:
-        args = jvm.java.lang.String.join("\n", jvm.java.lang.management.ManagementFactory.getRuntimeMXBean()
-                                         .getInputArguments())
+        args = jvm.java.lang.String.join(
+            "\n", jvm.java.lang.management.ManagementFactory.getRuntimeMXBean().getInputArguments()
+        )
         _STARTED_WITH[(application_id, option)] = option in str(args).split("\n")
     return _STARTED_WITH[(application_id, option)]
 
@@ -121,7 +122,9 @@ def _domain(dtype: T.DataType) -> _Domain | None:
     if isinstance(dtype, T.DateType):
         return _Domain(F.unix_date, "bigint", _as_ints(pa.int32()))
     if isinstance(dtype, T.TimestampType):
-        return _Domain(F.unix_micros, "bigint", lambda a: a.cast(pa.timestamp("us", a.type.tz)).cast(pa.int64()).to_pylist())
+        return _Domain(
+            F.unix_micros, "bigint", lambda a: a.cast(pa.timestamp("us", a.type.tz)).cast(pa.int64()).to_pylist()
+        )
     if isinstance(dtype, (T.FloatType, T.DoubleType)):
         # Spark compares doubles with -0.0 == 0.0 and NaN above +inf, as the contract does
         return _Domain(lambda c: c.cast("double"), "double", lambda a: a.cast(pa.float64()).to_pylist())
@@ -148,13 +151,21 @@ def unsupported_reason(plans: Mapping[int, KeyPlan], schema: T.StructType) -> st
     for name in first.columns:
         if _domain(schema[name].dataType) is None:
             return f"column {name!r} of type {schema[name].dataType.simpleString()} has no JVM order domain"
-    literal_bytes = sum(b.nbytes for p in plans.values() for b in p.boundaries
-                        if pa.types.is_string(b.type) or pa.types.is_large_string(b.type))
+    literal_bytes = sum(
+        b.nbytes
+        for p in plans.values()
+        for b in p.boundaries
+        if pa.types.is_string(b.type) or pa.types.is_large_string(b.type)
+    )
     if literal_bytes > MAX_STRING_LITERAL_BYTES:  # Spark prints plans whole: huge literals exhaust the heap
-        return (f"string range boundaries total {literal_bytes / 2**20:.1f} MiB (very long values), over the "
-                f"{MAX_STRING_LITERAL_BYTES // 2**20} MiB that plan literals may hold")
-    if any((p.curve, p.columns, p.bits, p.salt_bits) != (first.curve, first.columns, first.bits, first.salt_bits)
-           for p in plans.values()):
+        return (
+            f"string range boundaries total {literal_bytes / 2**20:.1f} MiB (very long values), over the "
+            f"{MAX_STRING_LITERAL_BYTES // 2**20} MiB that plan literals may hold"
+        )
+    if any(
+        (p.curve, p.columns, p.bits, p.salt_bits) != (first.curve, first.columns, first.bits, first.salt_bits)
+        for p in plans.values()
+    ):
         # bits depend on each unit's number of ranges; per-unit curve arithmetic is possible but not worth it
         return "units with different bit widths"
     return None
@@ -188,6 +199,7 @@ def _unsafe_literal(spark, values: list, element_type: str) -> F.Column:
     fmt = _PRIMITIVE[element_type]
     body = [0 if v is None else v for v in values]
     data = struct.pack(f"<q{words}Q{n}{fmt}", n, *nulls, *body)
+
     def jvm(name: str):  # one py4j lookup for a dotted name (attribute by attribute costs one per package)
         return getattr(spark._jvm, name)
 
@@ -217,7 +229,7 @@ def _segments(per_unit: Mapping[int, list], num_units: int, shift: int, first: i
     width = 1 << shift
     out: list = [None] * (num_units * width)
     for u, vals in per_unit.items():
-        out[u * width + first:u * width + first + len(vals)] = vals
+        out[u * width + first : u * width + first + len(vals)] = vals
     return out
 
 
@@ -226,8 +238,9 @@ def _index_bits(longest: int) -> int:
     return max(0, int(longest)).bit_length()
 
 
-def _counter(spark, per_unit: Mapping[int, list], element_type: str, num_units: int, unit: F.Column,
-             value: F.Column) -> tuple[F.Column, list[Callable[[F.Column], F.Column]]]:
+def _counter(
+    spark, per_unit: Mapping[int, list], element_type: str, num_units: int, unit: F.Column, value: F.Column
+) -> tuple[F.Column, list[Callable[[F.Column], F.Column]]]:
     """Expressions that count the unit's sorted boundaries <= ``value``: a start and probe steps (pos -> pos).
 
     Integer domains with a useful :mod:`search_index` start from the value's bucket and probe
@@ -251,8 +264,9 @@ def _counter(spark, per_unit: Mapping[int, list], element_type: str, num_units: 
         return F.lit(0), [lambda pos, step=1 << (levels - 1 - k): top_down(pos, step) for k in range(levels)]
     width = _index_bits(longest + (1 << ix.probes) - 1)  # probes reach slot n + 2**probes - 1 at most
     arr = _array_literal(spark, _segments(per_unit, num_units, width, first=1), "bigint")
-    starts = _array_literal(spark, _segments({u: s.tolist() for u, s in ix.starts.items()}, num_units,
-                                             ix.bucket_bits), "bigint")
+    starts = _array_literal(
+        spark, _segments({u: s.tolist() for u, s in ix.starts.items()}, num_units, ix.bucket_bits), "bigint"
+    )
     if len(per_unit) == 1:
         (u,) = per_unit
         lo, hi = F.lit(ix.lo[u]).cast("bigint"), F.lit(ix.hi(u)).cast("bigint")
@@ -332,18 +346,28 @@ def _hilbert(df: DataFrame, names: list[str], bits: int, split: bool) -> DataFra
                 df = df.withColumn(names[0], F.when(bit, x0.bitwiseXOR(p)).otherwise(x0))
                 continue
             t = x0.bitwiseXOR(xi).bitwiseAND(p)
-            df = df.select(*keep, *[
-                F.when(bit, x0.bitwiseXOR(p)).otherwise(x0.bitwiseXOR(t)).alias(n) if k == 0 else
-                F.when(bit, xi).otherwise(xi.bitwiseXOR(t)).alias(n) if k == i else F.col(n)
-                for k, n in enumerate(names)])
+            df = df.select(
+                *keep,
+                *[
+                    F.when(bit, x0.bitwiseXOR(p)).otherwise(x0.bitwiseXOR(t)).alias(n)
+                    if k == 0
+                    else F.when(bit, xi).otherwise(xi.bitwiseXOR(t)).alias(n)
+                    if k == i
+                    else F.col(n)
+                    for k, n in enumerate(names)
+                ],
+            )
     gray = [F.col(names[0])]
     for i in range(1, d):
         gray.append(gray[-1].bitwiseXOR(F.col(names[i])))
     df = df.select(*keep, *[g.alias(n) for g, n in zip(gray, names)])
     t = F.lit(0).cast("bigint")
     for b in range(bits - 1, 0, -1):
-        t = t.bitwiseXOR(F.when(F.shiftright(F.col(names[-1]), b).bitwiseAND(F.lit(1)) == 1,
-                                F.lit((1 << b) - 1).cast("bigint")).otherwise(F.lit(0).cast("bigint")))
+        t = t.bitwiseXOR(
+            F.when(
+                F.shiftright(F.col(names[-1]), b).bitwiseAND(F.lit(1)) == 1, F.lit((1 << b) - 1).cast("bigint")
+            ).otherwise(F.lit(0).cast("bigint"))
+        )
     df = df.withColumn("__zorder_t", t)
     return df.select(*keep, *[F.col(n).bitwiseXOR(F.col("__zorder_t")).alias(n) for n in names])
 
@@ -373,9 +397,17 @@ def _hilbert_by_table(spark, df: DataFrame, z: F.Column, table: hilbert_table.Hi
     return df.withColumn("__zorder_z", z).withColumn(out, index).drop("__zorder_z")
 
 
-def add_key_and_route(df: DataFrame, plans: Mapping[int, KeyPlan], offsets: Mapping[int, int], lut: np.ndarray,
-                      unit_col: str, hash_col: str, key_col: str, route_col: str,
-                      split_stages: bool = True) -> DataFrame:
+def add_key_and_route(
+    df: DataFrame,
+    plans: Mapping[int, KeyPlan],
+    offsets: Mapping[int, int],
+    lut: np.ndarray,
+    unit_col: str,
+    hash_col: str,
+    key_col: str,
+    route_col: str,
+    split_stages: bool = True,
+) -> DataFrame:
     """``df`` plus ``key_col`` (bigint, = ``to_signed(as_sortable(compute_keys))``) and ``route_col`` (int).
 
     Callers check :func:`unsupported_reason` first. ``unit_col`` holds each row's unit index
@@ -394,16 +426,25 @@ def add_key_and_route(df: DataFrame, plans: Mapping[int, KeyPlan], offsets: Mapp
     out = df.select("*", *[dom.value(quoted(c)).alias(v) for dom, c, v in zip(domains, cols, val_names)])
 
     # range id of each column: count of the unit's boundaries <= value, all columns per projection
-    searches = [_counter(spark, {u: dom.to_values(p.boundaries[j]) for u, p in plans.items()}, dom.element_type,
-                         num_units, unit, F.col(val_names[j]))
-                for j, dom in enumerate(domains)]
+    searches = [
+        _counter(
+            spark,
+            {u: dom.to_values(p.boundaries[j]) for u, p in plans.items()},
+            dom.element_type,
+            num_units,
+            unit,
+            F.col(val_names[j]),
+        )
+        for j, dom in enumerate(domains)
+    ]
     out = out.select("*", *[start.alias(p) for (start, _), p in zip(searches, pos_names)])
     levels = max(len(steps) for _, steps in searches)
     for s in range(levels):
         if s and s % max(1, _BARRIER_SEARCHES // d) == 0:
             out = _barrier(out, split_stages)
-        updates = {pos_names[j]: steps[s](F.col(pos_names[j])) for j, (_, steps) in enumerate(searches)
-                   if s < len(steps)}
+        updates = {
+            pos_names[j]: steps[s](F.col(pos_names[j])) for j, (_, steps) in enumerate(searches) if s < len(steps)
+        }
         out = out.withColumns(updates)
 
     # Curve coordinate of each range id (ids: 0 = null, else pos + 1); never null from here on.
@@ -414,9 +455,16 @@ def add_key_and_route(df: DataFrame, plans: Mapping[int, KeyPlan], offsets: Mapp
     coords = []
     for j in range(d):
         shift = _index_bits(max(len(p.positions[j]) for p in plans.values()) - 1)
-        per_unit = {u: _placed(np.asarray(p.positions[j], dtype=np.uint64), j, d, bits,
-                               "raw" if skilling else "linear" if first.curve == "linear" else "spread")
-                    for u, p in plans.items()}
+        per_unit = {
+            u: _placed(
+                np.asarray(p.positions[j], dtype=np.uint64),
+                j,
+                d,
+                bits,
+                "raw" if skilling else "linear" if first.curve == "linear" else "spread",
+            )
+            for u, p in plans.items()
+        }
         literal = _array_literal(spark, _segments(per_unit, num_units, shift), "bigint")
         rid = F.when(F.col(val_names[j]).isNull(), F.lit(0)).otherwise(F.col(pos_names[j]) + F.lit(1))
         coord = F.get(literal, F.shiftleft(unit, shift).bitwiseOR(rid))
@@ -449,7 +497,7 @@ def add_key_and_route(df: DataFrame, plans: Mapping[int, KeyPlan], offsets: Mapp
     for step in steps:
         out = out.withColumn(fid, step(F.col(fid)))
     rshift = _index_bits(max(p.num_files for p in plans.values()) - 1)
-    per_unit = {u: [int(x) for x in lut[offsets[u]:offsets[u] + p.num_files]] for u, p in plans.items()}
+    per_unit = {u: [int(x) for x in lut[offsets[u] : offsets[u] + p.num_files]] for u, p in plans.items()}
     routes = _array_literal(spark, _segments(per_unit, num_units, rshift), "bigint")
     route = F.coalesce(F.get(routes, F.shiftleft(unit, rshift).bitwiseOR(F.col(fid))), F.lit(0).cast("bigint"))
     return out.withColumn(route_col, route.cast("int")).drop(fid)
@@ -463,4 +511,3 @@ def key_engine(requested: str, plans: Mapping[int, KeyPlan], schema: T.StructTyp
     if requested == "jvm" and reason:
         raise ValueError(f"--key-engine jvm is not possible here: {reason}; use auto or arrow")
     return ("jvm" if requested != "arrow" and reason is None else "arrow"), reason
-

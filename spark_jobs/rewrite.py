@@ -38,8 +38,8 @@ from __future__ import annotations
 import os
 import re
 from collections.abc import Callable, Mapping, Sequence
-from contextlib import contextmanager, nullcontext
 from concurrent.futures import ThreadPoolExecutor
+from contextlib import contextmanager, nullcontext
 from dataclasses import dataclass
 
 import numpy as np
@@ -50,10 +50,19 @@ from pyspark.sql import functions as F
 from pyspark.sql.types import ArrayType, MapType, StructType
 
 from airflow_zorder.core.layout import curves, dictionary_choice
+from airflow_zorder.core.layout.curve_keys import (
+    KeyPlan,
+    as_sortable,
+    build_plan,
+    column_boundaries,
+    compute_keys,
+    file_ids,
+    is_compact,
+    plan_bits,
+    to_signed,
+)
 from airflow_zorder.core.stats import footer_stats
 from airflow_zorder.core.storage.filesystems import FileSystem, os_path
-from airflow_zorder.core.layout.curve_keys import (KeyPlan, as_sortable, build_plan, column_boundaries, compute_keys, file_ids,
-                                     is_compact, plan_bits, to_signed)
 from spark_jobs import jvm_keys
 
 UNIT_COL, KEY_COL, ROUTE_COL, HASH_COL = "__zorder_unit", "__zorder_key", "__zorder_route", "__zorder_hash"
@@ -73,12 +82,12 @@ class Checksum:
     checksum: int
 
     @classmethod
-    def from_row(cls, got) -> "Checksum":
+    def from_row(cls, got) -> Checksum:
         """From the ``rows``, ``hash_hi`` and ``hash_lo`` aggregates of :func:`checksum_columns`."""
         return cls(int(got["rows"]), (int(got["hash_hi"] or 0) << 32) + int(got["hash_lo"] or 0))
 
     @classmethod
-    def from_observation(cls, obs: Observation) -> "Checksum":
+    def from_observation(cls, obs: Observation) -> Checksum:
         return cls.from_row(obs.get)
 
 
@@ -180,15 +189,17 @@ def driver_listing(spark: SparkSession, local: bool):
     return session_conf(spark, LISTING_THRESHOLD_CONF, str(2**31 - 1)) if local else nullcontext()
 
 
-def read_batch(spark: SparkSession, parts: Sequence[tuple[int, Sequence[str]]], schema: StructType,
-               local: bool = False) -> DataFrame:
+def read_batch(
+    spark: SparkSession, parts: Sequence[tuple[int, Sequence[str]]], schema: StructType, local: bool = False
+) -> DataFrame:
     """Union of the units' files (``(unit index, paths)`` pairs), each row tagged with its unit; all read with ``schema``.
 
     ``local``: the files are on the driver's disk (see :func:`driver_listing`).
     """
     with driver_listing(spark, local):
-        frames = [spark.read.schema(schema).parquet(*paths).withColumn(UNIT_COL, F.lit(index))
-                  for index, paths in parts]
+        frames = [
+            spark.read.schema(schema).parquet(*paths).withColumn(UNIT_COL, F.lit(index)) for index, paths in parts
+        ]
     out = frames[0]
     for f in frames[1:]:
         out = out.unionByName(f)
@@ -231,8 +242,16 @@ def sample_size(rows: int, num_files: int) -> int:
     return int(min(rows, max(100_000, 500 * num_files)))
 
 
-def plan_batch(df: DataFrame, units: Sequence[UnitWork], columns: list[str], curve: str, num_ranges: int,
-               salt_bits: int, seed: int, fs: FileSystem | None = None) -> None:
+def plan_batch(
+    df: DataFrame,
+    units: Sequence[UnitWork],
+    columns: list[str],
+    curve: str,
+    num_ranges: int,
+    salt_bits: int,
+    seed: int,
+    fs: FileSystem | None = None,
+) -> None:
     """One stratified sample for the whole batch, then a KeyPlan per unit (set on ``unit.plan``).
 
     ``fs``: where the units' files are, when they may be on this machine's disk; see
@@ -245,8 +264,9 @@ def plan_batch(df: DataFrame, units: Sequence[UnitWork], columns: list[str], cur
     if sample is None:
         # the sample's salt only shapes the file boundaries, so a cheap stand-in for the row hash will do:
         # hashing the row id keeps this pass to the clustering columns instead of every column
-        sample_df = df.select(F.col(UNIT_COL), *[_col(c) for c in columns],
-                              F.xxhash64(F.monotonically_increasing_id()).alias(HASH_COL))
+        sample_df = df.select(
+            F.col(UNIT_COL), *[_col(c) for c in columns], F.xxhash64(F.monotonically_increasing_id()).alias(HASH_COL)
+        )
         if any(f < 1.0 for f in fractions.values()):
             sample_df = sample_df.sampleBy(UNIT_COL, fractions=fractions, seed=seed)
         sample = sample_df.toArrow()
@@ -255,12 +275,27 @@ def plan_batch(df: DataFrame, units: Sequence[UnitWork], columns: list[str], cur
     bounds = {i: column_boundaries(part, columns, num_ranges) for i, part in parts.items()}
     widest = max(plan_bits(b) for b in bounds.values())  # one bit width per batch: one set of JVM expressions
     for u in units:
-        u.plan = build_plan(parts[u.index], columns, curve, u.num_files, num_ranges, salt_bits, HASH_COL,
-                            min_bits=widest, boundaries=bounds[u.index])
+        u.plan = build_plan(
+            parts[u.index],
+            columns,
+            curve,
+            u.num_files,
+            num_ranges,
+            salt_bits,
+            HASH_COL,
+            min_bits=widest,
+            boundaries=bounds[u.index],
+        )
 
 
-def plan_sample_on_driver(df: DataFrame, units: Sequence[UnitWork], columns: list[str],
-                          fractions: Mapping[int, float], seed: int, fs: FileSystem) -> pa.Table | None:
+def plan_sample_on_driver(
+    df: DataFrame,
+    units: Sequence[UnitWork],
+    columns: list[str],
+    fractions: Mapping[int, float],
+    seed: int,
+    fs: FileSystem,
+) -> pa.Table | None:
     """The plan's sample read here with pyarrow, when Spark runs in this process (local master) on local files.
 
     There the driver's threads are the executors' cores, so reading the clustering columns
@@ -273,8 +308,17 @@ def plan_sample_on_driver(df: DataFrame, units: Sequence[UnitWork], columns: lis
     sc = df.sparkSession.sparkContext
     if not sc.master.startswith("local"):
         return None
-    rows = _read_on_driver(df.sparkSession, fs, [(u.index, u.paths) for u in units], df.schema, fractions, seed,
-                           columns=columns, max_bytes=None, threads=max(1, sc.defaultParallelism))
+    rows = _read_on_driver(
+        df.sparkSession,
+        fs,
+        [(u.index, u.paths) for u in units],
+        df.schema,
+        fractions,
+        seed,
+        columns=columns,
+        max_bytes=None,
+        threads=max(1, sc.defaultParallelism),
+    )
     if rows is None:
         return None
     salt = np.random.default_rng([seed, 1]).integers(-(2**63), 2**63 - 1, rows.num_rows, dtype=np.int64)
@@ -286,8 +330,14 @@ SAMPLED_FILES = 2  # whole input files in the encodings sample at least: pairs a
 DICTIONARY_OPTION = "parquet.enable.dictionary#"
 
 
-def plain_encoded_columns(spark: SparkSession, units: Sequence[UnitWork], columns: list[str], schema: StructType,
-                          seed: int, fs: FileSystem | None = None) -> list[str]:
+def plain_encoded_columns(
+    spark: SparkSession,
+    units: Sequence[UnitWork],
+    columns: list[str],
+    schema: StructType,
+    seed: int,
+    fs: FileSystem | None = None,
+) -> list[str]:
     """Data columns to write without a dictionary (see :mod:`airflow_zorder.core.layout.dictionary_choice`), from a small sample.
 
     The sample is a few whole input files (every column, cheap to read; at least
@@ -310,8 +360,9 @@ class EncodingsSample:
     rng: np.random.Generator
 
 
-def encodings_sample(spark: SparkSession, units: Sequence[UnitWork], schema: StructType, seed: int,
-                     fs: FileSystem | None = None) -> EncodingsSample | None:
+def encodings_sample(
+    spark: SparkSession, units: Sequence[UnitWork], schema: StructType, seed: int, fs: FileSystem | None = None
+) -> EncodingsSample | None:
     """Pick and read the encodings' sample files; None when output files are too small to matter.
 
     Needs only each unit's rows, files and output file count, not its plan: the job reads
@@ -341,8 +392,9 @@ def encodings_sample(spark: SparkSession, units: Sequence[UnitWork], schema: Str
     return EncodingsSample(rows, chosen, rng)
 
 
-def plain_from_sample(spark: SparkSession, units: Sequence[UnitWork], columns: list[str],
-                      sample: EncodingsSample | None) -> list[str]:
+def plain_from_sample(
+    spark: SparkSession, units: Sequence[UnitWork], columns: list[str], sample: EncodingsSample | None
+) -> list[str]:
     """Place each sampled row in its output file by its unit's plan, then judge each column's dictionary."""
     live = [u for u in units if u.plan is not None and u.rows]
     if sample is None or sample.rows.num_rows == 0 or not live:
@@ -361,10 +413,14 @@ def plain_from_sample(spark: SparkSession, units: Sequence[UnitWork], columns: l
             salt = rng.integers(-(2**63), 2**63 - 1, len(picked), dtype=np.int64)
             k = compute_keys(u.plan, [part.column(c).combine_chunks() for c in columns], salt)
             fids[picked] = offsets[u.index] + file_ids(u.plan, k)
-    same_source = dictionary_choice.same_source_weight(fids, sources, np.array([r for _, _, r in chosen]),
-                                               sum(len(u.paths) for u in live), per_file, files)
-    page = int(spark.sparkContext._jsc.hadoopConfiguration().get(
-        "parquet.dictionary.page.size", str(dictionary_choice.DEFAULT_DICTIONARY_PAGE_SIZE)))
+    same_source = dictionary_choice.same_source_weight(
+        fids, sources, np.array([r for _, _, r in chosen]), sum(len(u.paths) for u in live), per_file, files
+    )
+    page = int(
+        spark.sparkContext._jsc.hadoopConfiguration().get(
+            "parquet.dictionary.page.size", str(dictionary_choice.DEFAULT_DICTIONARY_PAGE_SIZE)
+        )
+    )
     data_cols = [c for c in rows.column_names if c != UNIT_COL and "." not in c and "#" not in c]
     return dictionary_choice.plain_columns(rows, fids, per_file, data_cols, page, sources, same_source)
 
@@ -373,10 +429,17 @@ def plain_from_sample(spark: SparkSession, units: Sequence[UnitWork], columns: l
 DRIVER_READ_MAX_BYTES = 64 << 20
 
 
-def _read_on_driver(spark: SparkSession, fs: FileSystem, parts: Sequence[tuple[int, Sequence[str]]],
-                    schema: StructType, keep: float | Mapping[int, float] = 1.0, seed: int = 0,
-                    columns: Sequence[str] | None = None, max_bytes: int | None = DRIVER_READ_MAX_BYTES,
-                    threads: int = 1) -> pa.Table | None:
+def _read_on_driver(
+    spark: SparkSession,
+    fs: FileSystem,
+    parts: Sequence[tuple[int, Sequence[str]]],
+    schema: StructType,
+    keep: float | Mapping[int, float] = 1.0,
+    seed: int = 0,
+    columns: Sequence[str] | None = None,
+    max_bytes: int | None = DRIVER_READ_MAX_BYTES,
+    threads: int = 1,
+) -> pa.Table | None:
     """The files (``(tag, paths)``) read here with pyarrow, as Spark's ``toArrow`` types them, ``keep`` of their rows at random.
 
     ``keep``: one fraction, or one per tag. ``columns``: exactly these (each an atomic column
@@ -499,8 +562,11 @@ def _key_udf(plans: dict[int, KeyPlan], offsets: dict[int, int], lut: np.ndarray
             routes[rows] = lut[offsets[int(u)] + file_ids(plan, k)]
             keys_out.append(pa.array(to_signed(as_sortable(k))) if compact else curves.keys_to_arrow(k))
             order.append(rows)
-        keys_arr = keys_out[0] if len(keys_out) == 1 else pa.concat_arrays(keys_out).take(
-            pa.array(np.argsort(np.concatenate(order), kind="stable")))
+        keys_arr = (
+            keys_out[0]
+            if len(keys_out) == 1
+            else pa.concat_arrays(keys_out).take(pa.array(np.argsort(np.concatenate(order), kind="stable")))
+        )
         return pa.StructArray.from_arrays([keys_arr, pa.array(routes, type=pa.int32())], names=[KEY_COL, ROUTE_COL])
 
     return zorder_key
@@ -515,8 +581,14 @@ def file_offsets(units: Sequence[UnitWork]) -> tuple[dict[int, int], int]:
     return offsets, total
 
 
-def add_keys(spark: SparkSession, df: DataFrame, units: Sequence[UnitWork], columns: list[str],
-             engine: str = "auto", split_stages: bool | None = None) -> tuple[DataFrame, str]:
+def add_keys(
+    spark: SparkSession,
+    df: DataFrame,
+    units: Sequence[UnitWork],
+    columns: list[str],
+    engine: str = "auto",
+    split_stages: bool | None = None,
+) -> tuple[DataFrame, str]:
     """``df`` plus the curve key and route columns, computed in the JVM when possible, else by the Arrow UDF.
 
     Returns the frame and the engine used (``jvm`` or ``arrow``). ``split_stages`` (JVM engine):
@@ -528,19 +600,27 @@ def add_keys(spark: SparkSession, df: DataFrame, units: Sequence[UnitWork], colu
     used, _ = jvm_keys.key_engine(engine, plans, df.schema)
     if used == "jvm":
         split = not jvm_keys.huge_methods_compiled(spark) if split_stages is None else split_stages
-        return jvm_keys.add_key_and_route(df, plans, offsets, lut, UNIT_COL, HASH_COL, KEY_COL, ROUTE_COL,
-                                          split), used
+        return jvm_keys.add_key_and_route(df, plans, offsets, lut, UNIT_COL, HASH_COL, KEY_COL, ROUTE_COL, split), used
     udf = _key_udf(plans, offsets, lut, len(columns))
     packed = F.struct(F.col(UNIT_COL), *[_col(c) for c in columns], F.col(HASH_COL))
     return df.withColumn("__zorder", udf(packed)).select(
         *[_col(c) for c in df.columns],
-        F.col(f"__zorder.{KEY_COL}").alias(KEY_COL), F.col(f"__zorder.{ROUTE_COL}").alias(ROUTE_COL),
+        F.col(f"__zorder.{KEY_COL}").alias(KEY_COL),
+        F.col(f"__zorder.{ROUTE_COL}").alias(ROUTE_COL),
     ), used
 
 
-def write_batch(spark: SparkSession, df: DataFrame, units: Sequence[UnitWork], columns: list[str], out_dir: str,
-                compression: str, name: str, engine: str = "auto",
-                plain_columns: Sequence[str] | Callable[[], Sequence[str]] = ()) -> tuple[Checksum, Checksum, str]:
+def write_batch(
+    spark: SparkSession,
+    df: DataFrame,
+    units: Sequence[UnitWork],
+    columns: list[str],
+    out_dir: str,
+    compression: str,
+    name: str,
+    engine: str = "auto",
+    plain_columns: Sequence[str] | Callable[[], Sequence[str]] = (),
+) -> tuple[Checksum, Checksum, str]:
     """Write every unit of ``df`` into ``out_dir`` in curve order, file i = Spark partition i; return (read, written) checksums.
 
     Each output partition holds exactly one file of one unit, so the files are sorted by
@@ -554,9 +634,17 @@ def write_batch(spark: SparkSession, df: DataFrame, units: Sequence[UnitWork], c
         return _write_batch(spark, df, units, columns, out_dir, compression, name, engine, plain_columns)
 
 
-def _write_batch(spark: SparkSession, df: DataFrame, units: Sequence[UnitWork], columns: list[str], out_dir: str,
-                 compression: str, name: str, engine: str,
-                 plain_columns: Sequence[str] | Callable[[], Sequence[str]]) -> tuple[Checksum, Checksum, str]:
+def _write_batch(
+    spark: SparkSession,
+    df: DataFrame,
+    units: Sequence[UnitWork],
+    columns: list[str],
+    out_dir: str,
+    compression: str,
+    name: str,
+    engine: str,
+    plain_columns: Sequence[str] | Callable[[], Sequence[str]],
+) -> tuple[Checksum, Checksum, str]:
     data_cols = [c for c in df.columns if c != UNIT_COL]
     _, total = file_offsets(units)
     obs_in, obs_out = Observation(f"{name}_in"), Observation(f"{name}_out")
@@ -603,21 +691,30 @@ def staged_checksum(df: DataFrame) -> Checksum:
     return Checksum.from_row(df.agg(*checksum_columns(row_hash(data_cols))).collect()[0])
 
 
-def verify(units: Sequence[UnitWork], observed_in: Checksum, observed_out: Checksum, staged_rows: dict[int, int],
-           staged_full: Checksum | None) -> None:
+def verify(
+    units: Sequence[UnitWork],
+    observed_in: Checksum,
+    observed_out: Checksum,
+    staged_rows: dict[int, int],
+    staged_full: Checksum | None,
+) -> None:
     """Refuse to commit unless every measure of the staged rows equals the input's."""
     problems = []
     expected = sum(u.rows for u in units)
     if observed_in.rows != expected:
         problems.append(f"the write read {observed_in.rows} rows but the input files hold {expected}")
     if observed_out != observed_in:
-        problems.append(f"rows written {observed_out.rows} (checksum {observed_out.checksum}) differ from rows "
-                        f"read {observed_in.rows} (checksum {observed_in.checksum})")
+        problems.append(
+            f"rows written {observed_out.rows} (checksum {observed_out.checksum}) differ from rows "
+            f"read {observed_in.rows} (checksum {observed_in.checksum})"
+        )
     for u in units:
         if staged_rows.get(u.index, 0) != u.rows:
             problems.append(f"{u.label}: staged files hold {staged_rows.get(u.index, 0)} rows, input has {u.rows}")
     if staged_full is not None and staged_full != observed_in:
-        problems.append(f"re-reading the staged files gives {staged_full.rows} rows (checksum "
-                        f"{staged_full.checksum}), input has {observed_in.rows} (checksum {observed_in.checksum})")
+        problems.append(
+            f"re-reading the staged files gives {staged_full.rows} rows (checksum "
+            f"{staged_full.checksum}), input has {observed_in.rows} (checksum {observed_in.checksum})"
+        )
     if problems:
         raise VerificationError("verification failed, table left unchanged: " + "; ".join(problems[:10]))

@@ -10,9 +10,10 @@ from __future__ import annotations
 import json
 import posixpath
 from dataclasses import dataclass, field
-from urllib.parse import unquote
 
+from airflow_zorder.core.jobs.options import parse_name_args
 from airflow_zorder.core.storage.filesystems import FileInfo, FileSystem, join, relpath
+from airflow_zorder.core.storage.locations import parse_partition_path
 from airflow_zorder.core.storage.table_formats import refuse_foreign_format
 
 STATE_DIR = "_zorder"
@@ -45,8 +46,12 @@ class Unit:
 
 
 @dataclass
-class TableRef:
-    """A resolved table: where it lives, how it is partitioned, and its units."""
+class ResolvedTable:
+    """A table a job resolved (path or catalog): where it lives, how it is partitioned, and its units.
+
+    Not the UI's list entry (:class:`airflow_zorder.plugins.discovery.TableRef`: a table to show and
+    where its stats live).
+    """
 
     name: str
     kind: str  # "path" | "catalog"
@@ -65,16 +70,6 @@ def _hidden(rel: str) -> bool:
     return any(part.startswith(("_", ".")) for part in rel.split("/"))
 
 
-def _spec_of(dir_rel: str) -> dict[str, str]:
-    spec: dict[str, str] = {}
-    for part in [p for p in dir_rel.split("/") if p]:
-        if "=" not in part:
-            return {}
-        k, v = part.split("=", 1)
-        spec[unquote(k)] = unquote(v)
-    return spec
-
-
 def refuse_foreign_table(fs: FileSystem, root: str, table: str | None = None) -> None:
     """Refuse a Delta Lake, Hudi or Iceberg table (or a directory inside one) before anything touches it.
 
@@ -83,6 +78,7 @@ def refuse_foreign_table(fs: FileSystem, root: str, table: str | None = None) ->
     only when it exists. Both jobs reach it through :func:`list_path_table` and
     :func:`spark_jobs.catalog.resolve_catalog_table`.
     """
+
     def names(directory: str) -> list[str]:
         return [f.path for f in fs.list_files(directory, recursive=False)]
 
@@ -114,7 +110,7 @@ def list_units(fs: FileSystem, root: str) -> tuple[list[str], list[Unit]]:
         if _hidden(rel):
             continue
         dir_rel = posixpath.dirname(rel)
-        spec = _spec_of(dir_rel)
+        spec = parse_partition_path(dir_rel)
         if dir_rel and not spec:
             raise TableError(
                 f"{root}: file {rel} sits in a directory that is not a Hive partition (k=v); "
@@ -163,7 +159,7 @@ def select_units(units: list[Unit], partitions: list[str] | None) -> list[Unit]:
     chosen: list[Unit] = []
     for p in partitions:
         rel = p.strip().strip("/")
-        unit = by_rel.get(rel) or by_spec.get(json.dumps(_spec_of(rel), sort_keys=True))
+        unit = by_rel.get(rel) or by_spec.get(json.dumps(parse_partition_path(rel), sort_keys=True))
         if unit is None:
             known = ", ".join(sorted(by_rel)[:5]) or "none"
             raise TableError(
@@ -176,16 +172,5 @@ def select_units(units: list[Unit], partitions: list[str] | None) -> list[Unit]:
 
 
 def parse_partitions(values: list[str] | None) -> list[str] | None:
-    """Accept repeated values, comma/newline separated lists, or a JSON list (e.g. from XCom)."""
-    if not values:
-        return None
-    out: list[str] = []
-    for v in values:
-        v = v.strip()
-        if v.startswith("["):
-            items = json.loads(v)
-            for item in items:
-                out.append("/".join(f"{k}={val}" for k, val in item.items()) if isinstance(item, dict) else str(item))
-        else:
-            out.extend(x for x in v.replace("\n", ",").split(",") if x.strip())
-    return [x.strip() for x in out] or None
+    """Partitions from repeated values, comma/newline separated lists, or a JSON list (e.g. from XCom); None if none."""
+    return parse_name_args(values, "partitions") or None

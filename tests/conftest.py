@@ -45,7 +45,7 @@ def airflow_db() -> str:
 
 
 @pytest.fixture(scope="session")
-def spark(tmp_path_factory: pytest.TempPathFactory) -> Iterator["object"]:
+def spark(tmp_path_factory: pytest.TempPathFactory) -> Iterator[object]:
     """A real local[2] SparkSession with Hive support (embedded Derby metastore) in a temp dir."""
     from pyspark.sql import SparkSession
 
@@ -69,7 +69,7 @@ def spark(tmp_path_factory: pytest.TempPathFactory) -> Iterator["object"]:
 
 
 @pytest.fixture(scope="module")
-def s3(tmp_path_factory: pytest.TempPathFactory) -> Iterator["object"]:
+def s3(tmp_path_factory: pytest.TempPathFactory) -> Iterator[object]:
     """A real S3 endpoint: a local moto server checking signatures (``tests/moto_s3.py``), for one module."""
     from moto_s3 import start_moto
 

@@ -17,8 +17,11 @@ import pytest
 def dag_module(dag_file: Path, bundle_name: str) -> Iterator[ModuleType]:
     """The DAG file imported as a module while its folder is registered as the bundle ``bundle_name``."""
     bundles = [
-        {"name": bundle_name, "classpath": "airflow.dag_processing.bundles.local.LocalDagBundle",
-         "kwargs": {"path": str(dag_file.parent), "refresh_interval": 0}},
+        {
+            "name": bundle_name,
+            "classpath": "airflow.dag_processing.bundles.local.LocalDagBundle",
+            "kwargs": {"path": str(dag_file.parent), "refresh_interval": 0},
+        },
         {"name": "dags-folder", "classpath": "airflow.dag_processing.bundles.local.LocalDagBundle", "kwargs": {}},
     ]
     with pytest.MonkeyPatch.context() as mp:

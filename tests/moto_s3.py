@@ -39,14 +39,24 @@ class MotoS3:
     def client(self, access_key: str | None = None, secret_key: str | None = None):
         import boto3
 
-        return boto3.client("s3", endpoint_url=self.endpoint, region_name=REGION,
-                            aws_access_key_id=access_key or self.access_key,
-                            aws_secret_access_key=secret_key or self.secret_key)
+        return boto3.client(
+            "s3",
+            endpoint_url=self.endpoint,
+            region_name=REGION,
+            aws_access_key_id=access_key or self.access_key,
+            aws_secret_access_key=secret_key or self.secret_key,
+        )
 
     def connection_uri(self, secret_key: str | None = None, **extra: str) -> str:
         """An ordinary ``aws`` connection (login/password, extras endpoint_url and region_name) as JSON."""
-        return json.dumps({"conn_type": "aws", "login": self.access_key, "password": secret_key or self.secret_key,
-                           "extra": {"endpoint_url": self.endpoint, "region_name": REGION, **extra}})
+        return json.dumps(
+            {
+                "conn_type": "aws",
+                "login": self.access_key,
+                "password": secret_key or self.secret_key,
+                "extra": {"endpoint_url": self.endpoint, "region_name": REGION, **extra},
+            }
+        )
 
     def keys(self, bucket: str = BUCKET) -> dict[str, str]:
         """Every object in ``bucket`` with its ETag: what a test compares to prove nothing was written."""
@@ -83,8 +93,12 @@ def start_moto(log_dir: Path) -> MotoS3:
     port = _free_port()
     env = dict(os.environ, INITIAL_NO_AUTH_ACTION_COUNT="3")
     log = open(log_dir / "moto.log", "wb")  # noqa: SIM115 - kept open for the server's life
-    proc = subprocess.Popen([sys.executable, "-m", "moto.server", "-H", "127.0.0.1", "-p", str(port)],
-                            env=env, stdout=log, stderr=subprocess.STDOUT)
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "moto.server", "-H", "127.0.0.1", "-p", str(port)],
+        env=env,
+        stdout=log,
+        stderr=subprocess.STDOUT,
+    )
     deadline = time.monotonic() + 30
     while True:
         try:
@@ -92,14 +106,24 @@ def start_moto(log_dir: Path) -> MotoS3:
             break
         except OSError:
             if proc.poll() is not None or time.monotonic() > deadline:
-                raise RuntimeError(f"moto server did not start: {(log_dir / 'moto.log').read_text()[-2000:]}")
+                raise RuntimeError(f"moto server did not start: {(log_dir / 'moto.log').read_text()[-2000:]}") from None
             time.sleep(0.1)
     endpoint = f"http://127.0.0.1:{port}"
-    iam = boto3.client("iam", endpoint_url=endpoint, region_name=REGION,
-                       aws_access_key_id="bootstrap", aws_secret_access_key="bootstrap")
+    iam = boto3.client(
+        "iam",
+        endpoint_url=endpoint,
+        region_name=REGION,
+        aws_access_key_id="bootstrap",
+        aws_secret_access_key="bootstrap",
+    )
     iam.create_user(UserName="zorder")
-    iam.put_user_policy(UserName="zorder", PolicyName="all", PolicyDocument=json.dumps(
-        {"Version": "2012-10-17", "Statement": [{"Effect": "Allow", "Action": "*", "Resource": "*"}]}))
+    iam.put_user_policy(
+        UserName="zorder",
+        PolicyName="all",
+        PolicyDocument=json.dumps(
+            {"Version": "2012-10-17", "Statement": [{"Effect": "Allow", "Action": "*", "Resource": "*"}]}
+        ),
+    )
     key = iam.create_access_key(UserName="zorder")["AccessKey"]
     s3 = MotoS3(proc, endpoint, key["AccessKeyId"], key["SecretAccessKey"])
     s3.client().create_bucket(Bucket=BUCKET)
@@ -129,7 +153,8 @@ def write_partitioned_table(root: Path, files: int = 16) -> Path:
 def build_lake(spark, s3: MotoS3, workdir: Path) -> dict[str, str]:
     """Two tables in the bucket: ``events`` (a degraded table whose stats the real stats job collected)
     and ``raw`` (the same files, stats never collected).  Returns their URIs and the local twin's path."""
-    from spark_jobs.collect_stats import CollectOptions, run_collect
+    from airflow_zorder.core.jobs.options import CollectOptions
+    from spark_jobs.stats_collection.run import run_collect
 
     local = write_partitioned_table(workdir / "events")
     result = run_collect(spark, CollectOptions(table=str(local)))
@@ -140,4 +165,3 @@ def build_lake(spark, s3: MotoS3, workdir: Path) -> dict[str, str]:
         if key.startswith("raw/_zorder/"):
             s3.client().delete_object(Bucket=BUCKET, Key=key)
     return {"events": f"s3://{BUCKET}/events", "raw": f"s3://{BUCKET}/raw", "local": str(local)}
-

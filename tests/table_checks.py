@@ -42,9 +42,12 @@ def read_table(root: str) -> pa.Table:
     """All rows of a (possibly Hive-partitioned) table as a reader sees them, over the union of the files' schemas."""
     kw = dict(format="parquet", partitioning="hive", ignore_prefixes=["_", "."])
     first = ds.dataset(root, **kw)
-    schema = pa.unify_schemas([f.physical_schema for f in first.get_fragments()] or [first.schema],
-                              promote_options="permissive")
-    for name, typ in zip(first.partitioning.schema.names, first.partitioning.schema.types) if first.partitioning else []:
+    schema = pa.unify_schemas(
+        [f.physical_schema for f in first.get_fragments()] or [first.schema], promote_options="permissive"
+    )
+    for name, typ in (
+        zip(first.partitioning.schema.names, first.partitioning.schema.types) if first.partitioning else []
+    ):
         if name not in schema.names:
             schema = schema.append(pa.field(name, typ))
     return ds.dataset(root, schema=schema, **kw).to_table()
@@ -69,7 +72,8 @@ def row_multiset(root_or_table: str | pa.Table, ignore: tuple[str, ...] = ()) ->
     if not t.num_rows:
         return Counter()
     frame = pa.table({n: _canonical(t.column(n)) for n in names}).to_pandas(
-        types_mapper=None, timestamp_as_object=False, date_as_object=True)
+        types_mapper=None, timestamp_as_object=False, date_as_object=True
+    )
     # objects (decimals, dates, bytes) hash through their repr: exact, and equal values hash alike
     for n in names:
         if frame[n].dtype == object:
@@ -93,8 +97,10 @@ def stats_consistent(root: str, rows: int) -> list[str]:
     per_file = stats.group_by("path", use_threads=False).aggregate([("file_rows", "max")])
     paths = {os.path.normpath(p.replace("file://", "").replace("file:", "")) for p in per_file["path"].to_pylist()}
     if paths != files:
-        problems.append(f"stats list {len(paths)} files, the table has {len(files)}: "
-                        f"missing {sorted(files - paths)[:3]}, extra {sorted(paths - files)[:3]}")
+        problems.append(
+            f"stats list {len(paths)} files, the table has {len(files)}: "
+            f"missing {sorted(files - paths)[:3]}, extra {sorted(paths - files)[:3]}"
+        )
     total = pc.sum(per_file["file_rows_max"]).as_py() or 0
     if total != rows:
         problems.append(f"stats count {total} rows, the table has {rows}")
@@ -104,17 +110,36 @@ def stats_consistent(root: str, rows: int) -> list[str]:
     return problems
 
 
-def spark_submit(job: str, *args: str, env: dict[str, str] | None = None, conf: dict[str, str] | None = None,
-                 timeout: float = 600, popen: bool = False):
+def spark_submit(
+    job: str,
+    *args: str,
+    env: dict[str, str] | None = None,
+    conf: dict[str, str] | None = None,
+    timeout: float = 600,
+    popen: bool = False,
+):
     """Run ``spark_jobs/<job>.py`` with the real spark-submit on local[2]; CompletedProcess (or Popen)."""
-    cmd = [str(SPARK_SUBMIT), "--master", "local[2]", "--conf", "spark.ui.enabled=false",
-           "--conf", "spark.sql.shuffle.partitions=4"]
+    cmd = [
+        str(SPARK_SUBMIT),
+        "--master",
+        "local[2]",
+        "--conf",
+        "spark.ui.enabled=false",
+        "--conf",
+        "spark.sql.shuffle.partitions=4",
+    ]
     for k, v in (conf or {}).items():
         cmd += ["--conf", f"{k}={v}"]
     cmd += [str(REPO / "spark_jobs" / f"{job}.py"), *args]
-    full_env = {**os.environ, "PYSPARK_PYTHON": sys.executable, "PYSPARK_DRIVER_PYTHON": sys.executable,
-                "PYTHONPATH": str(REPO), **(env or {})}
+    full_env = {
+        **os.environ,
+        "PYSPARK_PYTHON": sys.executable,
+        "PYSPARK_DRIVER_PYTHON": sys.executable,
+        "PYTHONPATH": str(REPO),
+        **(env or {}),
+    }
     if popen:  # own process group, so a test can SIGKILL spark-submit, its JVM and its Python together
-        return subprocess.Popen(cmd, env=full_env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
-                                start_new_session=True)
+        return subprocess.Popen(
+            cmd, env=full_env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, start_new_session=True
+        )
     return subprocess.run(cmd, env=full_env, capture_output=True, text=True, timeout=timeout)

@@ -11,11 +11,14 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from airflow_zorder.core.policy.formatting import format_percent
+
 _FIGURES = ("expected_fraction", "average_depth", "ratio_to_ideal")
 
 
-def before_after_table(before: Mapping[str, Any], clustered: Mapping[str, Any] | None,
-                       after: Mapping[str, Any]) -> dict[str, Any]:
+def before_after_table(
+    before: Mapping[str, Any], clustered: Mapping[str, Any] | None, after: Mapping[str, Any]
+) -> dict[str, Any]:
     """Per-column figures before and after, rows and files, and the clustering run's time."""
     cb, ca = before.get("clustering") or {}, after.get("clustering") or {}
     clustered = clustered or {}
@@ -44,10 +47,6 @@ def before_after_table(before: Mapping[str, Any], clustered: Mapping[str, Any] |
     }
 
 
-def _pct(x: Any) -> str:
-    return f"{x:.1%}" if isinstance(x, (int, float)) else "-"
-
-
 def _num(x: Any) -> str:
     return f"{x:.2f}" if isinstance(x, (int, float)) else "-"
 
@@ -68,8 +67,11 @@ def format_before_after(report: Mapping[str, Any]) -> str:
         f"{'':<14}{'before':>15}{'after':>15}{'before':>11}{'after':>11}",
     ]
     for c, d in (report.get("columns") or {}).items():
-        lines.append(f"{c:<14}{_pct(d.get('expected_fraction_before')):>15}{_pct(d.get('expected_fraction_after')):>15}"
-                     f"{_num(d.get('average_depth_before')):>11}{_num(d.get('average_depth_after')):>11}")
+        lines.append(
+            f"{c:<14}{format_percent(d.get('expected_fraction_before'), missing='-'):>15}"
+            f"{format_percent(d.get('expected_fraction_after'), missing='-'):>15}"
+            f"{_num(d.get('average_depth_before')):>11}{_num(d.get('average_depth_after')):>11}"
+        )
     lines += [
         "",
         f"headline (files a point query reads / ideal for each partition, worst column; 1.00 = ideal): "

@@ -15,8 +15,8 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.dataset as ds
 
-from airflow_zorder.core.stats import footer_stats
 from airflow_zorder.core.policy import metrics
+from airflow_zorder.core.stats import footer_stats
 
 
 def data_files(table_dir: str) -> list[str]:
@@ -33,8 +33,13 @@ def sample_values(files: Sequence[str], columns: Sequence[str], n: int, seed: in
     return {c: picked.column(c).combine_chunks().drop_null() for c in columns}
 
 
-def point_query_report(table_dir: str, columns: Sequence[str], n_values: int = 1000, seed: int = 0,
-                       values: dict[str, pa.Array] | None = None) -> dict[str, Any]:
+def point_query_report(
+    table_dir: str,
+    columns: Sequence[str],
+    n_values: int = 1000,
+    seed: int = 0,
+    values: dict[str, pa.Array] | None = None,
+) -> dict[str, Any]:
     """Files, and per column the mean fraction of files a point query reads, plus the ideal for d columns."""
     files = data_files(table_dir)
     vals = values if values is not None else sample_values(files, columns, n_values, seed)

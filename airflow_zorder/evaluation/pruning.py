@@ -1,7 +1,7 @@
 """Data-skipping (file pruning) evaluator over per-file footer statistics.
 
 Airflow-free and Spark-free: numpy + pyarrow.  Given a predicate and a stats
-table (:data:`~airflow_zorder.core.stats.footer_stats.STATS_SCHEMA`, one row per
+table (:data:`~airflow_zorder.core.stats.stats_schema.FILE_STATS_SCHEMA`, one row per
 (file, column)), :func:`prune` lists the files that *may* contain a row for
 which the predicate is TRUE; every other file provably contains none.
 
@@ -103,6 +103,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from airflow_zorder.core.policy import metrics
+from airflow_zorder.core.stats import stats_schema
 
 __all__ = [
     "Expr",
@@ -399,8 +400,20 @@ class ParseError(ValueError):
 
 
 _KEYWORDS = {
-    "AND", "OR", "NOT", "IN", "IS", "NULL", "TRUE", "FALSE", "LIKE", "ILIKE", "ESCAPE",
-    "BETWEEN", "CAST", "AS",
+    "AND",
+    "OR",
+    "NOT",
+    "IN",
+    "IS",
+    "NULL",
+    "TRUE",
+    "FALSE",
+    "LIKE",
+    "ILIKE",
+    "ESCAPE",
+    "BETWEEN",
+    "CAST",
+    "AS",
 }  # DATE, TIMESTAMP and X only introduce a literal when a 'string' follows
 
 _TOKEN_RE = re.compile(
@@ -745,7 +758,7 @@ class _Evaluator:
             file_of_row = enc.indices.to_numpy(zero_copy_only=False).astype(np.int64)
         self.F = len(self.files)
         t = table.append_column("__file", pa.array(file_of_row))
-        self.split = metrics._split_by_column(t, ["__file", "null_count", "value_count"])
+        self.split = stats_schema.split_by_column(t, ["__file", "null_count", "value_count"])
         self.cols: dict[str, _ColumnStats | None] = {}
         self.warnings: list[str] = []
         self.memo: dict[int, np.ndarray] = {}
@@ -759,7 +772,7 @@ class _Evaluator:
             self.warnings.append(f"no statistics for column {name!r}: its predicates prune nothing")
         else:
             try:
-                mins, maxs, has = metrics._column_bounds_fast(t, name)
+                mins, maxs, has = stats_schema.typed_bounds(t)
             except (TypeError, ValueError) as exc:
                 self.warnings.append(f"column {name!r}: unusable bounds ({exc}): its predicates prune nothing")
             else:
@@ -778,8 +791,8 @@ class _Evaluator:
                     value_count=counts("value_count"),
                     type=ty,
                     fb=fb,
-                    min_text=t["min"].combine_chunks(),
-                    max_text=t["max"].combine_chunks(),
+                    min_text=t["min_value"].combine_chunks(),
+                    max_text=t["max_value"].combine_chunks(),
                 )
         self.cols[name] = cs
         return cs
@@ -1050,8 +1063,8 @@ def prune(
 ) -> PruneResult:
     """Files of ``stats_table`` that may hold a row matching ``predicate``.
 
-    ``stats_table``: :data:`~airflow_zorder.core.stats.footer_stats.STATS_SCHEMA`
-    rows (:func:`~airflow_zorder.core.stats.footer_stats.read_footers`); files are
+    ``stats_table``: :data:`~airflow_zorder.core.stats.stats_schema.FILE_STATS_SCHEMA`
+    rows (:func:`~airflow_zorder.core.stats.footer_stats.read_footers`, or a snapshot); files are
     its distinct ``path`` values in order of appearance.  ``predicate``: an
     :class:`Expr` or SQL-like text (:func:`parse`).  ``nan_semantics`` /
     ``nan_free_columns``: see the module docstring.  ``explain=True`` fills

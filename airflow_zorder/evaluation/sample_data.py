@@ -25,19 +25,22 @@ def make_rows(rows: int, seed: int = 7) -> pa.Table:
     micros = rng.integers(0, 4 * 86_400_000_000, rows)
     user = (rng.zipf(1.3, rows) % 1_000_000).astype(np.int64)
     cents = rng.integers(-50_000, 5_000_000, rows)
-    return pa.table({
-        "event_id": pa.array(np.arange(rows, dtype=np.int64)),
-        "user_id": pa.array(user),
-        "product_id": pa.array(rng.integers(0, 50_000, rows).astype(np.int32)),
-        "event_time": pa.array(np.datetime64(base, "us") + micros.astype("timedelta64[us]")),
-        "country": pa.array([COUNTRIES[i] for i in rng.integers(0, len(COUNTRIES), rows)]),
-        "amount": pa.array([decimal.Decimal(int(c)).scaleb(-2) for c in cents], type=pa.decimal128(12, 2)),
-        "score": pa.array(rng.normal(0, 1, rows)),
-    })
+    return pa.table(
+        {
+            "event_id": pa.array(np.arange(rows, dtype=np.int64)),
+            "user_id": pa.array(user),
+            "product_id": pa.array(rng.integers(0, 50_000, rows).astype(np.int32)),
+            "event_time": pa.array(np.datetime64(base, "us") + micros.astype("timedelta64[us]")),
+            "country": pa.array([COUNTRIES[i] for i in rng.integers(0, len(COUNTRIES), rows)]),
+            "amount": pa.array([decimal.Decimal(int(c)).scaleb(-2) for c in cents], type=pa.decimal128(12, 2)),
+            "score": pa.array(rng.normal(0, 1, rows)),
+        }
+    )
 
 
-def write_table(path: str, rows: int = 200_000, files_per_partition: int = 8, partitioned: bool = True,
-                seed: int = 7) -> dict[str, int]:
+def write_table(
+    path: str, rows: int = 200_000, files_per_partition: int = 8, partitioned: bool = True, seed: int = 7
+) -> dict[str, int]:
     """Write the table at ``path`` (``day=YYYY-MM-DD/`` partitions when ``partitioned``); return counts."""
     table = make_rows(rows, seed)
     rng = np.random.default_rng(seed + 1)
@@ -46,7 +49,9 @@ def write_table(path: str, rows: int = 200_000, files_per_partition: int = 8, pa
     written = 0
     if partitioned:
         days = table.column("event_time").cast(pa.date32())
-        groups = {d: table.filter(pa.compute.equal(days, pa.scalar(d, pa.date32()))) for d in sorted(set(days.to_pylist()))}
+        groups = {
+            d: table.filter(pa.compute.equal(days, pa.scalar(d, pa.date32()))) for d in sorted(set(days.to_pylist()))
+        }
     else:
         groups = {None: table}
     for day, part in groups.items():

@@ -34,7 +34,8 @@ def _get_connection(conn_id: str) -> Any:
         raise StorageConnectionError(
             f"connection {conn_id!r} is not defined: create it (Admin > Connections, or AIRFLOW_CONN_"
             f"{conn_id.upper()}), e.g. of type 'aws' for S3, or leave conn_id unset to use the default "
-            f"credentials ({type(exc).__name__}: {exc})") from exc
+            f"credentials ({type(exc).__name__}: {exc})"
+        ) from exc
 
 
 def storage_options(conn_id: str, location: str) -> dict[str, Any]:
@@ -47,11 +48,13 @@ def storage_options(conn_id: str, location: str) -> dict[str, Any]:
         raise StorageConnectionError(
             f"connection {conn_id!r} has type {conn_type or 'none'!r}, which airflow-zorder cannot read storage "
             f"with; supported: {supported}. For GCS and Azure see docs/connections.md; for a local path or the "
-            "store's default credentials, leave conn_id unset")
+            "store's default credentials, leave conn_id unset"
+        )
     if loc.store != SUPPORTED_CONN_TYPES[conn_type]:
         raise StorageConnectionError(
             f"connection {conn_id!r} is of type {conn_type!r} ({SUPPORTED_CONN_TYPES[conn_type]}) but {location} "
-            f"is on {loc.store}: use a connection for that store, or leave conn_id unset")
+            f"is on {loc.store}: use a connection for that store, or leave conn_id unset"
+        )
     return _aws_options(conn_id)
 
 
@@ -61,7 +64,8 @@ def _aws_options(conn_id: str) -> dict[str, Any]:
     except ImportError as exc:
         raise StorageConnectionError(
             f"connection {conn_id!r} is an 'aws' connection, which needs the amazon provider: "
-            "pip install 'airflow-zorder[amazon]' (apache-airflow-providers-amazon)") from exc
+            "pip install 'airflow-zorder[amazon]' (apache-airflow-providers-amazon)"
+        ) from exc
     hook = AwsBaseHook(aws_conn_id=conn_id, client_type="s3")
     creds = hook.get_credentials()  # static keys, a profile, or an assumed role's temporary keys
     opts: dict[str, Any] = {}

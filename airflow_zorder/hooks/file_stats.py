@@ -20,11 +20,12 @@ import pyarrow as pa
 import pyarrow.compute as pc
 from airflow.sdk import BaseHook
 
+from airflow_zorder.core.jobs.options import stats_location_for
+from airflow_zorder.core.policy import history, metrics, recluster_policy
+from airflow_zorder.core.policy.recluster_policy import HealthPolicy
 from airflow_zorder.core.stats import delta_log as dlog
-from airflow_zorder.core.policy import recluster_policy, metrics
 from airflow_zorder.core.stats import stats_schema, stats_store
 from airflow_zorder.core.storage import locations, table_formats
-from airflow_zorder.core.policy.recluster_policy import HealthPolicy
 from airflow_zorder.core.storage.locations import is_path_table
 from airflow_zorder.hooks import connections
 
@@ -44,8 +45,15 @@ class FileStatsHook(BaseHook):
     conn_name_attr = "conn_id"
     hook_name = "Z-order file statistics"
 
-    def __init__(self, table: str, stats_location: str | None = None, conn_id: str | None = None, *,
-                 filesystem: Any = None, logger_name: str | None = None) -> None:
+    def __init__(
+        self,
+        table: str,
+        stats_location: str | None = None,
+        conn_id: str | None = None,
+        *,
+        filesystem: Any = None,
+        logger_name: str | None = None,
+    ) -> None:
         super().__init__(logger_name=logger_name)
         if not isinstance(table, str) or not table.strip():
             raise ValueError("table must be a Parquet directory path/URI or a catalog table name, not empty")
@@ -55,14 +63,13 @@ class FileStatsHook(BaseHook):
         self.default_location = not stats_location
         self._format_checked = False
         self._options: dict[str, dict[str, Any]] = {}
-        if stats_location:
-            self.stats_location = stats_location.strip()
-        elif is_path_table(self.table):
-            self.stats_location = stats_store.default_location(self.table)
-        else:
+        location = stats_location_for(self.table, stats_location)
+        if location is None:
             raise ValueError(
                 f"{self.table!r} is a catalog table name (no scheme, no slash): pass stats_location= "
-                "(where spark_jobs/collect_stats.py wrote its statistics, e.g. its --stats-location)")
+                "(where spark_jobs/collect_stats.py wrote its statistics, e.g. its --stats-location)"
+            )
+        self.stats_location = location
 
     # ------------------------------------------------------------------ storage
 
@@ -175,8 +182,10 @@ class FileStatsHook(BaseHook):
         loc = self.stats_location
         if self._bucket_missing(loc):
             bucket = locations.parse_location(loc).bucket
-            return locations.StorageError(f"cannot read {loc}: bucket {bucket} does not exist: check the location's "
-                                        "bucket name (and the connection's endpoint_url)")
+            return locations.StorageError(
+                f"cannot read {loc}: bucket {bucket} does not exist: check the location's "
+                "bucket name (and the connection's endpoint_url)"
+            )
         try:
             io, base = stats_store.resolve_io(loc, self._fs)
             exists = io.exists(base)
@@ -191,8 +200,10 @@ class FileStatsHook(BaseHook):
         elif not exists and self.default_location:
             msg = f"statistics of {self.table} were never collected ({loc} does not exist): {hint}"
         elif not exists:
-            msg = (f"stats location {loc} does not exist: check stats_location (collect_stats.py --stats-location) "
-                   f"or {hint}")
+            msg = (
+                f"stats location {loc} does not exist: check stats_location (collect_stats.py --stats-location) "
+                f"or {hint}"
+            )
         else:
             msg = f"statistics of {self.table} were never collected at {loc} (no committed snapshot): {hint}"
         return stats_store.StatsNotFoundError(msg)
@@ -206,8 +217,9 @@ class FileStatsHook(BaseHook):
         self.check_table_format()
         try:
             with self._reading():
-                return stats_store.load_latest(self.stats_location, self._fs,
-                                               columns=list(columns) if columns else None)
+                return stats_store.load_latest(
+                    self.stats_location, self._fs, columns=list(columns) if columns else None
+                )
         except stats_store.StatsNotFoundError as exc:
             raise self._not_found(exc) from exc
 
@@ -236,7 +248,8 @@ class FileStatsHook(BaseHook):
             return stats_store.latest_snapshot_id(self.stats_location, self._fs)
 
     def get_history(self, columns: Sequence[str] | None = None) -> pa.Table:
-        """One row per collection run with its snapshot's headline / worst column / average depth (``load_history``).
+        """One row per collection run with its snapshot's headline / worst column / average depth
+        (``history.clustering_history``).
 
         ``columns``: default the last clustering's columns, else every column with stats.  Delta: one row, the
         version last read (past versions are not replayed from the log).
@@ -250,10 +263,11 @@ class FileStatsHook(BaseHook):
                     return stats_store.load_history(self.stats_location, self._fs)
             snap = self.get_snapshot()
             cols, _ = recluster_policy.default_columns(
-                sorted({c for c in snap["column_name"].to_pylist() if c is not None}), self.get_events("cluster"))
+                sorted({c for c in snap["column_name"].to_pylist() if c is not None}), self.get_events("cluster")
+            )
         self.check_table_format()
         with self._reading():
-            return stats_store.load_history(self.stats_location, self._fs, clustering_columns=cols or None)
+            return history.clustering_history(self.stats_location, self._fs, clustering_columns=cols or None)
 
     # ------------------------------------------------------------------ metrics and decisions
 
@@ -270,8 +284,9 @@ class FileStatsHook(BaseHook):
             snap = self.get_snapshot()  # let evaluate name every column that has statistics
         return snap
 
-    def clustering(self, columns: Sequence[str] | str | None = None,
-                   num_clustering_columns: int | None = None) -> dict[str, Any]:
+    def clustering(
+        self, columns: Sequence[str] | str | None = None, num_clustering_columns: int | None = None
+    ) -> dict[str, Any]:
         """``metrics.table_clustering`` of the latest snapshot (columns default as in :meth:`evaluate`)."""
         events = self.get_events()
         snap = self._snapshot_for(columns, events)
@@ -282,22 +297,43 @@ class FileStatsHook(BaseHook):
         unknown = [c for c in cols if c not in available]
         if unknown:
             raise ValueError(f"unknown column(s) {unknown}: the statistics of {self.table} have {available}")
-        return metrics.table_clustering(stats_schema.to_footer_stats(snap), cols, num_clustering_columns)
+        return metrics.table_clustering(snap, cols, num_clustering_columns)
 
-    def evaluate(self, policy: HealthPolicy | None = None, columns: Sequence[str] | str | None = None, *,
-                 events: pa.Table | None = None, now: Any = None,
-                 num_clustering_columns: int | None = None) -> dict[str, Any]:
+    def evaluate(
+        self,
+        policy: HealthPolicy | None = None,
+        columns: Sequence[str] | str | None = None,
+        *,
+        events: pa.Table | None = None,
+        now: Any = None,
+        num_clustering_columns: int | None = None,
+    ) -> dict[str, Any]:
         """``recluster_policy.evaluate`` on the latest snapshot; stats age counts from the newest collection run."""
         events = self.get_events() if events is None else events
         snap = self._snapshot_for(columns, events)
         collected_at = recluster_policy.snapshot_time(snap, self.get_latest_run())
-        return recluster_policy.evaluate(snap, columns, policy, events=events, now=now, table=self.table,
-                               stats_location=self.stats_location, collected_at=collected_at,
-                               num_clustering_columns=num_clustering_columns)
+        return recluster_policy.evaluate(
+            snap,
+            columns,
+            policy,
+            events=events,
+            now=now,
+            table=self.table,
+            stats_location=self.stats_location,
+            collected_at=collected_at,
+            num_clustering_columns=num_clustering_columns,
+        )
 
-    def check(self, policy: HealthPolicy | None = None, columns: Sequence[str] | str | None = None, *,
-              num_clustering_columns: int | None = None, record: bool = True,
-              final_decisions: Sequence[str] = ("recluster",), source: str | None = None) -> dict[str, Any]:
+    def check(
+        self,
+        policy: HealthPolicy | None = None,
+        columns: Sequence[str] | str | None = None,
+        *,
+        num_clustering_columns: int | None = None,
+        record: bool = True,
+        final_decisions: Sequence[str] = ("recluster",),
+        source: str | None = None,
+    ) -> dict[str, Any]:
         """:meth:`evaluate`, then record the decision as an event when it differs from the last recorded one
         or is in ``final_decisions`` (one that ends the caller's wait).  Recording is best effort: a read-only
         stats store does not stop the decision."""
@@ -326,8 +362,13 @@ class FileStatsHook(BaseHook):
     def _delta_history(self, columns: Sequence[str] | None) -> pa.Table:
         """:meth:`get_history` of a Delta table: the version last read, as ``stats_store.load_history`` rows."""
         snap = self.get_snapshot()
-        cols = list(columns) if columns else recluster_policy.default_columns(
-            sorted({c for c in snap["column_name"].to_pylist() if c is not None}), self.get_events("cluster"))[0]
+        cols = (
+            list(columns)
+            if columns
+            else recluster_policy.default_columns(
+                sorted({c for c in snap["column_name"].to_pylist() if c is not None}), self.get_events("cluster")
+            )[0]
+        )
         run = self.get_latest_run() or {}
         rec = {k: run.get(k) for k in stats_schema.RUNS_SCHEMA.names}
         rec["collected_at"] = stats_store.as_datetime(rec.get("collected_at"))
@@ -335,9 +376,4 @@ class FileStatsHook(BaseHook):
         hist = pa.Table.from_pylist([rec], schema=stats_schema.RUNS_SCHEMA)
         if not cols:
             return hist
-        summary = metrics.table_clustering(stats_schema.to_footer_stats(snap), cols)
-        worst = summary.get("worst_column")
-        depth = ((summary.get("per_column") or {}).get(worst) or {}).get("average_depth")
-        return (hist.append_column("headline", pa.array([summary.get("headline")], pa.float64()))
-                    .append_column("worst_column", pa.array([worst], pa.string()))
-                    .append_column("average_depth", pa.array([depth], pa.float64())))
+        return history.with_clustering(hist, [history.clustering_summary(snap, cols)])

@@ -41,8 +41,10 @@ def resolve_spark_binary(binary: str) -> str:
         bundled = Path(spec.origin).parent / "bin" / binary
         if bundled.is_file() and os.access(bundled, os.X_OK):
             return str(bundled)
-    raise FileNotFoundError(f"{binary!r} is not on PATH and pyspark has no bin/{binary}: add Spark's bin directory "
-                            "to PATH or pass spark_binary= (the full path of spark-submit)")
+    raise FileNotFoundError(
+        f"{binary!r} is not on PATH and pyspark has no bin/{binary}: add Spark's bin directory "
+        "to PATH or pass spark_binary= (the full path of spark-submit)"
+    )
 
 
 class SparkJobHook(SparkSubmitHook):

@@ -2,15 +2,13 @@
 
 from __future__ import annotations
 
-import json
 from collections.abc import Sequence
 from typing import Any
 
-from airflow_zorder.operators.spark_job import SparkZorderJobOperator, as_name_list
-
-CURVES = ("zorder", "hilbert", "linear")  # = airflow_zorder.core.layout.curves.CURVES (tested); no numpy at DAG parse
-VERIFY = ("observe", "full")
-ACTIONS = ("cluster", "recover", "cleanup")
+from airflow_zorder.core.jobs import options
+from airflow_zorder.core.jobs.file_sizing import parse_size
+from airflow_zorder.core.jobs.options import CLUSTER_ACTIONS, CURVES, VERIFY_MODES, ClusterOptions, parse_names
+from airflow_zorder.operators.spark_job import SparkZorderJobOperator
 
 
 def is_template(value: Any) -> bool:
@@ -20,8 +18,8 @@ def is_template(value: Any) -> bool:
 
 def check_choice(what: str, value: Any, choices: Sequence[str]) -> None:
     """Refuse a value outside ``choices`` (templates are checked once rendered)."""
-    if value is not None and not is_template(value) and value not in choices:
-        raise ValueError(f"{what}={value!r} is not one of {', '.join(choices)}")
+    if not is_template(value):
+        options.check_choice(what, value, choices)
 
 
 def optional_count(what: str, value: Any) -> int | None:
@@ -56,6 +54,8 @@ class SparkClusterTableOperator(SparkZorderJobOperator):
     :param compression: Parquet codec of the rewritten files (job default ``snappy``).
     :param retention_hours: keep replaced files this long; ``lock_ttl``: seconds before a silent lock expires.
     :param action: ``cluster`` (default), ``recover`` or ``cleanup``.
+    :param stats_location: the table's stats store, where the run's event is recorded for the sensor and
+        the UI (templated); default ``<table home>/_zorder/stats``. Give the sensor's ``stats_location``.
 
     Every :class:`~airflow.providers.apache.spark.operators.spark_submit.SparkSubmitOperator`
     parameter passes through (``conn_id``, ``conf``, ``executor_memory``, ``deploy_mode``, ...).
@@ -63,8 +63,14 @@ class SparkClusterTableOperator(SparkZorderJobOperator):
 
     job_script = "cluster_table.py"
     job_label = "cluster"
-    template_fields: Sequence[str] = (*SparkZorderJobOperator.template_fields, "partitions", "curve", "num_files",
-                                      "target_file_size")
+    template_fields: Sequence[str] = (
+        *SparkZorderJobOperator.template_fields,
+        "partitions",
+        "curve",
+        "num_files",
+        "target_file_size",
+        "stats_location",
+    )
 
     def __init__(
         self,
@@ -81,10 +87,15 @@ class SparkClusterTableOperator(SparkZorderJobOperator):
         retention_hours: float | None = None,
         lock_ttl: int | None = None,
         action: str = "cluster",
+        stats_location: str | None = None,
         **kwargs: Any,
     ) -> None:
         super().__init__(columns=columns, **kwargs)
-        for what, value, choices in (("curve", curve, CURVES), ("verify", verify, VERIFY), ("action", action, ACTIONS)):
+        for what, value, choices in (
+            ("curve", curve, CURVES),
+            ("verify", verify, VERIFY_MODES),
+            ("action", action, CLUSTER_ACTIONS),
+        ):
             check_choice(what, value, choices)
         optional_count("num_files", num_files)
         self.partitions = partitions
@@ -98,52 +109,69 @@ class SparkClusterTableOperator(SparkZorderJobOperator):
         self.retention_hours = retention_hours
         self.lock_ttl = lock_ttl
         self.action = action
+        self.stats_location = stats_location
 
-    def job_arguments(self) -> list[str]:
-        columns = as_name_list(self.columns, "columns") or []
+    def job_options(self) -> ClusterOptions:
+        """The clustering job's options from the rendered parameters (unset ones keep the job's defaults)."""
+        columns = parse_names(self.columns, "columns") or []
         if not columns and self.action == "cluster":
             raise ValueError("columns: name 1 to 16 clustering columns")
-        check_choice("curve", self.curve, CURVES)
-        args = ["--table", str(self.table), "--columns", ",".join(columns), "--curve", self.curve,
-                "--action", self.action]
-        partitions = as_name_list(self.partitions, "partitions")
-        if partitions:
-            args += ["--partitions", json.dumps(partitions)]
         size = None if str(self.target_file_size).strip() in ("", "None") else self.target_file_size
-        for flag, value in (("--target-file-size", size), ("--num-files", optional_count("num_files", self.num_files)),
-                            ("--num-ranges", self.num_ranges), ("--salt-bits", self.salt_bits),
-                            ("--verify", self.verify), ("--compression", self.compression),
-                            ("--retention-hours", self.retention_hours), ("--lock-ttl", self.lock_ttl)):
-            if value is not None:
-                args += [flag, str(value)]
-        return args
+        given = {
+            "target_file_size": parse_size(size) if size is not None else None,
+            "num_files": optional_count("num_files", self.num_files),
+            "partitions": parse_names(self.partitions, "partitions") or None,
+            "num_ranges": self.num_ranges,
+            "salt_bits": self.salt_bits,
+            "verify": self.verify,
+            "compression": self.compression,
+            "retention_hours": self.retention_hours,
+            "lock_ttl_s": self.lock_ttl,
+            "stats_location": self.stats_location or None,
+        }
+        return ClusterOptions(
+            table=str(self.table),
+            columns=columns,
+            curve=self.curve,
+            action=self.action,
+            **{k: v for k, v in given.items() if v is not None},
+        )
 
     def asset_extra(self, result: dict[str, Any]) -> dict[str, Any]:
         before, after = result.get("before") or {}, result.get("after") or {}
-        extra: dict[str, Any] = {"table": result.get("table", self.table), "status": result.get("status"),
-                                 "run_id": result.get("run_id"), "curve": result.get("curve"),
-                                 "columns": result.get("columns"),
-                                 "partitions": [p.get("partition") for p in result.get("partitions") or []
-                                                if isinstance(p, dict)]}
+        extra: dict[str, Any] = {
+            "table": result.get("table", self.table),
+            "status": result.get("status"),
+            "run_id": result.get("run_id"),
+            "curve": result.get("curve"),
+            "columns": result.get("columns"),
+            "partitions": [p.get("partition") for p in result.get("partitions") or [] if isinstance(p, dict)],
+        }
         for key in ("rows", "files", "bytes"):
             extra[f"{key}_before"] = before.get(key)
             extra[f"{key}_after"] = after.get(key)
         return extra
 
     def result_from_store(self, run_id: str) -> dict[str, Any] | None:
-        """The clustering event the job recorded in ``<table>/_zorder/stats/events`` (path tables)."""
+        """The clustering event the job recorded in the stats location's ``events`` (path tables, or given ``stats_location``)."""
         from airflow_zorder.core.stats import stats_store
-        from airflow_zorder.core.storage.filesystems import is_path_table
 
-        if not is_path_table(self.table):
-            return None  # a catalog table: its home is only known to the metastore
-        events = stats_store.load_events(stats_store.default_location(self.table), kind="cluster")
+        location = options.stats_location_for(str(self.table), self.stats_location)
+        if location is None:
+            return None  # a catalog table without stats_location: its home is only known to the metastore
+        events = stats_store.load_events(location, kind="cluster")
         rows = [e for e in events.to_pylist() if e.get("run_id") == run_id]
         if not rows:
             return None
         e = rows[-1]
-        return {"status": e.get("status"), "table": self.table, "run_id": run_id, "curve": e.get("curve"),
-                "columns": e.get("columns"), "partitions": [{"partition": p} for p in e.get("partitions") or []],
-                "before": {"files": e.get("files_before"), "rows": e.get("rows_before"), "bytes": e.get("bytes_before")},
-                "after": {"files": e.get("files_after"), "rows": e.get("rows_after"), "bytes": e.get("bytes_after")},
-                "duration_s": e.get("duration_s")}
+        return {
+            "status": e.get("status"),
+            "table": self.table,
+            "run_id": run_id,
+            "curve": e.get("curve"),
+            "columns": e.get("columns"),
+            "partitions": [{"partition": p} for p in e.get("partitions") or []],
+            "before": {"files": e.get("files_before"), "rows": e.get("rows_before"), "bytes": e.get("bytes_before")},
+            "after": {"files": e.get("files_after"), "rows": e.get("rows_after"), "bytes": e.get("bytes_after")},
+            "duration_s": e.get("duration_s"),
+        }

@@ -5,9 +5,14 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from airflow_zorder.operators.spark_job import SparkJobFailed, SparkZorderJobOperator, as_name_list
-
-METHODS = ("auto", "footer", "scan")  # = spark_jobs.collect_stats.METHODS (tested)
+from airflow_zorder.core.jobs.options import (
+    STATS_METHODS,
+    CollectOptions,
+    check_choice,
+    parse_names,
+    stats_location_for,
+)
+from airflow_zorder.operators.spark_job import SparkJobFailed, SparkZorderJobOperator
 
 
 def clustering_summary(table: str, stats_location: str, columns: list[str] | None) -> dict[str, Any]:
@@ -19,8 +24,15 @@ def clustering_summary(table: str, stats_location: str, columns: list[str] | Non
     from airflow_zorder.hooks.file_stats import FileStatsHook
 
     summary = FileStatsHook(table, stats_location).clustering(columns)
-    keep = ("num_files", "expected_fraction", "ideal_fraction", "ratio_to_ideal", "average_depth",
-            "average_overlaps", "max_depth")
+    keep = (
+        "num_files",
+        "expected_fraction",
+        "ideal_fraction",
+        "ratio_to_ideal",
+        "average_depth",
+        "average_overlaps",
+        "max_depth",
+    )
     return {
         "columns": summary["columns"],
         "num_files": summary["num_files"],
@@ -73,8 +85,7 @@ class SparkCollectFileStatsOperator(SparkZorderJobOperator):
         **kwargs: Any,
     ) -> None:
         super().__init__(columns=columns, **kwargs)
-        if method not in METHODS:
-            raise ValueError(f"method={method!r} is not one of {', '.join(METHODS)}")
+        check_choice("method", method, STATS_METHODS)
         self.clustering_columns = clustering_columns
         self.stats_location = stats_location
         self.method = method
@@ -84,32 +95,35 @@ class SparkCollectFileStatsOperator(SparkZorderJobOperator):
         self.parallelism = parallelism
         self.allow_errors = allow_errors
 
-    def job_arguments(self) -> list[str]:
-        args = ["--table", str(self.table), "--method", self.method]
-        columns = as_name_list(self.columns, "columns")
-        if columns:
-            args += ["--columns", ",".join(columns)]
-        for flag, value in (("--stats-location", self.stats_location), ("--stats-table", self.stats_table),
-                            ("--keep-snapshots", self.keep_snapshots), ("--parallelism", self.parallelism)):
-            if value:
-                args += [flag, str(value)]
-        args += ["--full"] if self.full else []
-        args += ["--allow-errors"] if self.allow_errors else []
-        return args
+    def job_options(self) -> CollectOptions:
+        """The stats job's options from the rendered parameters (unset ones keep the job's defaults)."""
+        return CollectOptions(
+            table=str(self.table),
+            columns=parse_names(self.columns, "columns") or None,
+            method=self.method,
+            stats_location=self.stats_location or None,
+            stats_table=self.stats_table or None,
+            full=bool(self.full),
+            keep_snapshots=self.keep_snapshots or None,
+            parallelism=self.parallelism or None,
+            allow_errors=bool(self.allow_errors),
+        )
 
     def check_result(self, result: dict[str, Any]) -> None:
         super().check_result(result)
         if result.get("status") == "partial" and not self.allow_errors:
             names = "; ".join(f"{e.get('path')}: {e.get('error')}" for e in (result.get("errors") or [])[:3])
-            raise SparkJobFailed(f"stats collected but {result.get('files_failed')} file(s) of {self.table} could "
-                                 f"not be read ({names}); fix or remove them, or pass allow_errors=True")
+            raise SparkJobFailed(
+                f"stats collected but {result.get('files_failed')} file(s) of {self.table} could "
+                f"not be read ({names}); fix or remove them, or pass allow_errors=True"
+            )
 
     def enrich_result(self, result: dict[str, Any]) -> None:
         """Add ``clustering`` (headline, worst column, per-column figures) of the snapshot just written."""
         location = result.get("stats_location")
         if not location or result.get("status") not in ("ok", "partial"):
             return
-        columns = as_name_list(self.clustering_columns, "clustering_columns") or as_name_list(self.columns, "columns")
+        columns = parse_names(self.clustering_columns, "clustering_columns") or parse_names(self.columns, "columns")
         try:
             result["clustering"] = clustering_summary(str(self.table), location, columns)
         except (ValueError, OSError) as exc:  # the stats are committed; a summary problem must not fail the task
@@ -118,26 +132,44 @@ class SparkCollectFileStatsOperator(SparkZorderJobOperator):
 
     def asset_extra(self, result: dict[str, Any]) -> dict[str, Any]:
         c = result.get("clustering") or {}
-        return {"table": result.get("table", self.table), "status": result.get("status"),
-                "run_id": result.get("run_id"), "snapshot_id": result.get("snapshot_id"),
-                "stats_location": result.get("stats_location"), "files_total": result.get("files_total"),
-                "rows_total": result.get("rows_total"), "headline": c.get("headline"),
-                "worst_column": c.get("worst_column")}
+        return {
+            "table": result.get("table", self.table),
+            "status": result.get("status"),
+            "run_id": result.get("run_id"),
+            "snapshot_id": result.get("snapshot_id"),
+            "stats_location": result.get("stats_location"),
+            "files_total": result.get("files_total"),
+            "rows_total": result.get("rows_total"),
+            "headline": c.get("headline"),
+            "worst_column": c.get("worst_column"),
+        }
 
     def result_from_store(self, run_id: str) -> dict[str, Any] | None:
         """The run record the job wrote to the stats location (``runs/*.json``)."""
         from airflow_zorder.core.stats import stats_store
-        from airflow_zorder.core.storage.filesystems import is_path_table
 
-        if not self.stats_location and not is_path_table(self.table):
+        location = stats_location_for(str(self.table), self.stats_location)
+        if location is None:
             return None  # a catalog table's default stats location is only known to the metastore
-        location = self.stats_location or stats_store.default_location(self.table)
         rows = [r for r in stats_store.load_runs(location).to_pylist() if r.get("run_id") == run_id]
         if not rows:
             return None
         run = rows[-1]
-        keep = ("status", "snapshot_id", "new_snapshot", "method", "columns", "files_total", "files_read",
-                "files_reused", "files_new", "files_changed", "files_gone", "files_failed", "rows_total",
-                "bytes_total", "duration_s")
-        return {"table": self.table, "run_id": run_id, "stats_location": location,
-                **{k: run.get(k) for k in keep}}
+        keep = (
+            "status",
+            "snapshot_id",
+            "new_snapshot",
+            "method",
+            "columns",
+            "files_total",
+            "files_read",
+            "files_reused",
+            "files_new",
+            "files_changed",
+            "files_gone",
+            "files_failed",
+            "rows_total",
+            "bytes_total",
+            "duration_s",
+        )
+        return {"table": self.table, "run_id": run_id, "stats_location": location, **{k: run.get(k) for k in keep}}

@@ -6,7 +6,8 @@ Both are the Spark provider's :class:`SparkSubmitOperator`, so every spark-submi
 
 * ships the job itself: the entry point script and a ``--py-files`` zip of the Airflow-free code
   (:mod:`airflow_zorder.packaging`); the user packages nothing;
-* turns typed, templated parameters (``table``, ``columns``, ...) into the job's flags;
+* turns typed, templated parameters (``table``, ``columns``, ...) into the job's options
+  (:mod:`airflow_zorder.core.jobs.options`, the contract the jobs parse their flags with);
 * returns the job's JSON result (written to a temp file on the worker via ``--result-json``) as XCom;
 * attaches the metrics to the asset events of declared ``outlets``;
 * refuses a missing Spark connection instead of letting the hook fall back to master ``yarn``.
@@ -19,15 +20,12 @@ run id, the Spark application id and a note saying the result is unavailable.
 
 from __future__ import annotations
 
-import ast
 import json
 import os
 import shutil
 import socket
 import sys
 import tempfile
-import time
-import uuid
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, ClassVar
@@ -38,51 +36,13 @@ from airflow.sdk.exceptions import AirflowException, AirflowNotFoundException
 
 from airflow_zorder import packaging
 from airflow_zorder.core.jobs.jvm_options import with_jit_conf
+from airflow_zorder.core.jobs.options import ClusterOptions, CollectOptions, new_run_id
 from airflow_zorder.hooks.spark_job import SparkJobHook, resolve_spark_binary
 from airflow_zorder.links import SparkApplicationLink, TableHealthLink
 
 
 class SparkJobFailed(AirflowException):
     """The Spark job ran and reported a failure; the message is the job's own one-line reason."""
-
-
-def as_name_list(value: Any, what: str) -> list[str] | None:
-    """A list of names from a list/tuple, a JSON or Python list literal (e.g. a rendered XCom), or ``a,b,c``.
-
-    ``None`` and ``""`` give ``None``; list items that are dicts (``{"day": "2026-01-01"}``) become
-    Hive paths ``day=2026-01-01``.
-    """
-    if value is None:
-        return None
-    if isinstance(value, str):
-        text = value.strip()
-        if not text:
-            return None
-        if text.startswith("["):
-            try:
-                value = json.loads(text)
-            except ValueError:
-                try:
-                    value = ast.literal_eval(text)
-                except (ValueError, SyntaxError) as exc:
-                    raise ValueError(f"{what}: cannot read {text[:80]!r} as a list; pass a list, a JSON list "
-                                     "or comma-separated names") from exc
-        else:
-            return [x.strip() for x in text.replace("\n", ",").split(",") if x.strip()]
-    if isinstance(value, (list, tuple, set)):
-        out = []
-        for item in value:
-            if isinstance(item, dict):
-                out.append("/".join(f"{k}={v}" for k, v in item.items()))
-            elif item is not None and str(item).strip():
-                out.append(str(item).strip())
-        return out
-    raise ValueError(f"{what}: expected a list or a comma-separated string, got {type(value).__name__}")
-
-
-def new_run_id() -> str:
-    """A run id in the jobs' own format (``YYYYmmddTHHMMSS-<8 hex>``), chosen here so the task knows it."""
-    return time.strftime("%Y%m%dT%H%M%S") + "-" + uuid.uuid4().hex[:8]
 
 
 def local_python_conf(conn: Any, conf: dict[str, Any], env_vars: dict[str, Any] | None) -> dict[str, Any]:
@@ -118,7 +78,7 @@ def check_master_reachable(master: str, conn_id: str, timeout_s: float = 10.0) -
     if not master.startswith("spark://"):
         return
     errors = []
-    for addr in master[len("spark://"):].split(","):
+    for addr in master[len("spark://") :].split(","):
         host, sep, port = addr.strip().rpartition(":")
         host, port = (host, port) if sep else (port, "7077")
         try:
@@ -164,10 +124,13 @@ class SparkZorderJobOperator(SparkSubmitOperator):
         **kwargs: Any,
     ) -> None:
         if "application_args" in kwargs:
-            raise ValueError(f"{type(self).__name__} builds the job's arguments itself: use its typed parameters, "
-                             "and extra_args for any other job flag")
-        super().__init__(application=application or "", name=name or f"airflow-zorder-{self.job_label}",
-                         conn_id=conn_id, **kwargs)
+            raise ValueError(
+                f"{type(self).__name__} builds the job's arguments itself: use its typed parameters, "
+                "and extra_args for any other job flag"
+            )
+        super().__init__(
+            application=application or "", name=name or f"airflow-zorder-{self.job_label}", conn_id=conn_id, **kwargs
+        )
         self.table = table
         self.columns = columns
         self.extra_args = extra_args
@@ -178,9 +141,13 @@ class SparkZorderJobOperator(SparkSubmitOperator):
 
     # ----------------------------------------------------------------------- what subclasses provide
 
-    def job_arguments(self) -> list[str]:
-        """The job's flags from the (rendered) typed parameters, without ``--result-json``/``--run-id``."""
+    def job_options(self) -> ClusterOptions | CollectOptions:
+        """The job's options from the (rendered) typed parameters."""
         raise NotImplementedError
+
+    def job_arguments(self) -> list[str]:
+        """The job's flags from the (rendered) typed parameters (``job_options().to_args()``)."""
+        return self.job_options().to_args()
 
     def asset_extra(self, result: dict[str, Any]) -> dict[str, Any]:
         """The metrics attached to the asset events of the task's outlets."""
@@ -196,8 +163,10 @@ class SparkZorderJobOperator(SparkSubmitOperator):
     def check_result(self, result: dict[str, Any]) -> None:
         """Raise when a result the job wrote says the run did not succeed."""
         if result.get("status") == "failed":
-            raise SparkJobFailed(f"{self.job_label} job failed for table {result.get('table', self.table)}: "
-                                 f"{result.get('error')} ({result.get('error_type')})")
+            raise SparkJobFailed(
+                f"{self.job_label} job failed for table {result.get('table', self.table)}: "
+                f"{result.get('error')} ({result.get('error_type')})"
+            )
 
     # ----------------------------------------------------------------------- execution
 
@@ -211,7 +180,7 @@ class SparkZorderJobOperator(SparkSubmitOperator):
                 f"Spark connection {self._conn_id!r} does not exist, so there is no Spark master to submit to "
                 "(the Spark provider would silently fall back to master 'yarn'). Create it, e.g. "
                 f"`airflow connections add {self._conn_id} --conn-type spark --conn-host 'spark://HOST:7077'` "
-                f"or `export {env}='{{\"conn_type\": \"spark\", \"host\": \"local[*]\"}}'`, "
+                f'or `export {env}=\'{{"conn_type": "spark", "host": "local[*]"}}\'`, '
                 "or pass conn_id= naming an existing Spark connection."
             ) from exc
 
@@ -230,9 +199,9 @@ class SparkZorderJobOperator(SparkSubmitOperator):
             self.py_files = ",".join([packaging.py_files_zip(), *([self.py_files] if self.py_files else [])])
         self.conf = with_jit_conf(local_python_conf(conn, dict(self.conf or {}), self.env_vars))
         result_path = None if cluster_mode else os.path.join(workdir, "result.json")
-        self.application_args = [*self.job_arguments(), "--run-id", self.run_id,
-                                 *(["--result-json", result_path] if result_path else []),
-                                 *(str(a) for a in self.extra_args or [])]
+        options = self.job_options()
+        options.run_id, options.result_json = self.run_id, result_path
+        self.application_args = [*options.to_args(), *(str(a) for a in self.extra_args or [])]
         return result_path
 
     def execute(self, context: Any) -> dict[str, Any]:
@@ -255,8 +224,10 @@ class SparkZorderJobOperator(SparkSubmitOperator):
                     self.spark_app_url = self._hook.app_url()
             result = self._read_result(result_path) if result_path else self._cluster_mode_result()
             if result is None:
-                raise AirflowException(f"spark-submit succeeded but the {self.job_label} job wrote no result to "
-                                       f"{result_path}; see the task log for the job's output")
+                raise AirflowException(
+                    f"spark-submit succeeded but the {self.job_label} job wrote no result to "
+                    f"{result_path}; see the task log for the job's output"
+                )
         finally:
             shutil.rmtree(workdir, ignore_errors=True)
         self.check_result(result)
@@ -275,8 +246,10 @@ class SparkZorderJobOperator(SparkSubmitOperator):
 
     def _cluster_mode_result(self) -> dict[str, Any]:
         """What can be known without the driver's result file (it stays on the cluster)."""
-        note = ("deploy mode cluster: the driver ran on the cluster, so its JSON result file is not available "
-                "on the Airflow worker")
+        note = (
+            "deploy mode cluster: the driver ran on the cluster, so its JSON result file is not available "
+            "on the Airflow worker"
+        )
         found = None
         try:
             found = self.result_from_store(self.run_id or "")
@@ -284,15 +257,24 @@ class SparkZorderJobOperator(SparkSubmitOperator):
             note += f"; the run's record in the stats store could not be read ({type(exc).__name__}: {exc})"
         if found is not None:
             return {**found, "result_available": False, "source": "stats store", "note": note}
-        return {"status": "submitted", "table": self.table, "run_id": self.run_id, "result_available": False,
-                "note": note + "; see the Spark application's logs for the result"}
+        return {
+            "status": "submitted",
+            "table": self.table,
+            "run_id": self.run_id,
+            "result_available": False,
+            "note": note + "; see the Spark application's logs for the result",
+        }
 
     def _spark_info(self) -> dict[str, Any]:
         hook = self._hook
         if hook is None:
             return {}
-        return {"master": hook.master, "deploy_mode": hook.deploy_mode, "application_id": hook.application_id
-                or hook._yarn_application_id or hook._driver_id, "app_url": hook.app_url()}
+        return {
+            "master": hook.master,
+            "deploy_mode": hook.deploy_mode,
+            "application_id": hook.application_id or hook._yarn_application_id or hook._driver_id,
+            "app_url": hook.app_url(),
+        }
 
     def _emit_asset_events(self, context: Any, result: dict[str, Any]) -> None:
         assets = [o for o in self.outlets or [] if isinstance(o, Asset)]

@@ -9,18 +9,20 @@ schedulers and workers, which never serve these routes.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Annotated, Any
 from urllib.parse import parse_qs, urlencode, urlsplit
 
 from fastapi import Depends, HTTPException, Request, status
 from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
 
-_bearer = HTTPBearer(auto_error=False, description="An Airflow JWT (POST /auth/token); the UI's session cookie works too.")
+_bearer = HTTPBearer(
+    auto_error=False, description="An Airflow JWT (POST /auth/token); the UI's session cookie works too."
+)
 
 
 async def authenticated_user(
     request: Request,
-    credentials: HTTPAuthorizationCredentials | None = Depends(_bearer),
+    credentials: Annotated[HTTPAuthorizationCredentials | None, Depends(_bearer)],
 ) -> Any:
     """The signed-in Airflow user, allowed to view the website; 401 when not signed in, 403 when not allowed."""
     from airflow.api_fastapi.app import get_auth_manager

@@ -93,9 +93,11 @@ def _time_label(t: dt.datetime, span_s: float) -> str:
 
 
 def _svg_open(width: int, height: int, cls: str, label: str) -> str:
-    return (f'<svg xmlns="http://www.w3.org/2000/svg" class="chart {escape(cls)}" role="img" '
-            f'aria-label="{escape(label)}" viewBox="0 0 {width} {height}" width="{width}" height="{height}">'
-            f"<title>{escape(label)}</title>")
+    return (
+        f'<svg xmlns="http://www.w3.org/2000/svg" class="chart {escape(cls)}" role="img" '
+        f'aria-label="{escape(label)}" viewBox="0 0 {width} {height}" width="{width}" height="{height}">'
+        f"<title>{escape(label)}</title>"
+    )
 
 
 def line_chart(
@@ -116,7 +118,9 @@ def line_chart(
     vals = [v for s in series for _, v in s.points if v is not None] + [r.value for r in refs]
     out = [_svg_open(width, height, "line-chart", title)]
     if not times or not vals:
-        out.append(f'<text class="empty" x="{width / 2}" y="{height / 2}" text-anchor="middle">no data yet</text></svg>')
+        out.append(
+            f'<text class="empty" x="{width / 2}" y="{height / 2}" text-anchor="middle">no data yet</text></svg>'
+        )
         return "".join(out)
     t0, t1 = min(times), max(times)
     span = (t1 - t0).total_seconds()
@@ -134,28 +138,38 @@ def line_chart(
 
     out.append('<g class="axis y-axis" font-size="11">')
     for tv in ticks:
-        out.append(f'<line class="grid" x1="{left}" x2="{left + pw}" y1="{y(tv):.1f}" y2="{y(tv):.1f}"/>'
-                   f'<text x="{left - 6}" y="{y(tv) + 4:.1f}" text-anchor="end">{_fmt(tv)}</text>')
+        out.append(
+            f'<line class="grid" x1="{left}" x2="{left + pw}" y1="{y(tv):.1f}" y2="{y(tv):.1f}"/>'
+            f'<text x="{left - 6}" y="{y(tv) + 4:.1f}" text-anchor="end">{_fmt(tv)}</text>'
+        )
     if y_label:
-        out.append(f'<text class="axis-label" transform="translate(12,{top + ph / 2}) rotate(-90)" '
-                   f'text-anchor="middle">{escape(y_label)}</text>')
-    out.append("</g><g class=\"axis x-axis\" font-size=\"11\">")
+        out.append(
+            f'<text class="axis-label" transform="translate(12,{top + ph / 2}) rotate(-90)" '
+            f'text-anchor="middle">{escape(y_label)}</text>'
+        )
+    out.append('</g><g class="axis x-axis" font-size="11">')
     nt = 5
     for i in range(nt + 1):
         t = t0 + dt.timedelta(seconds=span * i / nt)
-        out.append(f'<line class="tick" x1="{x(t):.1f}" x2="{x(t):.1f}" y1="{top + ph}" y2="{top + ph + 4}"/>'
-                   f'<text x="{x(t):.1f}" y="{top + ph + 17}" text-anchor="middle">{escape(_time_label(t, span))}</text>')
+        out.append(
+            f'<line class="tick" x1="{x(t):.1f}" x2="{x(t):.1f}" y1="{top + ph}" y2="{top + ph + 4}"/>'
+            f'<text x="{x(t):.1f}" y="{top + ph + 17}" text-anchor="middle">{escape(_time_label(t, span))}</text>'
+        )
     out.append(f'<line class="axis-line" x1="{left}" x2="{left + pw}" y1="{top + ph}" y2="{top + ph}"/></g>')
     for r in refs:
-        out.append(f'<g class="ref {escape(r.kind)}" data-value="{r.value!r}"><line x1="{left}" x2="{left + pw}" '
-                   f'y1="{y(r.value):.1f}" y2="{y(r.value):.1f}" stroke-dasharray="6 4"/>'
-                   f'<text x="{left + 4}" y="{y(r.value) - 4:.1f}" font-size="11">'
-                   f"{escape(r.label)}</text></g>")
+        out.append(
+            f'<g class="ref {escape(r.kind)}" data-value="{r.value!r}"><line x1="{left}" x2="{left + pw}" '
+            f'y1="{y(r.value):.1f}" y2="{y(r.value):.1f}" stroke-dasharray="6 4"/>'
+            f'<text x="{left + 4}" y="{y(r.value) - 4:.1f}" font-size="11">'
+            f"{escape(r.label)}</text></g>"
+        )
     for m in markers:
-        out.append(f'<g class="marker {escape(m.kind)}" data-at="{escape(m.at.isoformat())}">'
-                   f"<title>{escape(m.title or m.label)}</title>"
-                   f'<line x1="{x(m.at):.1f}" x2="{x(m.at):.1f}" y1="{top}" y2="{top + ph}" stroke-dasharray="3 3"/>'
-                   f'<text x="{x(m.at) + 3:.1f}" y="{top - 6}" font-size="11">{escape(m.label)}</text></g>')
+        out.append(
+            f'<g class="marker {escape(m.kind)}" data-at="{escape(m.at.isoformat())}">'
+            f"<title>{escape(m.title or m.label)}</title>"
+            f'<line x1="{x(m.at):.1f}" x2="{x(m.at):.1f}" y1="{top}" y2="{top + ph}" stroke-dasharray="3 3"/>'
+            f'<text x="{x(m.at) + 3:.1f}" y="{top - 6}" font-size="11">{escape(m.label)}</text></g>'
+        )
     for i, s in enumerate(series):
         color = PALETTE[i % len(PALETTE)]
         out.append(f'<g class="series" data-series="{escape(s.name)}" stroke="{color}" fill="{color}">')
@@ -177,16 +191,20 @@ def line_chart(
             if v is None:
                 continue
             pid = s.ids[j] if j < len(s.ids) else str(j)
-            out.append(f'<circle class="point" cx="{x(t):.1f}" cy="{y(v):.1f}" r="3.5" data-id="{escape(pid)}" '
-                       f'data-value="{v!r}" data-at="{escape(t.isoformat())}">'
-                       f"<title>{escape(s.name)}: {_fmt(v)} at {escape(t.strftime('%Y-%m-%d %H:%M:%S'))}</title></circle>")
+            out.append(
+                f'<circle class="point" cx="{x(t):.1f}" cy="{y(v):.1f}" r="3.5" data-id="{escape(pid)}" '
+                f'data-value="{v!r}" data-at="{escape(t.isoformat())}">'
+                f"<title>{escape(s.name)}: {_fmt(v)} at {escape(t.strftime('%Y-%m-%d %H:%M:%S'))}</title></circle>"
+            )
         out.append("</g>")
     lx = left
     out.append('<g class="legend" font-size="12">')
     for i, s in enumerate(series):
         color = PALETTE[i % len(PALETTE)]
-        out.append(f'<rect x="{lx}" y="{height - 14}" width="10" height="10" fill="{color}"/>'
-                   f'<text x="{lx + 14}" y="{height - 5}">{escape(s.name)}</text>')
+        out.append(
+            f'<rect x="{lx}" y="{height - 14}" width="10" height="10" fill="{color}"/>'
+            f'<text x="{lx + 14}" y="{height - 5}">{escape(s.name)}</text>'
+        )
         lx += 24 + 7 * len(s.name)
     out.append("</g></svg>")
     return "".join(out)
@@ -215,27 +233,36 @@ def bar_chart(
     out.append('<g class="axis y-axis" font-size="10">')
     for tv in ticks:
         yy = top + ph * (1 - tv / top_v)
-        out.append(f'<line class="grid" x1="{left}" x2="{left + pw}" y1="{yy:.1f}" y2="{yy:.1f}"/>'
-                   f'<text x="{left - 4}" y="{yy + 3:.1f}" text-anchor="end">{_fmt(tv)}</text>')
+        out.append(
+            f'<line class="grid" x1="{left}" x2="{left + pw}" y1="{yy:.1f}" y2="{yy:.1f}"/>'
+            f'<text x="{left - 4}" y="{yy + 3:.1f}" text-anchor="end">{_fmt(tv)}</text>'
+        )
     out.append("</g>")
     out.append(f'<g class="bars" fill="{color}">')
     for i, b in enumerate(bars):
         h = ph * b.value / top_v
         attrs = "".join(f' data-{escape(k)}="{escape(v)}"' for k, v in b.attrs.items())
-        out.append(f'<rect class="bar" x="{left + i * slot + 1:.1f}" y="{top + ph - h:.1f}" '
-                   f'width="{max(slot - 2, 1):.1f}" height="{h:.1f}" data-label="{escape(b.label)}" '
-                   f'data-value="{b.value!r}"{attrs}><title>{escape(b.title or f"{b.label}: {_fmt(b.value)}")}</title></rect>')
+        out.append(
+            f'<rect class="bar" x="{left + i * slot + 1:.1f}" y="{top + ph - h:.1f}" '
+            f'width="{max(slot - 2, 1):.1f}" height="{h:.1f}" data-label="{escape(b.label)}" '
+            f'data-value="{b.value!r}"{attrs}><title>{escape(b.title or f"{b.label}: {_fmt(b.value)}")}</title></rect>'
+        )
     out.append("</g>")
     out.append('<g class="axis x-axis" font-size="10">')
     for i, b in enumerate(bars):
-        out.append(f'<text x="{left + (i + 0.5) * slot:.1f}" y="{top + ph + 12}" text-anchor="middle">'
-                   f"{escape(b.label)}</text>")
+        out.append(
+            f'<text x="{left + (i + 0.5) * slot:.1f}" y="{top + ph + 12}" text-anchor="middle">{escape(b.label)}</text>'
+        )
     out.append(f'<line class="axis-line" x1="{left}" x2="{left + pw}" y1="{top + ph}" y2="{top + ph}"/>')
     if x_label:
-        out.append(f'<text class="axis-label" x="{left + pw / 2}" y="{height - 4}" text-anchor="middle">'
-                   f"{escape(x_label)}</text>")
+        out.append(
+            f'<text class="axis-label" x="{left + pw / 2}" y="{height - 4}" text-anchor="middle">'
+            f"{escape(x_label)}</text>"
+        )
     if y_label:
-        out.append(f'<text class="axis-label" transform="translate(10,{top + ph / 2}) rotate(-90)" '
-                   f'text-anchor="middle">{escape(y_label)}</text>')
+        out.append(
+            f'<text class="axis-label" transform="translate(10,{top + ph / 2}) rotate(-90)" '
+            f'text-anchor="middle">{escape(y_label)}</text>'
+        )
     out.append("</g></svg>")
     return "".join(out)

@@ -21,8 +21,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
-from airflow_zorder.core.stats import stats_store
-from airflow_zorder.core.storage.filesystems import is_path_table
+from airflow_zorder.core.jobs.options import stats_location_for
 
 log = logging.getLogger(__name__)
 
@@ -45,16 +44,15 @@ class TableRef:
 
 def _ref(table: str, stats_location: str | None, source: str, conn_id: str | None = None, **kw: Any) -> TableRef:
     table = table.strip()
-    loc = (stats_location or "").strip() or None
+    loc = stats_location_for(table, stats_location)
     error = None
     if loc is None:
-        if is_path_table(table):
-            loc = stats_store.default_location(table)
-        else:
-            error = (f"{table!r} is a catalog table: give its stats location in [zorder] tables "
-                     f"as '{table}|<stats location>'")
-    return TableRef(table=table, stats_location=loc, conn_id=(conn_id or "").strip() or None, sources=(source,),
-                    error=error, **kw)
+        error = (
+            f"{table!r} is a catalog table: give its stats location in [zorder] tables as '{table}|<stats location>'"
+        )
+    return TableRef(
+        table=table, stats_location=loc, conn_id=(conn_id or "").strip() or None, sources=(source,), error=error, **kw
+    )
 
 
 def parse_tables_option(text: str) -> list[TableRef]:
@@ -66,8 +64,10 @@ def parse_tables_option(text: str) -> list[TableRef]:
             continue
         parts = [p.strip() for p in entry.split("|")]
         if len(parts) > 3 or not parts[0]:
-            raise ValueError(f"bad [zorder] tables entry {entry!r}: expected '<table>', '<table>|<stats location>' "
-                             "or '<table>|<stats location>|<conn id>'")
+            raise ValueError(
+                f"bad [zorder] tables entry {entry!r}: expected '<table>', '<table>|<stats location>' "
+                "or '<table>|<stats location>|<conn id>'"
+            )
         parts += [""] * (3 - len(parts))
         out.append(_ref(parts[0], parts[1], "config", conn_id=parts[2]))
     return out
@@ -122,8 +122,16 @@ def xcom_tables(dag_ids: set[str] | None = None, limit: int | None = None) -> li
         if p is None:
             continue
         conn = p.get("conn_id") if isinstance(p.get("conn_id"), str) else None
-        refs.append(_ref(p["table"], p["stats_location"], f"dag:{dag_id}/{task_id}", conn_id=conn,
-                         dag_ids=frozenset([dag_id]), seen_at=ts))
+        refs.append(
+            _ref(
+                p["table"],
+                p["stats_location"],
+                f"dag:{dag_id}/{task_id}",
+                conn_id=conn,
+                dag_ids=frozenset([dag_id]),
+                seen_at=ts,
+            )
+        )
     return refs
 
 
@@ -138,7 +146,11 @@ def merge(refs: Iterable[TableRef]) -> list[TableRef]:
         seen = max((t for t in (old.seen_at, r.seen_at) if t is not None), default=None)
         first = old if old.stats_location else r
         by_name[r.table] = TableRef(
-            table=old.table, stats_location=first.stats_location, conn_id=first.conn_id, error=first.error, seen_at=seen,
+            table=old.table,
+            stats_location=first.stats_location,
+            conn_id=first.conn_id,
+            error=first.error,
+            seen_at=seen,
             sources=old.sources + tuple(s for s in r.sources if s not in old.sources),
             dag_ids=old.dag_ids | r.dag_ids,
         )

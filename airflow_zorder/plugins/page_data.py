@@ -21,8 +21,9 @@ from collections import OrderedDict
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from airflow_zorder.core.policy import recluster_policy, metrics
-from airflow_zorder.core.stats import stats_schema, stats_store
+from airflow_zorder.core.jobs.options import stats_location_for
+from airflow_zorder.core.policy import metrics, recluster_policy
+from airflow_zorder.core.stats import stats_store
 from airflow_zorder.core.stats.stats_store import as_datetime
 from airflow_zorder.hooks.file_stats import FileStatsHook
 from airflow_zorder.plugins import urls
@@ -77,7 +78,11 @@ def _sensor_basis(last: dict[str, Any] | None) -> tuple[recluster_policy.HealthP
     if not last:
         return recluster_policy.HealthPolicy(), None, "the default policy (the sensor has not recorded a decision yet)"
     try:
-        policy = recluster_policy.HealthPolicy.from_dict(last.get("policy")) if last.get("policy") else recluster_policy.HealthPolicy()
+        policy = (
+            recluster_policy.HealthPolicy.from_dict(last.get("policy"))
+            if last.get("policy")
+            else recluster_policy.HealthPolicy()
+        )
     except (TypeError, ValueError):
         return recluster_policy.HealthPolicy(), None, "the default policy (the sensor's recorded one could not be read)"
     cols = [str(c) for c in (last.get("columns") or {})] or None
@@ -100,7 +105,7 @@ def _state(ref: TableRef) -> dict[str, Any]:
     """Cheap reads every request: latest snapshot id, events (a few small files), the sensor's last decision."""
     if ref.error or not ref.stats_location:
         raise LookupError(ref.error or f"no stats location for {ref.table}")
-    defaulted = ref.stats_location == stats_store.default_location(ref.table)  # lets the hook say "no such table"
+    defaulted = ref.stats_location == stats_location_for(ref.table)  # lets the hook say "no such table"
     hook = FileStatsHook(ref.table, None if defaulted else ref.stats_location, ref.conn_id)
     fs = hook.get_conn()
     loc = hook.stats_location
@@ -112,10 +117,19 @@ def _state(ref: TableRef) -> dict[str, Any]:
     last = recluster_policy.last_decision(loc, fs, events=events)
     policy, cols, basis = _sensor_basis(last)
     run = hook.get_latest_run() or {}
-    return {"hook": hook, "fs": fs, "location": loc, "snapshot_id": sid, "events": events,
-            "last_decision": last, "policy": policy, "columns": cols, "basis": basis,
-            # a Delta table's stats are current whenever its log is read: its version alone keys the cache
-            "run_at": str(run.get("committed_at") if hook.delta_log is not None else run.get("collected_at"))}
+    return {
+        "hook": hook,
+        "fs": fs,
+        "location": loc,
+        "snapshot_id": sid,
+        "events": events,
+        "last_decision": last,
+        "policy": policy,
+        "columns": cols,
+        "basis": basis,
+        # a Delta table's stats are current whenever its log is read: its version alone keys the cache
+        "run_at": str(run.get("committed_at") if hook.delta_log is not None else run.get("collected_at")),
+    }
 
 
 def current(ref: TableRef, state: dict[str, Any] | None = None) -> dict[str, Any]:
@@ -123,13 +137,27 @@ def current(ref: TableRef, state: dict[str, Any] | None = None) -> dict[str, Any
     st = state or _state(ref)
     ttl = _ttl_s()
     bucket = int(time.time() // ttl) if ttl else time.time()
-    key = ("current", st["location"], st["snapshot_id"], st["run_at"], st["events"].num_rows,
-           tuple(st["columns"] or ()), _policy_key(st["policy"]), bucket)
+    key = (
+        "current",
+        st["location"],
+        st["snapshot_id"],
+        st["run_at"],
+        st["events"].num_rows,
+        tuple(st["columns"] or ()),
+        _policy_key(st["policy"]),
+        bucket,
+    )
     return CACHE.get(key, lambda: st["hook"].evaluate(st["policy"], st["columns"], events=st["events"]))
 
 
-def clustering(location: str, snapshot_id: int, columns: Sequence[str], num_clustering_columns: int,
-               fs: Any = None, delta: Any = None) -> dict[str, Any]:
+def clustering(
+    location: str,
+    snapshot_id: int,
+    columns: Sequence[str],
+    num_clustering_columns: int,
+    fs: Any = None,
+    delta: Any = None,
+) -> dict[str, Any]:
     """``metrics.table_clustering`` of one snapshot, with the evaluation's ``d`` (cached per snapshot id);
     ``delta``: the table's ``DeltaLog`` when it is read through its log (``snapshot_id`` is a version)."""
     cols = list(columns)
@@ -139,15 +167,20 @@ def clustering(location: str, snapshot_id: int, columns: Sequence[str], num_clus
             snap = delta.snapshot(cols, version=snapshot_id)
         else:
             snap = stats_store.load_snapshot(location, snapshot_id, fs, columns=cols)
-        return metrics.table_clustering(stats_schema.to_footer_stats(snap), cols,
-                                        num_clustering_columns=num_clustering_columns)
+        return metrics.table_clustering(snap, cols, num_clustering_columns=num_clustering_columns)
 
     source = "delta" if delta is not None else "store"
     return CACHE.get(("clustering", location, source, snapshot_id, tuple(cols), num_clustering_columns), compute)
 
 
-def history(ref: TableRef, columns: Sequence[str], policy: recluster_policy.HealthPolicy, events: list[dict[str, Any]],
-            fs: Any = None, limit: int = HISTORY_LIMIT) -> list[dict[str, Any]]:
+def history(
+    ref: TableRef,
+    columns: Sequence[str],
+    policy: recluster_policy.HealthPolicy,
+    events: list[dict[str, Any]],
+    fs: Any = None,
+    limit: int = HISTORY_LIMIT,
+) -> list[dict[str, Any]]:
     """Per kept snapshot, oldest first (the newest ``limit``): its time and ``recluster_policy.evaluate`` as of then.
 
     Each snapshot is judged with the events known at its time and ``now`` = its collection time.
@@ -163,8 +196,9 @@ def history(ref: TableRef, columns: Sequence[str], policy: recluster_policy.Heal
         def compute(sid: int = sid, at: dt.datetime | None = at) -> dict[str, Any]:
             snap = stats_store.load_snapshot(loc, sid, fs, columns=cols)
             known = [e for e in events if at is None or (as_datetime(e.get("at")) or at) <= at]
-            return recluster_policy.evaluate(snap, cols or None, policy, events=known, now=at, table=ref.table,
-                                   stats_location=loc)
+            return recluster_policy.evaluate(
+                snap, cols or None, policy, events=known, now=at, table=ref.table, stats_location=loc
+            )
 
         res = CACHE.get(("history", loc, sid, tuple(cols), _policy_key(policy)), compute)
         out.append({"snapshot_id": sid, "at": at or as_datetime(res.get("stats_collected_at")), "evaluation": res})
@@ -173,8 +207,13 @@ def history(ref: TableRef, columns: Sequence[str], policy: recluster_policy.Heal
 
 def summary(ref: TableRef) -> dict[str, Any]:
     """One row of the all-tables page: decision, worst column vs ideal, depth, files, size, ages."""
-    row: dict[str, Any] = {"table": ref.table, "stats_location": ref.stats_location, "url": urls.table_page_path(ref.table),
-                           "sources": list(ref.sources), "error": None}
+    row: dict[str, Any] = {
+        "table": ref.table,
+        "stats_location": ref.stats_location,
+        "url": urls.table_page_path(ref.table),
+        "sources": list(ref.sources),
+        "error": None,
+    }
     try:
         ev = current(ref)
     except Exception as exc:  # noqa: BLE001 - one broken table must not break the page; show why
@@ -187,23 +226,45 @@ def _headline(ev: dict[str, Any]) -> dict[str, Any]:
     worst = ev.get("worst_column")
     wc = (ev.get("columns") or {}).get(worst) or {}
     return {
-        "decision": ev.get("decision"), "reasons": list(ev.get("reasons") or []), "headline": ev.get("headline"),
-        "worst_column": worst, "expected_fraction": wc.get("expected_fraction"),
-        "ideal_fraction": wc.get("ideal_fraction"), "ratio_to_ideal": wc.get("ratio_to_ideal"),
+        "decision": ev.get("decision"),
+        "reasons": list(ev.get("reasons") or []),
+        "headline": ev.get("headline"),
+        "worst_column": worst,
+        "expected_fraction": wc.get("expected_fraction"),
+        "ideal_fraction": wc.get("ideal_fraction"),
+        "ratio_to_ideal": wc.get("ratio_to_ideal"),
         # within each partition (the whole table when unpartitioned): what the headline and the sensor compare
-        "partition_fraction": wc.get("partition_fraction"), "partition_ideal_fraction": wc.get("partition_ideal_fraction"),
+        "partition_fraction": wc.get("partition_fraction"),
+        "partition_ideal_fraction": wc.get("partition_ideal_fraction"),
         "num_partitions": ev.get("num_partitions") or 0,
-        "partition_ratio": wc.get("partition_ratio"), "average_depth": wc.get("average_depth"),
-        "num_files": ev.get("num_files"), "total_bytes": ev.get("total_bytes"), "stats_age_s": ev.get("stats_age_s"),
-        "stats_collected_at": as_datetime(ev.get("stats_collected_at")), "last_cluster_at": as_datetime(ev.get("last_cluster_at")),
-        "snapshot_id": ev.get("snapshot_id"), "evaluated_at": as_datetime(ev.get("evaluated_at")),
+        "partition_ratio": wc.get("partition_ratio"),
+        "average_depth": wc.get("average_depth"),
+        "num_files": ev.get("num_files"),
+        "total_bytes": ev.get("total_bytes"),
+        "stats_age_s": ev.get("stats_age_s"),
+        "stats_collected_at": as_datetime(ev.get("stats_collected_at")),
+        "last_cluster_at": as_datetime(ev.get("last_cluster_at")),
+        "snapshot_id": ev.get("snapshot_id"),
+        "evaluated_at": as_datetime(ev.get("evaluated_at")),
         "columns": list((ev.get("columns") or {}).keys()),
     }
 
 
-_COLUMN_FIELDS = ("expected_fraction", "ideal_fraction", "ratio_to_ideal", "partition_fraction",
-                  "partition_ideal_fraction", "partition_ratio", "average_overlaps", "average_depth", "max_depth",
-                  "num_files", "files_without_stats", "threshold", "over_threshold")
+_COLUMN_FIELDS = (
+    "expected_fraction",
+    "ideal_fraction",
+    "ratio_to_ideal",
+    "partition_fraction",
+    "partition_ideal_fraction",
+    "partition_ratio",
+    "average_overlaps",
+    "average_depth",
+    "max_depth",
+    "num_files",
+    "files_without_stats",
+    "threshold",
+    "over_threshold",
+)
 _CLUSTERING_FIELDS = ("constant_files", "max_overlaps", "expected_files_read", "ideal_files_read", "arrow_type")
 
 
@@ -215,8 +276,11 @@ def detail(ref: TableRef) -> dict[str, Any]:
     cols = list((ev.get("columns") or {}).keys())
     d = int(ev.get("num_clustering_columns") or max(len(cols), 1))
     delta = st["hook"].delta_log
-    clu = (clustering(st["location"], int(ev["snapshot_id"]), cols, d, st["fs"], delta) if cols
-           else {"per_column": {}, "partitions": {}})
+    clu = (
+        clustering(st["location"], int(ev["snapshot_id"]), cols, d, st["fs"], delta)
+        if cols
+        else {"per_column": {}, "partitions": {}}
+    )
     per_col = clu.get("per_column") or {}
     to_recluster = set(ev.get("partitions") or [])
     partitions = sorted(
@@ -227,14 +291,28 @@ def detail(ref: TableRef) -> dict[str, Any]:
         "summary": {"table": ref.table, "stats_location": st["location"], **_headline(ev)},
         "evaluation": ev,
         "policy_basis": st["basis"],
-        "columns": [{"column": c, **{k: ev["columns"][c].get(k) for k in _COLUMN_FIELDS},
-                     **{k: (per_col.get(c) or {}).get(k) for k in _CLUSTERING_FIELDS}} for c in cols],
+        "columns": [
+            {
+                "column": c,
+                **{k: ev["columns"][c].get(k) for k in _COLUMN_FIELDS},
+                **{k: (per_col.get(c) or {}).get(k) for k in _CLUSTERING_FIELDS},
+            }
+            for c in cols
+        ],
         "histograms": {c: dict((per_col.get(c) or {}).get("depth_histogram") or {}) for c in cols},
         "partitions": partitions[:PARTITION_LIMIT],
         "partitions_total": len(partitions),
-        "history": (history(ref, cols, st["policy"], events, st["fs"]) if delta is None else
-                    [{"snapshot_id": ev["snapshot_id"], "evaluation": ev,  # a Delta table: its current version
-                      "at": delta.commit_time(ev["snapshot_id"]) or as_datetime(ev.get("stats_collected_at"))}]),
+        "history": (
+            history(ref, cols, st["policy"], events, st["fs"])
+            if delta is None
+            else [
+                {
+                    "snapshot_id": ev["snapshot_id"],
+                    "evaluation": ev,  # a Delta table: its current version
+                    "at": delta.commit_time(ev["snapshot_id"]) or as_datetime(ev.get("stats_collected_at")),
+                }
+            ]
+        ),
         "cluster_events": [e for e in events if e.get("kind") == "cluster"],
         "last_decision": st["last_decision"],
     }

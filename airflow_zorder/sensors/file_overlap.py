@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Mapping, Sequence
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 from typing import TYPE_CHECKING, Any
 
 from airflow.sdk import BaseSensorOperator, PokeReturnValue
@@ -102,11 +102,18 @@ class FileOverlapSensor(BaseSensorOperator):
         self.conn_id = conn_id
         self.num_clustering_columns = num_clustering_columns
         self.policy = HealthPolicy(  # validated at DAG parse time
-            max_ratio_to_ideal=max_ratio_to_ideal, max_average_depth=max_average_depth,
-            max_files_fraction=max_files_fraction, per_column=per_column, aggregate=aggregate,
-            min_files=min_files, min_bytes=min_bytes, max_stats_age=max_stats_age,
-            min_interval_since_cluster=min_interval_since_cluster, min_new_data_fraction=min_new_data_fraction,
-            min_partition_files=min_partition_files, max_partitions=max_partitions,
+            max_ratio_to_ideal=max_ratio_to_ideal,
+            max_average_depth=max_average_depth,
+            max_files_fraction=max_files_fraction,
+            per_column=per_column,
+            aggregate=aggregate,
+            min_files=min_files,
+            min_bytes=min_bytes,
+            max_stats_age=max_stats_age,
+            min_interval_since_cluster=min_interval_since_cluster,
+            min_new_data_fraction=min_new_data_fraction,
+            min_partition_files=min_partition_files,
+            max_partitions=max_partitions,
         )
         self.decide_once = decide_once
         self.deferrable = deferrable
@@ -126,10 +133,14 @@ class FileOverlapSensor(BaseSensorOperator):
         return FileStatsHook(self.table, self.stats_location, self.conn_id)
 
     def _check(self, hook: FileStatsHook | None = None) -> dict[str, Any]:
-        payload = (hook or self.hook()).check(self.policy, parse_columns(self.columns),
-                                              num_clustering_columns=self.num_clustering_columns,
-                                              record=self.record_decisions, final_decisions=self._final_decisions(),
-                                              source=self._source)
+        payload = (hook or self.hook()).check(
+            self.policy,
+            parse_columns(self.columns),
+            num_clustering_columns=self.num_clustering_columns,
+            record=self.record_decisions,
+            final_decisions=self._final_decisions(),
+            source=self._source,
+        )
         for line in payload["reasons"]:
             self.log.info("%s: %s", payload["decision"], line)
         return payload
@@ -166,16 +177,28 @@ class FileOverlapSensor(BaseSensorOperator):
         headline = "; ".join(payload.get("reasons") or []) or decision
         now = time.time()
         if now >= end_at:
-            raise AirflowSensorTimeout(f"{self.table} not degraded before the timeout; last decision {decision}: "
-                                       f"{headline}")
+            raise AirflowSensorTimeout(
+                f"{self.table} not degraded before the timeout; last decision {decision}: {headline}"
+            )
         recheck_at = next_recheck_at(payload, self.policy)
-        self.log.info("%s is %s: waiting in the triggerer for new statistics (snapshot %s)%s, at most until %s",
-                      self.table, decision, signal.get("snapshot_id"),
-                      "" if recheck_at is None else f" or a recheck at {_iso(recheck_at)}", _iso(end_at))
+        self.log.info(
+            "%s is %s: waiting in the triggerer for new statistics (snapshot %s)%s, at most until %s",
+            self.table,
+            decision,
+            signal.get("snapshot_id"),
+            "" if recheck_at is None else f" or a recheck at {_iso(recheck_at)}",
+            _iso(end_at),
+        )
         self.defer(
             trigger=FileOverlapTrigger(
-                table=self.table, stats_location=self.stats_location, conn_id=self.conn_id, signal=signal,
-                poke_interval=self.poke_interval, end_at=end_at, recheck_at=recheck_at, source=self._source,
+                table=self.table,
+                stats_location=self.stats_location,
+                conn_id=self.conn_id,
+                signal=signal,
+                poke_interval=self.poke_interval,
+                end_at=end_at,
+                recheck_at=recheck_at,
+                source=self._source,
             ),
             method_name="execute_complete",
             timeout=timedelta(seconds=end_at - now),
@@ -188,8 +211,9 @@ class FileOverlapSensor(BaseSensorOperator):
         status = event.get("status")
         if status in ("changed", "recheck"):
             if status == "changed":
-                self.log.info("the statistics of %s changed: %s -> %s", self.table, event.get("previous"),
-                              event.get("signal"))
+                self.log.info(
+                    "the statistics of %s changed: %s -> %s", self.table, event.get("previous"), event.get("signal")
+                )
             else:
                 self.log.info("re-evaluating %s: a time-based guard may have changed the decision", self.table)
             end_at = event.get("end_at")
@@ -200,4 +224,4 @@ class FileOverlapSensor(BaseSensorOperator):
 
 
 def _iso(t: float) -> str:
-    return datetime.fromtimestamp(t, timezone.utc).isoformat(timespec="seconds")
+    return datetime.fromtimestamp(t, UTC).isoformat(timespec="seconds")

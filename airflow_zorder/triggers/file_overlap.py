@@ -38,9 +38,17 @@ class FileOverlapTrigger(BaseTrigger):
     :param source: who watches (e.g. ``dag_id.task_id``): the decisions it records itself are not a change
     """
 
-    def __init__(self, table: str, stats_location: str | None = None, conn_id: str | None = None,
-                 signal: dict[str, Any] | None = None, poke_interval: float = 60.0, end_at: float | None = None,
-                 recheck_at: float | None = None, source: str | None = None) -> None:
+    def __init__(
+        self,
+        table: str,
+        stats_location: str | None = None,
+        conn_id: str | None = None,
+        signal: dict[str, Any] | None = None,
+        poke_interval: float = 60.0,
+        end_at: float | None = None,
+        recheck_at: float | None = None,
+        source: str | None = None,
+    ) -> None:
         super().__init__()
         self.table = table
         self.stats_location = stats_location
@@ -68,8 +76,14 @@ class FileOverlapTrigger(BaseTrigger):
         )
 
     def _error(self, exc: BaseException) -> TriggerEvent:
-        return TriggerEvent({"status": "error", "message": f"{type(exc).__name__}: {exc}",
-                             "error_type": type(exc).__name__, "end_at": self.end_at})
+        return TriggerEvent(
+            {
+                "status": "error",
+                "message": f"{type(exc).__name__}: {exc}",
+                "error_type": type(exc).__name__,
+                "end_at": self.end_at,
+            }
+        )
 
     async def run(self) -> AsyncIterator[TriggerEvent]:
         """List the store every ``poke_interval`` (in a thread) until a change, ``recheck_at``, ``end_at`` or an error."""
@@ -88,17 +102,23 @@ class FileOverlapTrigger(BaseTrigger):
                 yield self._error(exc)
                 return
             if signal != self.signal:
-                yield TriggerEvent({"status": "changed", "signal": signal, "previous": self.signal,
-                                    "end_at": self.end_at})
+                yield TriggerEvent(
+                    {"status": "changed", "signal": signal, "previous": self.signal, "end_at": self.end_at}
+                )
                 return
             now = time.time()
             if self.recheck_at is not None and now >= self.recheck_at:
                 yield TriggerEvent({"status": "recheck", "recheck_at": self.recheck_at, "end_at": self.end_at})
                 return
             if self.end_at is not None and now >= self.end_at:
-                yield TriggerEvent({"status": "timeout", "end_at": self.end_at,
-                                    "message": f"{self.table} not degraded before the timeout: its statistics "
-                                               f"did not change (snapshot {signal.get('snapshot_id')})"})
+                yield TriggerEvent(
+                    {
+                        "status": "timeout",
+                        "end_at": self.end_at,
+                        "message": f"{self.table} not degraded before the timeout: its statistics "
+                        f"did not change (snapshot {signal.get('snapshot_id')})",
+                    }
+                )
                 return
             wait = min([self.poke_interval] + [t - now for t in (self.recheck_at, self.end_at) if t is not None])
             await asyncio.sleep(max(wait, 0.0))

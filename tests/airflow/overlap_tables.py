@@ -71,59 +71,57 @@ def write_table(root: Path, layouts: Mapping[str, str], seed: int = 0) -> Path:
     return root
 
 
-def collect(root: Path, stats_location: str | None = None, collected_at: dt.datetime | None = None,
-            filesystem: object = None) -> int:
+def collect(
+    root: Path, stats_location: str | None = None, collected_at: dt.datetime | None = None, filesystem: object = None
+) -> int:
     """Read the table's footers and commit a stats snapshot; returns its id."""
     paths = footer_stats.list_parquet_files(str(root))
     ft = footer_stats.read_footers(paths, COLUMNS)
-    at = collected_at or dt.datetime.now(dt.timezone.utc)
+    at = collected_at or dt.datetime.now(dt.UTC)
     n = ft.num_rows
     parts = ft["partition"].to_pylist()
     mtimes = {p: int(os.stat(p).st_mtime * 1000) for p in paths}
-    cols = {
-        "snapshot_id": pa.array([0] * n, pa.int64()),
-        "table_name": pa.array([str(root)] * n),
-        "path": ft["path"],
-        "partition": ft["partition"],
-        "partition_values": pa.array([[tuple(s.split("=", 1)) for s in p.split("/")] if p else None for p in parts],
-                                     pa.map_(pa.string(), pa.string())),
-        "file_size": ft["file_size"],
-        "file_mtime_ms": pa.array([mtimes[p] for p in ft["path"].to_pylist()], pa.int64()),
-        "file_rows": ft["file_rows"],
-        "num_row_groups": ft["num_row_groups"],
-        "created_by": ft["created_by"],
-        "column_name": ft["column"],
-        "arrow_type": ft["arrow_type"],
-        "physical_type": ft["physical_type"],
-        "min_value": ft["min"],
-        "max_value": ft["max"],
-        "null_count": ft["null_count"],
-        "value_count": ft["value_count"],
-        "has_stats": ft["has_stats"],
-        "min_exact": ft["min_exact"],
-        "max_exact": ft["max_exact"],
-        "reason": ft["reason"],
-        "method": pa.array(["footer"] * n),
-        "collected_at": pa.array([at] * n, pa.timestamp("us", tz="UTC")),
-        **stats_schema.bound_columns(ft["min"], ft["max"], ft["arrow_type"]),
+    rows = stats_schema.replace_columns(
+        ft,
+        {  # the footer rows, completed as the collector completes them
+            "table_name": [str(root)] * n,
+            "partition_values": [[tuple(s.split("=", 1)) for s in p.split("/")] if p else None for p in parts],
+            "file_mtime_ms": [mtimes[p] for p in ft["path"].to_pylist()],
+            "collected_at": [at] * n,
+            **stats_schema.bound_columns(ft["min_value"], ft["max_value"], ft["arrow_type"]),
+        },
+    )
+    run = {
+        "run_id": uuid.uuid4().hex[:8],
+        "table_name": str(root),
+        "table_kind": "path",
+        "status": "ok",
+        "method": "footer",
+        "columns": COLUMNS,
+        "collected_at": stats_store.iso_utc(at),
+        "files_total": len(paths),
     }
-    arrays = [cols[f.name].cast(f.type) if f.name in cols else pa.nulls(n, f.type)
-              for f in stats_schema.FILE_STATS_SCHEMA]
-    rows = pa.Table.from_arrays(arrays, schema=stats_schema.FILE_STATS_SCHEMA)
-    run = {"run_id": uuid.uuid4().hex[:8], "table_name": str(root), "table_kind": "path", "status": "ok",
-           "method": "footer", "columns": COLUMNS, "collected_at": stats_store.iso_utc(at),
-           "files_total": len(paths)}
     location = stats_location or stats_store.default_location(str(root))
     return stats_store.write_snapshot(location, rows, run, filesystem=filesystem)
 
 
-def record_cluster(root: Path, at: dt.datetime, partitions: list[str] | None = None,
-                   stats_location: str | None = None) -> None:
+def record_cluster(
+    root: Path, at: dt.datetime, partitions: list[str] | None = None, stats_location: str | None = None
+) -> None:
     """A clustering event as the clustering job records it (``stats_store.cluster_event`` keys)."""
-    stats_store.record_event(stats_location or stats_store.default_location(str(root)), {
-        "kind": "cluster", "run_id": uuid.uuid4().hex[:8], "table_name": str(root), "at": at,
-        "status": "clustered", "columns": COLUMNS, "curve": "hilbert", "partitions": partitions or [],
-    })
+    stats_store.record_event(
+        stats_location or stats_store.default_location(str(root)),
+        {
+            "kind": "cluster",
+            "run_id": uuid.uuid4().hex[:8],
+            "table_name": str(root),
+            "at": at,
+            "status": "clustered",
+            "columns": COLUMNS,
+            "curve": "hilbert",
+            "partitions": partitions or [],
+        },
+    )
 
 
 def degrade_when(root: Path, ready: Callable[[], bool], timeout: float = 60.0) -> threading.Thread:

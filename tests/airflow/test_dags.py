@@ -37,11 +37,20 @@ def test_every_dag_loads_without_errors_or_warnings(airflow_db):
     assert expected <= set(bag.dags) and expected == {"zorder_recluster_table", "zorder_maintain_tables"}
     recluster = bag.dags["zorder_recluster_table"]
     assert [t.task_id for t in recluster.topological_sort()] == [
-        "collect_stats", "check_overlap", "recluster", "collect_stats_after", "compare"]
+        "collect_stats",
+        "check_overlap",
+        "recluster",
+        "collect_stats_after",
+        "compare",
+    ]
     maintain = bag.dags["zorder_maintain_tables"]
-    assert {t.task_id for t in maintain.tasks} == {"load_tables", "maintain_table.collect_stats",
-                                                    "maintain_table.check_overlap", "maintain_table.recluster",
-                                                    "maintain_table.collect_stats_after"}
+    assert {t.task_id for t in maintain.tasks} == {
+        "load_tables",
+        "maintain_table.collect_stats",
+        "maintain_table.check_overlap",
+        "maintain_table.recluster",
+        "maintain_table.collect_stats_after",
+    }
 
 
 def test_maintain_config_entries_are_checked(tmp_path):
@@ -51,8 +60,14 @@ def test_maintain_config_entries_are_checked(tmp_path):
     mod = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(mod)
     got = mod.normalize_entry({"table": "../t", "columns": "a, b", "num_files": 4}, tmp_path / "dags")
-    assert got == {"table": str((tmp_path / "t").resolve()), "columns": ["a", "b"], "curve": "zorder",
-                   "num_files": 4, "target_file_size": "", "stats_location": ""}
+    assert got == {
+        "table": str((tmp_path / "t").resolve()),
+        "columns": ["a", "b"],
+        "curve": "zorder",
+        "num_files": 4,
+        "target_file_size": "",
+        "stats_location": "",
+    }
     assert mod.normalize_entry({"table": "db.t", "columns": ["a"]}, tmp_path)["table"] == "db.t"
     with pytest.raises(ValueError, match="needs 'table' and 'columns'"):
         mod.normalize_entry({"table": "/t"}, tmp_path)
@@ -68,8 +83,9 @@ def sample_table(tmp_path_factory):
     table = str(tmp_path_factory.mktemp("dagtest") / "events")
     write_table(table, rows=6000, files_per_partition=8)
     before = point_query_report(table, COLUMNS, n_values=300, seed=3)
-    ids = sorted(ds.dataset(table, format="parquet", partitioning="hive").to_table(columns=["event_id"])
-                 ["event_id"].to_pylist())
+    ids = sorted(
+        ds.dataset(table, format="parquet", partitioning="hive").to_table(columns=["event_id"])["event_id"].to_pylist()
+    )
     return table, before, ids
 
 
@@ -88,14 +104,16 @@ def recluster_run(sample_table, airflow_db):
 
 
 def xcoms(run, task_id: str) -> dict:
-    from sqlalchemy import select
-
     from airflow.models.xcom import XComModel
     from airflow.utils.session import create_session
+    from sqlalchemy import select
 
     with create_session() as session:
-        rows = session.scalars(select(XComModel).where(XComModel.dag_id == run.dag_id, XComModel.run_id == run.run_id,
-                                                       XComModel.task_id == task_id)).all()
+        rows = session.scalars(
+            select(XComModel).where(
+                XComModel.dag_id == run.dag_id, XComModel.run_id == run.run_id, XComModel.task_id == task_id
+            )
+        ).all()
         return {r.key: XComModel.deserialize_value(r) for r in rows}
 
 
@@ -130,8 +148,9 @@ def test_recluster_dag_runs_end_to_end(sample_table, recluster_run):
     after_layout = point_query_report(table, COLUMNS, n_values=300, seed=3)
     for c in COLUMNS:
         assert after_layout["fractions"][c] < 0.75 * before_layout["fractions"][c]
-    ids_after = sorted(ds.dataset(table, format="parquet", partitioning="hive").to_table(columns=["event_id"])
-                       ["event_id"].to_pylist())
+    ids_after = sorted(
+        ds.dataset(table, format="parquet", partitioning="hive").to_table(columns=["event_id"])["event_id"].to_pylist()
+    )
     assert ids_after == ids_before
 
     # extra links, stored by the worker when each task finished
@@ -142,17 +161,18 @@ def test_recluster_dag_runs_end_to_end(sample_table, recluster_run):
 
 @pytest.mark.spark
 def test_recluster_dag_emits_asset_events_with_metrics(sample_table, recluster_run):
-    from sqlalchemy import select
-
     from airflow.models.asset import AssetEvent, AssetModel
     from airflow.utils.session import create_session
+    from sqlalchemy import select
 
     table = sample_table[0]
     run, _ = recluster_run
     with create_session() as session:
-        events = session.execute(select(AssetEvent.source_task_id, AssetEvent.extra).join(
-            AssetModel, AssetModel.id == AssetEvent.asset_id).where(
-            AssetModel.uri == Path(table).as_uri(), AssetEvent.source_run_id == run.run_id)).all()
+        events = session.execute(
+            select(AssetEvent.source_task_id, AssetEvent.extra)
+            .join(AssetModel, AssetModel.id == AssetEvent.asset_id)
+            .where(AssetModel.uri == Path(table).as_uri(), AssetEvent.source_run_id == run.run_id)
+        ).all()
     by_task = {task: extra for task, extra in events}
     assert set(by_task) == {"collect_stats", "recluster", "collect_stats_after"}
     assert by_task["recluster"]["rows_before"] == by_task["recluster"]["rows_after"] == 6000

@@ -19,14 +19,14 @@ from dag_bundles import dag_module
 from moto_s3 import BUCKET, REGION
 from overlap_tables import COLUMNS, FILES_PER_PARTITION, _file_values, count_checks
 
-from airflow_zorder.core.stats import footer_stats, stats_store
 from airflow_zorder.core.policy import recluster_policy
+from airflow_zorder.core.stats import footer_stats, stats_store
 from airflow_zorder.core.storage import locations
 from airflow_zorder.core.storage.table_formats import ForeignTableFormatError
 from airflow_zorder.hooks.file_stats import FileStatsHook
 
 deltalake = pytest.importorskip("deltalake")
-from deltalake import DeltaTable, write_deltalake
+from deltalake import DeltaTable, write_deltalake  # noqa: E402
 
 DAG_FILE = Path(__file__).parent / "s3_dags" / "zorder_delta_watch_dags.py"
 
@@ -59,9 +59,12 @@ def rewrite_in_one_commit(root: Path, layout: str) -> None:
     for i, f in enumerate(layout_files(layout, seed=1)):
         name = f"part-{layout}-{i:03d}.parquet"
         pq.write_table(f, root / name)
-        stats = {"numRecords": f.num_rows, "nullCount": {c: 0 for c in COLUMNS},
-                 "minValues": {c: pc.min(f[c]).as_py() for c in COLUMNS},
-                 "maxValues": {c: pc.max(f[c]).as_py() for c in COLUMNS}}
+        stats = {
+            "numRecords": f.num_rows,
+            "nullCount": {c: 0 for c in COLUMNS},
+            "minValues": {c: pc.min(f[c]).as_py() for c in COLUMNS},
+            "maxValues": {c: pc.max(f[c]).as_py() for c in COLUMNS},
+        }
         actions.append(AddAction(name, (root / name).stat().st_size, {}, now, True, json.dumps(stats)))
     table.create_write_transaction(actions, mode="append", schema=table.schema())
 
@@ -100,8 +103,11 @@ def run(dag, table: str, conn_id: str = "") -> tuple[str, dict | None]:
     dr = dag.test(run_conf={"table": table, "conn_id": conn_id})
     with create_session() as s:
         state = str(dr.get_task_instance("watch", session=s).state)
-        row = s.query(XComModel.value).filter(XComModel.dag_id == dag.dag_id, XComModel.run_id == dr.run_id,
-                                              XComModel.key == "return_value").one_or_none()
+        row = (
+            s.query(XComModel.value)
+            .filter(XComModel.dag_id == dag.dag_id, XComModel.run_id == dr.run_id, XComModel.key == "return_value")
+            .one_or_none()
+        )
     return state, None if row is None else (json.loads(row[0]) if isinstance(row[0], str) else row[0])
 
 
@@ -143,7 +149,8 @@ def test_hook_reads_a_local_delta_table_from_its_log(tmp_path):
     write_delta(str(clustered), "clustered")
     assert FileStatsHook(str(clustered)).evaluate(columns=["a", "b"])["decision"] == "healthy"
     assert sorted_rows(DeltaTable(str(root)).to_pyarrow_table()) == sorted_rows(
-        pa.concat_tables([written, layout_files("scrambled")[0]]))
+        pa.concat_tables([written, layout_files("scrambled")[0]])
+    )
 
 
 def test_decisions_are_recorded_beside_the_log_and_delta_readers_never_see_them(tmp_path):
@@ -158,7 +165,8 @@ def test_decisions_are_recorded_beside_the_log_and_delta_readers_never_see_them(
     assert tree(root / "_delta_log") == log_before  # nothing written into the log
     table = DeltaTable(str(root))
     assert sorted_rows(table.to_pyarrow_table()) == sorted_rows(
-        pa.concat_tables([written, layout_files("clustered")[0].slice(0, 5)]))
+        pa.concat_tables([written, layout_files("clustered")[0].slice(0, 5)])
+    )
     for full in (False, True):  # VACUUM (lite and full) leaves the hidden _zorder/ directory alone
         doomed = table.vacuum(retention_hours=0, enforce_retention_duration=False, dry_run=True, full=full)
         assert not [p for p in doomed if "_zorder" in p]
@@ -183,8 +191,11 @@ def test_part_of_a_delta_table_and_hudi_or_iceberg_stay_refused(tmp_path):
     (iceberg / "metadata" / "v1.metadata.json").write_text("{}")
     hudi = tmp_path / "hudi"
     (hudi / ".hoodie").mkdir(parents=True)
-    cases = [(part / "day=1", r"lies inside a Delta Lake table"), (iceberg, r"is an Apache Iceberg table"),
-             (hudi, r"is an Apache Hudi table")]
+    cases = [
+        (part / "day=1", r"lies inside a Delta Lake table"),
+        (iceberg, r"is an Apache Iceberg table"),
+        (hudi, r"is an Apache Hudi table"),
+    ]
     for path, msg in cases:
         before = tree(path.parent)
         hook = FileStatsHook(str(path))
@@ -233,8 +244,9 @@ def test_deferrable_sensor_wakes_on_a_new_delta_commit(dags, tmp_path, monkeypat
     calls = count_checks(monkeypatch)
     reads: list[int] = []
     real_signal = FileStatsHook.get_change_signal
-    monkeypatch.setattr(FileStatsHook, "get_change_signal",
-                        lambda self, *a, **kw: (real_signal(self, *a, **kw), reads.append(1))[0])
+    monkeypatch.setattr(
+        FileStatsHook, "get_change_signal", lambda self, *a, **kw: (real_signal(self, *a, **kw), reads.append(1))[0]
+    )
 
     def degrade() -> None:  # once the sensor evaluated and the trigger listed twice: one commit degrades the table
         deadline = time.monotonic() + 50
@@ -258,8 +270,14 @@ def test_deferrable_sensor_wakes_on_a_new_delta_commit(dags, tmp_path, monkeypat
 
 def writer_options(s3) -> dict[str, str]:
     """delta-rs options for writing to the moto server (unsafe rename: a single writer, no locking provider)."""
-    return {"AWS_ACCESS_KEY_ID": s3.access_key, "AWS_SECRET_ACCESS_KEY": s3.secret_key, "AWS_REGION": REGION,
-            "AWS_ENDPOINT_URL": s3.endpoint, "AWS_ALLOW_HTTP": "true", "AWS_S3_ALLOW_UNSAFE_RENAME": "true"}
+    return {
+        "AWS_ACCESS_KEY_ID": s3.access_key,
+        "AWS_SECRET_ACCESS_KEY": s3.secret_key,
+        "AWS_REGION": REGION,
+        "AWS_ENDPOINT_URL": s3.endpoint,
+        "AWS_ALLOW_HTTP": "true",
+        "AWS_S3_ALLOW_UNSAFE_RENAME": "true",
+    }
 
 
 @pytest.fixture(scope="module")
@@ -282,8 +300,9 @@ def test_hook_reads_a_delta_table_on_s3_through_the_aws_connection(s3, s3_delta)
         assert payload["decision"] == "recluster" and payload["snapshot_id"] == 15 and payload["num_files"] == 16
         assert hook.get_change_signal()["delta_version"] == 15
         assert all(p.startswith(table + "/part-") for p in hook.get_snapshot()["path"].to_pylist())
-    assert FileStatsHook(s3_delta["clustered"], conn_id="aws_lake").evaluate(columns=["a", "b"])["decision"] == \
-        "healthy"
+    assert (
+        FileStatsHook(s3_delta["clustered"], conn_id="aws_lake").evaluate(columns=["a", "b"])["decision"] == "healthy"
+    )
     assert s3.keys() == before  # evaluating only reads
 
 

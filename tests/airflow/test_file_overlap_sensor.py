@@ -20,10 +20,10 @@ from pathlib import Path
 
 import pytest
 from dag_bundles import dag_module
+from overlap_tables import collect, count_checks, degrade_when, record_cluster, write_partition, write_table
 
 from airflow_zorder.core.policy import recluster_policy
 from airflow_zorder.core.stats import stats_store
-from overlap_tables import collect, count_checks, degrade_when, record_cluster, write_partition, write_table
 
 DAG_FILE = Path(__file__).parent / "sensor_dags" / "zorder_overlap_sensor_dags.py"
 
@@ -42,8 +42,11 @@ def run(dag, table: Path) -> tuple[dict[str, str], dict[str, object]]:
     dr = dag.test(run_conf={"table": str(table), "columns": "a,b"})
     with create_session() as s:
         states = {ti.task_id: str(ti.state) for ti in dr.get_task_instances(session=s)}
-        rows = s.query(XComModel.task_id, XComModel.value).filter(
-            XComModel.dag_id == dag.dag_id, XComModel.run_id == dr.run_id, XComModel.key == "return_value").all()
+        rows = (
+            s.query(XComModel.task_id, XComModel.value)
+            .filter(XComModel.dag_id == dag.dag_id, XComModel.run_id == dr.run_id, XComModel.key == "return_value")
+            .all()
+        )
     values = {t: json.loads(v) if isinstance(v, str) else v for t, v in rows}
     return states, values
 
@@ -163,7 +166,7 @@ def test_deferrable_rechecks_when_the_anti_thrash_interval_runs_out(dags, tmp_pa
     clustered_at: list[dt.datetime] = []
 
     def cluster_now() -> None:  # when the sensor starts: the 2 s do not depend on how long dag.test() takes
-        clustered_at.append(dt.datetime.now(dt.timezone.utc))
+        clustered_at.append(dt.datetime.now(dt.UTC))
         record_cluster(root, clustered_at[0])
         collect(root)  # stats collected after the re-clustering (else: hold until stats are collected again)
 
@@ -179,7 +182,8 @@ def test_deferrable_rechecks_when_the_anti_thrash_interval_runs_out(dags, tmp_pa
     assert payload["decision"] == "recluster" and payload["snapshot_id"] == 2
     assert payload["last_cluster_at"] == stats_store.iso_utc(clustered_at[0])
     assert dt.datetime.fromisoformat(payload["evaluated_at"].replace("Z", "+00:00")) >= clustered_at[0] + dt.timedelta(
-        seconds=3)
+        seconds=3
+    )
     assert decisions(root) == ["hold", "recluster"]
 
 
@@ -274,8 +278,9 @@ def test_execute_complete_evaluates_on_the_worker(airflow_db, tmp_path):
     collect(root)
     loc = stats_store.default_location(str(root))
     collected = stats_store.as_datetime(stats_store.latest_run(loc)["collected_at"])
-    s = FileOverlapSensor(task_id="w", table=str(root), deferrable=True, poke_interval=30, timeout=600,
-                          record_decisions=False)
+    s = FileOverlapSensor(
+        task_id="w", table=str(root), deferrable=True, poke_interval=30, timeout=600, record_decisions=False
+    )
     with pytest.raises(TaskDeferred) as deferred:
         s.execute_complete({}, {"status": "recheck", "recheck_at": time.time() - 1, "end_at": end_at})
     trig = deferred.value.trigger
@@ -292,8 +297,13 @@ def test_execute_complete_evaluates_on_the_worker(airflow_db, tmp_path):
         s.execute_complete({}, {"status": "changed", "end_at": time.time() - 1})
     assert stats_store.load_events(loc).num_rows == 0  # record_decisions=False: nothing recorded
     with pytest.raises(AirflowSensorTimeout, match="did not change"):
-        s.execute_complete({}, {"status": "timeout", "message": "t not degraded before the timeout: its statistics "
-                                                                "did not change (snapshot 1)"})
+        s.execute_complete(
+            {},
+            {
+                "status": "timeout",
+                "message": "t not degraded before the timeout: its statistics did not change (snapshot 1)",
+            },
+        )
     with pytest.raises(AirflowException, match="never collected"):
         s.execute_complete({}, {"status": "error", "message": "statistics were never collected"})
     # decide_once never defers: a healthy table skips at once
@@ -320,8 +330,9 @@ def test_evaluation_errors_fail_on_the_worker(airflow_db, tmp_path):
 def test_parameters():
     from airflow_zorder.sensors import FileOverlapSensor
 
-    s = FileOverlapSensor(task_id="w", table="/t", max_stats_age=600, min_interval_since_cluster=dt.timedelta(0),
-                          per_column={"a": 3})
+    s = FileOverlapSensor(
+        task_id="w", table="/t", max_stats_age=600, min_interval_since_cluster=dt.timedelta(0), per_column={"a": 3}
+    )
     assert s.policy.max_stats_age == dt.timedelta(minutes=10) and s.policy.per_column == {"a": 3.0}
     assert tuple(s.template_fields) == ("table", "columns", "stats_location", "conn_id")
     assert s.deferrable is False  # [operators] default_deferrable is off here

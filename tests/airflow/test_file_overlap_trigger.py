@@ -13,12 +13,12 @@ import threading
 import time
 
 import pytest
+from overlap_tables import collect, degrade_when, record_cluster, write_table
 
 from airflow_zorder.core.policy import recluster_policy
 from airflow_zorder.core.stats import stats_store
 from airflow_zorder.hooks.file_stats import FileStatsHook
 from airflow_zorder.triggers.file_overlap import FileOverlapTrigger
-from overlap_tables import collect, degrade_when, record_cluster, write_table
 
 
 def first_event(trigger: FileOverlapTrigger, timeout: float = 20.0) -> dict:
@@ -36,6 +36,18 @@ def signal_of(root) -> dict:
     return _change_signal(stats_store.default_location(str(root)), ignore_run_id="d.t")
 
 
+def collected_table(tmp_path):
+    """A clustered unpartitioned table whose stats were collected once (snapshot 1)."""
+    root = write_table(tmp_path / "t", {"": "clustered"})
+    collect(root)
+    return root
+
+
+def watch(root, **kwargs) -> dict:
+    """The first event of a trigger watching ``root`` from the signal the sensor ("d.t") read just now."""
+    return first_event(FileOverlapTrigger(table=str(root), signal=signal_of(root), source="d.t", **kwargs))
+
+
 @pytest.fixture
 def no_loading(monkeypatch) -> list[int]:
     """Snapshot loads and evaluations raise; returns the ids of the threads the change signal was read in."""
@@ -43,9 +55,15 @@ def no_loading(monkeypatch) -> list[int]:
     def forbidden(*a, **kw):
         raise AssertionError("the trigger must not load a snapshot nor evaluate")
 
-    for mod, name in ((stats_store, "load_latest"), (stats_store, "load_snapshot"), (stats_store, "load_history"),
-                      (recluster_policy, "evaluate"), (FileStatsHook, "evaluate"), (FileStatsHook, "check"),
-                      (FileStatsHook, "get_snapshot")):
+    for mod, name in (
+        (stats_store, "load_latest"),
+        (stats_store, "load_snapshot"),
+        (stats_store, "load_history"),
+        (recluster_policy, "evaluate"),
+        (FileStatsHook, "evaluate"),
+        (FileStatsHook, "check"),
+        (FileStatsHook, "get_snapshot"),
+    ):
         monkeypatch.setattr(mod, name, forbidden)
     reads: list[int] = []
     real = stats_store.change_signal
@@ -64,14 +82,34 @@ def test_serialize_round_trip_through_the_trigger_row(airflow_db):
     from airflow.sdk._shared.module_loading import import_string
     from airflow.serialization.decoders import smart_decode_trigger_kwargs
 
-    signal = {"snapshot_id": 7, "last_run": "run-20260101T120000000000Z-ab12.json", "events": 3,
-              "last_event": "event-20260101T130000000000Z-cd34.json"}
-    trig = FileOverlapTrigger(table="s3a://lake/events", stats_location=None, conn_id="zorder_s3", signal=signal,
-                              poke_interval=30, end_at=1.9e9, recheck_at=1.8e9, source="dag.watch")
+    signal = {
+        "snapshot_id": 7,
+        "last_run": "run-20260101T120000000000Z-ab12.json",
+        "events": 3,
+        "last_event": "event-20260101T130000000000Z-cd34.json",
+    }
+    trig = FileOverlapTrigger(
+        table="s3a://lake/events",
+        stats_location=None,
+        conn_id="zorder_s3",
+        signal=signal,
+        poke_interval=30,
+        end_at=1.9e9,
+        recheck_at=1.8e9,
+        source="dag.watch",
+    )
     classpath, kwargs = trig.serialize()
     assert classpath == "airflow_zorder.triggers.file_overlap.FileOverlapTrigger"
-    assert kwargs == {"table": "s3a://lake/events", "stats_location": None, "conn_id": "zorder_s3", "signal": signal,
-                      "poke_interval": 30.0, "end_at": 1.9e9, "recheck_at": 1.8e9, "source": "dag.watch"}
+    assert kwargs == {
+        "table": "s3a://lake/events",
+        "stats_location": None,
+        "conn_id": "zorder_s3",
+        "signal": signal,
+        "poke_interval": 30.0,
+        "end_at": 1.9e9,
+        "recheck_at": 1.8e9,
+        "source": "dag.watch",
+    }
     row = Trigger.from_object(trig)  # encrypted and serialized as the triggerer stores it
     decoded = {k: smart_decode_trigger_kwargs(v) for k, v in Trigger._decrypt_kwargs(row.encrypted_kwargs).items()}
     again = import_string(row.classpath)(**decoded)
@@ -94,33 +132,40 @@ def test_change_signal_lists_names_only(tmp_path):
 
 
 def test_yields_changed_when_a_snapshot_is_committed_during_the_wait(tmp_path, no_loading):
-    root = write_table(tmp_path / "t", {"": "clustered"})
-    collect(root)
+    root = collected_table(tmp_path)
     before = signal_of(root)
     worker = degrade_when(root, lambda: len(no_loading) >= 3)  # the trigger listed it 3 times, unchanged
     started = time.monotonic()
-    ev = first_event(FileOverlapTrigger(table=str(root), signal=before, poke_interval=0.1, end_at=time.time() + 30,
-                                        recheck_at=time.time() + 30, source="d.t"))
+    ev = first_event(
+        FileOverlapTrigger(
+            table=str(root),
+            signal=before,
+            poke_interval=0.1,
+            end_at=time.time() + 30,
+            recheck_at=time.time() + 30,
+            source="d.t",
+        )
+    )
     worker.join()
     assert ev["status"] == "changed" and ev["previous"] == before and ev["signal"]["snapshot_id"] == 2
     assert ev["signal"]["last_run"] > before["last_run"] and ev["end_at"] > time.time()
     assert time.monotonic() - started < 20
     assert len(no_loading) >= 3 and threading.get_ident() not in no_loading  # listed in worker threads
-    assert recluster_policy.last_decision(stats_store.default_location(str(root))) is None  # decides nothing, records nothing
+    assert (
+        recluster_policy.last_decision(stats_store.default_location(str(root))) is None
+    )  # decides nothing, records nothing
 
 
 def test_yields_changed_on_a_clustering_event_or_a_collection_run_but_not_on_its_own_decisions(tmp_path, no_loading):
-    root = write_table(tmp_path / "t", {"": "clustered"})
-    collect(root)
+    root = collected_table(tmp_path)
     loc = stats_store.default_location(str(root))
 
     def wait(**kw):
-        return first_event(FileOverlapTrigger(table=str(root), signal=signal_of(root), poke_interval=0.05,
-                                              source="d.t", **kw))
+        return watch(root, poke_interval=0.05, **kw)
 
     stats_store.record_event(loc, {"kind": "decision", "run_id": "d.t", "status": "healthy"})  # its own
     assert wait(end_at=time.time() + 0.3)["status"] == "timeout"
-    timer = threading.Timer(0.2, record_cluster, (root, dt.datetime.now(dt.timezone.utc)))
+    timer = threading.Timer(0.2, record_cluster, (root, dt.datetime.now(dt.UTC)))
     timer.start()
     ev = wait(end_at=time.time() + 20)
     timer.join()
@@ -138,30 +183,25 @@ def test_yields_changed_on_a_clustering_event_or_a_collection_run_but_not_on_its
 
 
 def test_yields_recheck_at_recheck_at(tmp_path, no_loading):
-    root = write_table(tmp_path / "t", {"": "clustered"})
-    collect(root)
+    root = collected_table(tmp_path)
     started = time.time()
-    ev = first_event(FileOverlapTrigger(table=str(root), signal=signal_of(root), poke_interval=3600,
-                                        recheck_at=started + 0.5, end_at=started + 60, source="d.t"))
+    ev = watch(root, poke_interval=3600, recheck_at=started + 0.5, end_at=started + 60)
     assert ev == {"status": "recheck", "recheck_at": started + 0.5, "end_at": started + 60}
     assert 0.5 <= time.time() - started < 5  # slept until recheck_at, not a whole poke_interval
     assert len(no_loading) == 2
 
 
 def test_times_out_at_end_at(tmp_path, no_loading):
-    root = write_table(tmp_path / "t", {"": "clustered"})
-    collect(root)
+    root = collected_table(tmp_path)
     started = time.time()
-    ev = first_event(FileOverlapTrigger(table=str(root), signal=signal_of(root), poke_interval=0.2,
-                                        end_at=started + 0.5, recheck_at=started + 3600, source="d.t"))
+    ev = watch(root, poke_interval=0.2, end_at=started + 0.5, recheck_at=started + 3600)
     assert ev["status"] == "timeout" and ev["end_at"] == started + 0.5 and time.time() - started >= 0.5
     assert ev["message"] == f"{root} not degraded before the timeout: its statistics did not change (snapshot 1)"
     assert stats_store.load_events(stats_store.default_location(str(root))).num_rows == 0  # nothing recorded
 
 
 def test_errors_become_error_events(tmp_path, no_loading):
-    root = write_table(tmp_path / "t", {"": "clustered"})
-    collect(root)
+    root = collected_table(tmp_path)
     signal = signal_of(root)
     files = tmp_path / "t" / "_zorder" / "stats" / "files"
     for f in files.iterdir():  # the store becomes unreadable: its files/ directory is not a directory

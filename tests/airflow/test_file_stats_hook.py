@@ -7,13 +7,13 @@ import json
 from datetime import timedelta
 
 import pytest
-
-from airflow_zorder.core.stats import stats_store
-from airflow_zorder.core.policy.recluster_policy import HealthPolicy
-from airflow_zorder.hooks.file_stats import FileStatsHook
 from overlap_tables import COLUMNS, collect, record_cluster, write_table
 
-UTC = dt.timezone.utc
+from airflow_zorder.core.policy.recluster_policy import HealthPolicy
+from airflow_zorder.core.stats import stats_store
+from airflow_zorder.hooks.file_stats import FileStatsHook
+
+UTC = dt.UTC
 
 
 @pytest.fixture
@@ -41,8 +41,9 @@ def test_reads_snapshot_events_and_evaluates(scrambled):
 
 
 def test_partitions_are_usable_by_the_clustering_job(tmp_path):
-    root = write_table(tmp_path / "t", {"day=2026-01-01": "clustered", "day=2026-01-02": "scrambled",
-                                        "day=2026-01-03": "clustered"})
+    root = write_table(
+        tmp_path / "t", {"day=2026-01-01": "clustered", "day=2026-01-02": "scrambled", "day=2026-01-03": "clustered"}
+    )
     collect(root)
     p = FileStatsHook(str(root)).evaluate()
     assert p["decision"] == "recluster" and p["partitions"] == ["day=2026-01-02"]
@@ -81,8 +82,9 @@ def test_clear_errors(tmp_path, scrambled):
     with pytest.raises(stats_store.StatsNotFoundError, match="table .*nope does not exist"):
         FileStatsHook(str(tmp_path / "nope")).evaluate()
     bare = write_table(tmp_path / "bare", {"": "clustered"})
-    with pytest.raises(stats_store.StatsNotFoundError,
-                       match=r"never collected \(.*does not exist\): run SparkCollectFileStatsOperator"):
+    with pytest.raises(
+        stats_store.StatsNotFoundError, match=r"never collected \(.*does not exist\): run SparkCollectFileStatsOperator"
+    ):
         FileStatsHook(str(bare)).get_snapshot()
     with pytest.raises(stats_store.StatsNotFoundError, match="stats location .*elsewhere does not exist"):
         FileStatsHook(str(bare), stats_location=str(tmp_path / "elsewhere")).evaluate()

@@ -27,10 +27,11 @@ from airflow.sdk.exceptions import AirflowException
 
 from airflow_zorder import packaging
 from airflow_zorder.core.jobs.jvm_options import JIT_OPTION, with_jit_conf
+from airflow_zorder.core.jobs.options import ClusterOptions, CollectOptions, parse_names
 from airflow_zorder.hooks.spark_job import SparkJobHook
 from airflow_zorder.links import SparkApplicationLink, TableHealthLink
 from airflow_zorder.operators import SparkClusterTableOperator, SparkCollectFileStatsOperator
-from airflow_zorder.operators.spark_job import SparkJobFailed, as_name_list
+from airflow_zorder.operators.spark_job import SparkJobFailed
 
 YARN = '{"conn_type": "spark", "host": "yarn", "extra": {"queue": "from-conn"}}'
 YARN_CLUSTER = '{"conn_type": "spark", "host": "yarn", "extra": {"deploy-mode": "cluster"}}'
@@ -38,11 +39,26 @@ LOCAL = '{"conn_type": "spark", "host": "local[1]"}'
 
 PASS_THROUGH = dict(
     conf={"spark.sql.shuffle.partitions": "7", "spark.executor.memoryOverhead": "384m"},
-    files="/etc/hosts", jars="/opt/a.jar", driver_class_path="/opt/drv.jar", packages="g:a:1",
-    exclude_packages="g:b", repositories="https://repo.example", archives="/opt/env.tgz#env",
-    total_executor_cores=5, executor_cores=3, executor_memory="3g", driver_memory="2g", num_executors=4,
-    keytab="/etc/user.keytab", principal="user@REALM", proxy_user="etl", name="nightly-zorder",
-    env_vars={"HADOOP_USER_NAME": "etl"}, verbose=True, properties_file="/etc/spark.conf", yarn_queue="etl-q",
+    files="/etc/hosts",
+    jars="/opt/a.jar",
+    driver_class_path="/opt/drv.jar",
+    packages="g:a:1",
+    exclude_packages="g:b",
+    repositories="https://repo.example",
+    archives="/opt/env.tgz#env",
+    total_executor_cores=5,
+    executor_cores=3,
+    executor_memory="3g",
+    driver_memory="2g",
+    num_executors=4,
+    keytab="/etc/user.keytab",
+    principal="user@REALM",
+    proxy_user="etl",
+    name="nightly-zorder",
+    env_vars={"HADOOP_USER_NAME": "etl"},
+    verbose=True,
+    properties_file="/etc/spark.conf",
+    yarn_queue="etl-q",
 )
 
 
@@ -65,28 +81,52 @@ def flag_value(cmd: list[str], flag: str) -> str:
 
 
 def test_every_spark_submit_parameter_reaches_the_command_line(conns, tmp_path):
-    op = SparkClusterTableOperator(task_id="c", table="/data/events", columns=["a", "b"], conn_id="spark_yarn",
-                                   py_files="/opt/mine.py", extra_args=["--salt-bits", 4], **PASS_THROUGH)
+    op = SparkClusterTableOperator(
+        task_id="c",
+        table="/data/events",
+        columns=["a", "b"],
+        conn_id="spark_yarn",
+        py_files="/opt/mine.py",
+        extra_args=["--salt-bits", 4],
+        **PASS_THROUGH,
+    )
     cmd = submit_command(op, tmp_path)
-    expected = {"--master": "yarn", "--files": "/etc/hosts", "--jars": "/opt/a.jar",
-                "--driver-class-path": "/opt/drv.jar", "--packages": "g:a:1", "--exclude-packages": "g:b",
-                "--repositories": "https://repo.example", "--archives": "/opt/env.tgz#env",
-                "--total-executor-cores": "5", "--executor-cores": "3", "--executor-memory": "3g",
-                "--driver-memory": "2g", "--num-executors": "4", "--keytab": "/etc/user.keytab",
-                "--principal": "user@REALM", "--proxy-user": "etl", "--name": "nightly-zorder",
-                "--properties-file": "/etc/spark.conf", "--queue": "etl-q"}
+    expected = {
+        "--master": "yarn",
+        "--files": "/etc/hosts",
+        "--jars": "/opt/a.jar",
+        "--driver-class-path": "/opt/drv.jar",
+        "--packages": "g:a:1",
+        "--exclude-packages": "g:b",
+        "--repositories": "https://repo.example",
+        "--archives": "/opt/env.tgz#env",
+        "--total-executor-cores": "5",
+        "--executor-cores": "3",
+        "--executor-memory": "3g",
+        "--driver-memory": "2g",
+        "--num-executors": "4",
+        "--keytab": "/etc/user.keytab",
+        "--principal": "user@REALM",
+        "--proxy-user": "etl",
+        "--name": "nightly-zorder",
+        "--properties-file": "/etc/spark.conf",
+        "--queue": "etl-q",
+    }
     for flag, value in expected.items():
         assert flag_value(cmd, flag) == value, flag
     assert "--verbose" in cmd
     confs = {cmd[i + 1] for i, a in enumerate(cmd) if a == "--conf"}
-    assert {"spark.sql.shuffle.partitions=7", "spark.executor.memoryOverhead=384m",
-            "spark.yarn.appMasterEnv.HADOOP_USER_NAME=etl"} <= confs
+    assert {
+        "spark.sql.shuffle.partitions=7",
+        "spark.executor.memoryOverhead=384m",
+        "spark.yarn.appMasterEnv.HADOOP_USER_NAME=etl",
+    } <= confs
     assert not any(c.startswith("spark.pyspark.python") for c in confs)  # never guessed for a cluster
     # the job is shipped: its script is the application, the core zip leads --py-files, the user's follows
     zip_path, user_py = flag_value(cmd, "--py-files").split(",")
     assert zip_path == packaging.py_files_zip() and user_py == "/opt/mine.py"
     app = cmd.index(packaging.job_script("cluster_table.py"))
-    assert cmd[app + 1:app + 5] == ["--table", "/data/events", "--columns", "a,b"]
+    assert cmd[app + 1 : app + 5] == ["--table", "/data/events", "--columns", "a,b"]
     assert flag_value(cmd, "--result-json").startswith(str(tmp_path))
     assert flag_value(cmd, "--run-id") == op.run_id
     assert cmd[-2:] == ["--salt-bits", "4"]  # extra_args last, verbatim
@@ -98,15 +138,22 @@ def test_command_line_equals_the_providers_own(conns, tmp_path):
     cmd = submit_command(ours, tmp_path)
     # the only addition: the JIT option for the JVM key code, appended to the user's Java options
     same = {**PASS_THROUGH, "conf": with_jit_conf(PASS_THROUGH.get("conf"))}
-    theirs = SparkSubmitOperator(task_id="p", application=ours.application, py_files=ours.py_files,
-                                 application_args=ours.application_args, conn_id="spark_yarn", **same)
+    theirs = SparkSubmitOperator(
+        task_id="p",
+        application=ours.application,
+        py_files=ours.py_files,
+        application_args=ours.application_args,
+        conn_id="spark_yarn",
+        **same,
+    )
     provider_cmd = theirs._get_hook()._build_spark_submit_command(ours.application)
     assert provider_cmd[1:] == cmd[1:]
     confs = [cmd[i + 1] for i, a in enumerate(cmd) if a == "--conf"]
     for key in ("spark.driver.extraJavaOptions", "spark.executor.extraJavaOptions"):
         assert f"{key}={JIT_OPTION}" in confs
-    user = SparkCollectFileStatsOperator(task_id="u", table="/data/t", conn_id="spark_yarn",
-                                         conf={"spark.driver.extraJavaOptions": "-Dmine=1"})
+    user = SparkCollectFileStatsOperator(
+        task_id="u", table="/data/t", conn_id="spark_yarn", conf={"spark.driver.extraJavaOptions": "-Dmine=1"}
+    )
     assert f"spark.driver.extraJavaOptions=-Dmine=1 {JIT_OPTION}" in submit_command(user, tmp_path)
     # the binary is the same spark-submit: from PATH, else pyspark's own copy (this venv's bin may not be on PATH)
     assert os.path.basename(cmd[0]) == provider_cmd[0] == "spark-submit"
@@ -117,8 +164,9 @@ def test_deploy_mode_from_the_connection_and_no_local_result_file(conns, tmp_pat
     cmd = submit_command(op, tmp_path)
     assert flag_value(cmd, "--deploy-mode") == "cluster"
     assert "--result-json" not in cmd  # the driver runs on the cluster: a worker-local path would be wrong there
-    op2 = SparkClusterTableOperator(task_id="c2", table="/data/events", columns="a", conn_id="spark_yarn",
-                                    deploy_mode="cluster")
+    op2 = SparkClusterTableOperator(
+        task_id="c2", table="/data/events", columns="a", conn_id="spark_yarn", deploy_mode="cluster"
+    )
     assert flag_value(submit_command(op2, tmp_path), "--deploy-mode") == "cluster"
 
 
@@ -127,8 +175,9 @@ def test_local_master_runs_spark_python_as_the_workers_interpreter(conns, tmp_pa
     op = SparkCollectFileStatsOperator(task_id="s", table="/data/t", conn_id="spark_local")
     confs = [a for a in submit_command(op, tmp_path) if a.startswith("spark.pyspark.python=")]
     assert confs == [f"spark.pyspark.python={sys.executable}"]
-    op = SparkCollectFileStatsOperator(task_id="s2", table="/data/t", conn_id="spark_local",
-                                       conf={"spark.pyspark.python": "/opt/py"})
+    op = SparkCollectFileStatsOperator(
+        task_id="s2", table="/data/t", conn_id="spark_local", conf={"spark.pyspark.python": "/opt/py"}
+    )
     confs = [a for a in submit_command(op, tmp_path) if a.startswith("spark.pyspark.python=")]
     assert confs == ["spark.pyspark.python=/opt/py"]
 
@@ -146,40 +195,75 @@ def test_missing_connection_fails_clearly_before_any_submit(monkeypatch):
 
 
 def test_typed_parameters_become_flags_the_jobs_accept(conns, tmp_path):
-    from spark_jobs import cluster_table, collect_stats
-
     op = SparkClusterTableOperator(
-        task_id="c", table="s3a://lake/events", columns="user_id, product_id", curve="hilbert",
-        partitions=["day=2026-01-01", {"day": "2026-01-02"}], num_files=6, num_ranges=512, salt_bits=8,
-        verify="full", compression="zstd", retention_hours=2.5, lock_ttl=30, conn_id="spark_local")
+        task_id="c",
+        table="s3a://lake/events",
+        columns="user_id, product_id",
+        curve="hilbert",
+        partitions=["day=2026-01-01", {"day": "2026-01-02"}],
+        num_files=6,
+        num_ranges=512,
+        salt_bits=8,
+        verify="full",
+        compression="zstd",
+        retention_hours=2.5,
+        lock_ttl=30,
+        conn_id="spark_local",
+    )
     op.prepare(op.require_connection(), str(tmp_path))
-    opts, result_path, action = cluster_table.parse_args(op.application_args)
-    assert (opts.table, opts.columns, opts.curve, opts.num_files) == ("s3a://lake/events", ["user_id", "product_id"],
-                                                                      "hilbert", 6)
+    opts = ClusterOptions.from_args(op.application_args)
+    result_path, action = opts.result_json, opts.action
+    assert (opts.table, opts.columns, opts.curve, opts.num_files) == (
+        "s3a://lake/events",
+        ["user_id", "product_id"],
+        "hilbert",
+        6,
+    )
     assert opts.partitions == ["day=2026-01-01", "day=2026-01-02"]
     assert (opts.num_ranges, opts.salt_bits, opts.verify, opts.compression) == (512, 8, "full", "zstd")
     assert (opts.retention_hours, opts.lock_ttl_s, opts.run_id, action) == (2.5, 30, op.run_id, "cluster")
     assert result_path == str(tmp_path / "result.json")
 
-    op = SparkCollectFileStatsOperator(task_id="s", table="db.events", columns=["a", "b"], method="scan",
-                                       stats_location="s3://stats/events", stats_table="db.events_stats",
-                                       full=True, keep_snapshots=3, parallelism=16, allow_errors=True,
-                                       conn_id="spark_local")
+    op = SparkCollectFileStatsOperator(
+        task_id="s",
+        table="db.events",
+        columns=["a", "b"],
+        method="scan",
+        stats_location="s3://stats/events",
+        stats_table="db.events_stats",
+        full=True,
+        keep_snapshots=3,
+        parallelism=16,
+        allow_errors=True,
+        conn_id="spark_local",
+    )
     op.prepare(op.require_connection(), str(tmp_path))
-    opts, result_path, allow_errors = collect_stats.parse_args(op.application_args)
-    assert (opts.table, opts.columns, opts.method, opts.stats_location) == ("db.events", ["a", "b"], "scan",
-                                                                           "s3://stats/events")
+    opts = CollectOptions.from_args(op.application_args)
+    result_path, allow_errors = opts.result_json, opts.allow_errors
+    assert (opts.table, opts.columns, opts.method, opts.stats_location) == (
+        "db.events",
+        ["a", "b"],
+        "scan",
+        "s3://stats/events",
+    )
     assert (opts.stats_table, opts.full, opts.keep_snapshots, opts.parallelism, allow_errors) == (
-        "db.events_stats", True, 3, 16, True)
+        "db.events_stats",
+        True,
+        3,
+        16,
+        True,
+    )
 
 
 def test_choices_match_the_jobs_and_bad_values_fail_at_parse_time():
-    from airflow_zorder.core.layout import curves
-    from airflow_zorder.operators import cluster_table as ct
-    from airflow_zorder.operators import collect_stats as cs
-    from spark_jobs import collect_stats
+    from airflow_zorder.core.jobs import options
+    from airflow_zorder.core.layout import curve_keys, curves, ranges
 
-    assert ct.CURVES == curves.CURVES and cs.METHODS == collect_stats.METHODS
+    assert options.CURVES == curves.CURVES and options.STATS_METHODS == ("auto", "footer", "scan")
+    assert (options.DEFAULT_NUM_RANGES, options.DEFAULT_SALT_BITS) == (
+        ranges.DEFAULT_NUM_RANGES,
+        curve_keys.DEFAULT_SALT_BITS,
+    )
     with pytest.raises(ValueError, match="curve='peano' is not one of zorder, hilbert, linear"):
         SparkClusterTableOperator(task_id="c", table="/t", columns="a", curve="peano")
     with pytest.raises(ValueError, match="num_files must be at least 1"):
@@ -195,16 +279,27 @@ def test_partitions_and_columns_render_from_templates(native, conns, tmp_path):
     """The sensor's XCom list, rendered by Jinja as text (repr or tojson) or natively, becomes a JSON list flag."""
     parts = ["day=2026-01-01", "day=2026-01-03"]
     with DAG("render_test", schedule=None, render_template_as_native_obj=native) as dag:
-        ops = [SparkClusterTableOperator(task_id=f"c{i}", table="{{ params.root }}/events", columns=cols,
-                                         partitions=p, curve="{{ params.curve }}", num_files="{{ params.n or '' }}",
-                                         conn_id="spark_local")
-               for i, (p, cols) in enumerate([
-                   ("{{ params.parts }}", "{{ params.cols }}"),
-                   ("{{ params.parts | tojson }}", "{{ params.cols | join(',') }}"),
-                   ("{{ params.parts | join(',') }}", ["user_id", "{{ params.cols[1] }}"]),
-               ])]
-    context = {"params": {"root": "/lake", "parts": parts, "cols": ["user_id", "product_id"], "curve": "hilbert",
-                          "n": None}}
+        ops = [
+            SparkClusterTableOperator(
+                task_id=f"c{i}",
+                table="{{ params.root }}/events",
+                columns=cols,
+                partitions=p,
+                curve="{{ params.curve }}",
+                num_files="{{ params.n or '' }}",
+                conn_id="spark_local",
+            )
+            for i, (p, cols) in enumerate(
+                [
+                    ("{{ params.parts }}", "{{ params.cols }}"),
+                    ("{{ params.parts | tojson }}", "{{ params.cols | join(',') }}"),
+                    ("{{ params.parts | join(',') }}", ["user_id", "{{ params.cols[1] }}"]),
+                ]
+            )
+        ]
+    context = {
+        "params": {"root": "/lake", "parts": parts, "cols": ["user_id", "product_id"], "curve": "hilbert", "n": None}
+    }
     for op in ops:
         op.render_template_fields(context, jinja_env=dag.get_template_env(force_sandboxed=False))
         args = op.job_arguments()
@@ -214,15 +309,15 @@ def test_partitions_and_columns_render_from_templates(native, conns, tmp_path):
         assert flag_value(args, "--curve") == "hilbert" and "--num-files" not in args
 
 
-def test_as_name_list_forms():
-    assert as_name_list(None, "x") is None and as_name_list(" ", "x") is None
-    assert as_name_list("a, b,,c", "x") == ["a", "b", "c"]
-    assert as_name_list('["k=1/j=2"]', "x") == ["k=1/j=2"]
-    assert as_name_list("['a', 'b']", "x") == ["a", "b"]
-    assert as_name_list([{"k": 1, "j": "x"}], "x") == ["k=1/j=x"]
-    assert as_name_list([], "x") == []
+def test_parse_names_forms():
+    assert parse_names(None, "x") is None and parse_names(" ", "x") is None
+    assert parse_names("a, b,,c", "x") == ["a", "b", "c"]
+    assert parse_names('["k=1/j=2"]', "x") == ["k=1/j=2"]
+    assert parse_names("['a', 'b']", "x") == ["a", "b"]
+    assert parse_names([{"k": 1, "j": "x"}], "x") == ["k=1/j=x"]
+    assert parse_names([], "x") == []
     with pytest.raises(ValueError, match="cannot read"):
-        as_name_list("[not a list", "partitions")
+        parse_names("[not a list", "partitions")
 
 
 # --------------------------------------------------------------------------- the py-files zip
@@ -233,20 +328,41 @@ def test_py_files_zip_holds_the_airflow_free_code_and_is_cached(tmp_path):
     mtime = os.stat(first).st_mtime_ns
     assert packaging.py_files_zip(tmp_path) == first and os.stat(first).st_mtime_ns == mtime  # reused
     names = zipfile.ZipFile(first).namelist()
-    assert {"airflow_zorder/__init__.py", "airflow_zorder/core/stats/footer_stats.py",
-            "airflow_zorder/core/layout/curves.py", "airflow_zorder/core/storage/commit.py",
-            "spark_jobs/cluster_table.py", "spark_jobs/collect_stats.py"} <= set(names)
+    assert {
+        "airflow_zorder/__init__.py",
+        "airflow_zorder/core/stats/footer_stats.py",
+        "airflow_zorder/core/layout/curves.py",
+        "airflow_zorder/core/storage/commit.py",
+        "spark_jobs/cluster_table.py",
+        "spark_jobs/collect_stats.py",
+    } <= set(names)
     # only what executors run: no Airflow-facing code, no policy, no demo or benchmark evaluation
-    assert not [n for n in names if n.startswith(("airflow_zorder/operators", "airflow_zorder/hooks",
-                                                  "airflow_zorder/plugins", "airflow_zorder/sensors",
-                                                  "airflow_zorder/core/policy", "airflow_zorder/evaluation"))]
+    assert not [
+        n
+        for n in names
+        if n.startswith(
+            (
+                "airflow_zorder/operators",
+                "airflow_zorder/hooks",
+                "airflow_zorder/plugins",
+                "airflow_zorder/sensors",
+                "airflow_zorder/core/policy",
+                "airflow_zorder/evaluation",
+            )
+        )
+    ]
     zf = zipfile.ZipFile(first)
     shipped = {n[:-3].replace("/", ".").removesuffix(".__init__") for n in names}
     for name in names:  # nothing shipped imports Airflow (executors do not have it) or a module left out of the zip
         tree = ast.parse(zf.read(name))
         for node in ast.walk(tree):
-            mods = ([a.name for a in node.names] if isinstance(node, ast.Import)
-                    else [node.module or ""] if isinstance(node, ast.ImportFrom) and not node.level else [])
+            mods = (
+                [a.name for a in node.names]
+                if isinstance(node, ast.Import)
+                else [node.module or ""]
+                if isinstance(node, ast.ImportFrom) and not node.level
+                else []
+            )
             assert not [m for m in mods if m == "airflow" or m.startswith("airflow.")], (name, mods)
             for m in mods:
                 if m.startswith(("airflow_zorder", "spark_jobs")):
@@ -259,10 +375,13 @@ def test_py_files_zip_holds_the_airflow_free_code_and_is_cached(tmp_path):
 
 def test_jobs_import_from_the_zip_without_airflow(tmp_path):
     zip_path = packaging.py_files_zip(tmp_path)
-    code = ("import sys; sys.path.insert(0, sys.argv[1]); import spark_jobs.cluster_table, spark_jobs.collect_stats, "
-            "airflow_zorder; print(airflow_zorder.__file__); print('airflow' in sys.modules)")
-    out = subprocess.run([sys.executable, "-c", code, zip_path], capture_output=True, text=True, timeout=120,
-                         cwd=tmp_path, check=True).stdout.split()
+    code = (
+        "import sys; sys.path.insert(0, sys.argv[1]); import spark_jobs.cluster_table, spark_jobs.collect_stats, "
+        "airflow_zorder; print(airflow_zorder.__file__); print('airflow' in sys.modules)"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code, zip_path], capture_output=True, text=True, timeout=120, cwd=tmp_path, check=True
+    ).stdout.split()
     assert out[0].startswith(zip_path) and out[1] == "False"
 
 
@@ -275,29 +394,72 @@ def test_cluster_mode_result_comes_from_the_stats_store(tmp_path):
 
     table = str(tmp_path / "events")
     os.makedirs(table)
-    job_result = {"status": "clustered", "run_id": "20260101T000000-abcdef01", "table": table, "curve": "zorder",
-                  "columns": ["a"], "partitions": [{"partition": "day=1"}],
-                  "before": {"files": 8, "rows": 100, "bytes": 800}, "after": {"files": 2, "rows": 100, "bytes": 700}}
+    job_result = {
+        "status": "clustered",
+        "run_id": "20260101T000000-abcdef01",
+        "table": table,
+        "curve": "zorder",
+        "columns": ["a"],
+        "partitions": [{"partition": "day=1"}],
+        "before": {"files": 8, "rows": 100, "bytes": 800},
+        "after": {"files": 2, "rows": 100, "bytes": 700},
+    }
     stats_store.record_event(stats_store.default_location(table), stats_store.cluster_event(job_result))
     op = SparkClusterTableOperator(task_id="c", table=table, columns="a")
     op.run_id = job_result["run_id"]
     got = op._cluster_mode_result()
     assert got["result_available"] is False and "not available" in got["note"]
     assert (got["status"], got["before"]["files"], got["after"]["files"], got["after"]["rows"]) == (
-        "clustered", 8, 2, 100)
+        "clustered",
+        8,
+        2,
+        100,
+    )
     assert got["partitions"] == [{"partition": "day=1"}]
     op.run_id = "20260101T000000-unknown0"
     missing = op._cluster_mode_result()
     assert missing["status"] == "submitted" and missing["result_available"] is False
 
 
+def test_cluster_operator_passes_its_stats_location_and_reads_the_event_there(conns, tmp_path):
+    """Stats kept outside the table: the job is told where to record its event, and cluster mode finds it there."""
+    from airflow_zorder.core.stats import stats_store
+
+    table, location = str(tmp_path / "events"), str(tmp_path / "stats_elsewhere")
+    os.makedirs(table)
+    op = SparkClusterTableOperator(
+        task_id="c", table=table, columns="a", stats_location=location, conn_id="spark_local"
+    )
+    op.prepare(op.require_connection(), str(tmp_path))
+    assert ClusterOptions.from_args(op.application_args).stats_location == location
+    job_result = {
+        "status": "clustered",
+        "run_id": op.run_id,
+        "table": table,
+        "curve": "zorder",
+        "columns": ["a"],
+        "partitions": [],
+        "before": {"files": 8, "rows": 10, "bytes": 80},
+        "after": {"files": 2, "rows": 10, "bytes": 70},
+    }
+    stats_store.record_event(location, stats_store.cluster_event(job_result))
+    got = op._cluster_mode_result()
+    assert (got["status"], got["after"]["files"]) == ("clustered", 2)
+    default = SparkClusterTableOperator(task_id="d", table=table, columns="a", conn_id="spark_local")
+    default.prepare(default.require_connection(), str(tmp_path))
+    assert "--stats-location" not in default.application_args  # the job applies the one default rule
+
+
 @pytest.mark.spark
 def test_failed_job_raises_its_own_reason(conns, tmp_path):
     """Real spark-submit: a missing table fails with the job's message, not only spark-submit's exit code."""
     missing = str(tmp_path / "no_such_table")
-    op = SparkClusterTableOperator(task_id="c", table=missing, columns="user_id", conn_id="spark_local",
-                                   conf={"spark.ui.enabled": "false"})
-    with pytest.raises(SparkJobFailed, match=f"cluster job failed for table {missing}: table path {missing} does not exist"):
+    op = SparkClusterTableOperator(
+        task_id="c", table=missing, columns="user_id", conn_id="spark_local", conf={"spark.ui.enabled": "false"}
+    )
+    with pytest.raises(
+        SparkJobFailed, match=f"cluster job failed for table {missing}: table path {missing} does not exist"
+    ):
         op.execute({})
 
 
@@ -310,8 +472,9 @@ def test_on_kill_stops_the_running_spark_submit(conns, tmp_path):
 
     table = str(tmp_path / "t")
     write_table(table, rows=200, files_per_partition=2, partitioned=False)
-    op = SparkCollectFileStatsOperator(task_id="s", table=table, conn_id="spark_local",
-                                       conf={"spark.ui.enabled": "false"})
+    op = SparkCollectFileStatsOperator(
+        task_id="s", table=table, conn_id="spark_local", conf={"spark.ui.enabled": "false"}
+    )
     errors: list[BaseException] = []
     thread = threading.Thread(target=lambda: _run(op, errors))
     thread.start()
@@ -354,10 +517,12 @@ def test_table_health_link_is_the_plugins_page(monkeypatch):
     op = SparkClusterTableOperator(task_id="c", table="s3://lake/events?x=1 y", columns="a")
     monkeypatch.delenv("AIRFLOW__API__BASE_URL", raising=False)
     assert TableHealthLink().get_link(op, ti_key=None) == (
-        "http://localhost:8080/zorder/table?table=" + quote("s3://lake/events?x=1 y", safe=""))
+        "http://localhost:8080/zorder/table?table=" + quote("s3://lake/events?x=1 y", safe="")
+    )
     monkeypatch.setenv("AIRFLOW__API__BASE_URL", "https://airflow.example.com/base/")
     assert TableHealthLink().get_link(op, ti_key=None) == (
-        "https://airflow.example.com/base/zorder/table?table=s3%3A%2F%2Flake%2Fevents%3Fx%3D1%20y")
+        "https://airflow.example.com/base/zorder/table?table=s3%3A%2F%2Flake%2Fevents%3Fx%3D1%20y"
+    )
 
 
 def test_spark_application_link_from_spark_submit_log_lines(conns):
@@ -367,7 +532,9 @@ def test_spark_application_link_from_spark_submit_log_lines(conns):
     assert hook.app_url() is None
     hook.note_log_line("26/11/22 01:09:27 INFO SparkUI: Stopped Spark web UI at http://10.1.2.3:4041")
     assert hook.app_url() == "http://10.1.2.3:4041"
-    hook.note_log_line("INFO StandaloneSchedulerBackend: Connected to Spark cluster with app ID app-20261122011227-0003")
+    hook.note_log_line(
+        "INFO StandaloneSchedulerBackend: Connected to Spark cluster with app ID app-20261122011227-0003"
+    )
     assert hook.application_id == "app-20261122011227-0003"
     yarn = SparkJobHook(conn_id="spark_yarn")
     yarn.note_log_line("INFO Client: Submitted application application_1700000000000_0042")
@@ -384,19 +551,25 @@ def test_spark_application_link_from_spark_submit_log_lines(conns):
 def test_provider_info_is_valid_and_everything_it_lists_imports():
     import importlib
 
+    import airflow
     import jsonschema
     from airflow.sdk import BaseOperatorLink
 
-    import airflow
     from airflow_zorder.provider_info import get_provider_info
 
     info = get_provider_info()
     schema = json.loads((Path(airflow.__file__).parent / "provider_info.schema.json").read_text())
     jsonschema.validate(info, schema)
     assert info["package-name"] == "airflow-zorder"
-    modules = [m for key in ("operators", "sensors", "hooks", "triggers") for e in info[key] for m in e["python-modules"]]
-    assert {"airflow_zorder.operators.cluster_table", "airflow_zorder.operators.collect_stats",
-            "airflow_zorder.sensors.file_overlap", "airflow_zorder.hooks.spark_job"} <= set(modules)
+    modules = [
+        m for key in ("operators", "sensors", "hooks", "triggers") for e in info[key] for m in e["python-modules"]
+    ]
+    assert {
+        "airflow_zorder.operators.cluster_table",
+        "airflow_zorder.operators.collect_stats",
+        "airflow_zorder.sensors.file_overlap",
+        "airflow_zorder.hooks.spark_job",
+    } <= set(modules)
     for m in modules:
         importlib.import_module(m)
     for path in info["extra-links"]:
@@ -413,8 +586,13 @@ def test_provider_info_is_valid_and_everything_it_lists_imports():
 
 
 def test_airflow_providers_list_shows_the_provider():
-    out = subprocess.run([str(Path(sys.executable).parent / "airflow"), "providers", "list", "-o", "json"],
-                         capture_output=True, text=True, timeout=180, check=True).stdout
-    rows = json.loads(out[out.index("["):])
+    out = subprocess.run(
+        [str(Path(sys.executable).parent / "airflow"), "providers", "list", "-o", "json"],
+        capture_output=True,
+        text=True,
+        timeout=180,
+        check=True,
+    ).stdout
+    rows = json.loads(out[out.index("[") :])
     ours = [r for r in rows if r["package_name"] == "airflow-zorder"]
     assert ours and ours[0]["version"] == "0.1.0"

@@ -35,8 +35,13 @@ def aws_connections(s3, monkeypatch):
 
 def test_aws_connection_maps_to_pyarrow_options(s3):
     opts = connections.storage_options("aws_lake", "s3://lake/events")
-    assert opts == {"access_key": s3.access_key, "secret_key": s3.secret_key, "region": "us-east-1",
-                    "endpoint_override": s3.endpoint.split("://", 1)[1], "scheme": "http"}
+    assert opts == {
+        "access_key": s3.access_key,
+        "secret_key": s3.secret_key,
+        "region": "us-east-1",
+        "endpoint_override": s3.endpoint.split("://", 1)[1],
+        "scheme": "http",
+    }
 
 
 def test_hook_reads_the_stats_job_snapshot_from_s3(lake):
@@ -47,7 +52,8 @@ def test_hook_reads_the_stats_job_snapshot_from_s3(lake):
         snap = hook.get_snapshot()
         assert snap.num_rows == local.get_snapshot().num_rows == 2 * 16 * 2  # files x columns
         assert snap.sort_by([("path", "ascending"), ("column_name", "ascending")]).equals(
-            local.get_snapshot().sort_by([("path", "ascending"), ("column_name", "ascending")]))
+            local.get_snapshot().sort_by([("path", "ascending"), ("column_name", "ascending")])
+        )
         got = hook.evaluate(columns=["a", "b"])
         want = local.evaluate(columns=["a", "b"])
         assert got["decision"] == want["decision"] == "recluster"
@@ -81,7 +87,9 @@ def test_missing_stats_store_fails_clearly_and_writes_nothing(s3, lake):
 def test_unsupported_or_mismatched_connections_name_the_supported_ones(lake):
     with pytest.raises(connections.StorageConnectionError, match=r"type 'http'.*supported: 'aws' \(s3\)"):
         FileStatsHook(lake["events"], conn_id="http_lake").get_snapshot()
-    with pytest.raises(connections.StorageConnectionError, match=r"'aws' \(s3\) but gs://b/t(/_zorder/stats)? is on gcs"):
+    with pytest.raises(
+        connections.StorageConnectionError, match=r"'aws' \(s3\) but gs://b/t(/_zorder/stats)? is on gcs"
+    ):
         FileStatsHook("gs://b/t", conn_id="aws_lake").get_snapshot()
     with pytest.raises(connections.StorageConnectionError, match=r"connection 'nope' is not defined"):
         FileStatsHook(lake["events"], conn_id="nope").get_snapshot()
@@ -103,8 +111,11 @@ def run(dag, table: str, conn_id: str) -> tuple[str, object]:
     dr = dag.test(run_conf={"table": table, "conn_id": conn_id})
     with create_session() as s:
         state = str(dr.get_task_instance("watch", session=s).state)
-        row = s.query(XComModel.value).filter(XComModel.dag_id == dag.dag_id, XComModel.run_id == dr.run_id,
-                                              XComModel.key == "return_value").one_or_none()
+        row = (
+            s.query(XComModel.value)
+            .filter(XComModel.dag_id == dag.dag_id, XComModel.run_id == dr.run_id, XComModel.key == "return_value")
+            .one_or_none()
+        )
     value = None if row is None else (json.loads(row[0]) if isinstance(row[0], str) else row[0])
     return state, value
 
@@ -115,7 +126,9 @@ def test_sensor_decides_from_s3_stats_in_a_dag_run(dags, lake, s3, mode):
     assert state == "success"
     assert payload["decision"] == "recluster" and payload["partitions"] == ["day=2"]
     assert payload["stats_location"] == "s3://lake/events/_zorder/stats"
-    recorded = recluster_policy.last_decision(payload["stats_location"], FileStatsHook(lake["events"], conn_id="aws_lake")._fs)
+    recorded = recluster_policy.last_decision(
+        payload["stats_location"], FileStatsHook(lake["events"], conn_id="aws_lake")._fs
+    )
     assert recorded["decision"] == "recluster" and recorded["snapshot_id"] == payload["snapshot_id"]
     assert any(k.startswith("events/_zorder/stats/events/") for k in s3.keys())
 
@@ -149,7 +162,8 @@ def table_format_builders():
     import importlib.util
 
     spec = importlib.util.spec_from_file_location(
-        "table_format_builders", Path(__file__).resolve().parents[1] / "unit" / "test_table_formats.py")
+        "table_format_builders", Path(__file__).resolve().parents[1] / "unit" / "test_table_formats.py"
+    )
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     return module

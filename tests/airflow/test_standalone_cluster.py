@@ -20,8 +20,8 @@ import pyarrow.dataset as ds
 import pytest
 
 from airflow_zorder.evaluation.layout_report import point_query_report
-from airflow_zorder.operators import SparkClusterTableOperator, SparkCollectFileStatsOperator
 from airflow_zorder.evaluation.sample_data import write_table
+from airflow_zorder.operators import SparkClusterTableOperator, SparkCollectFileStatsOperator
 
 pytestmark = pytest.mark.spark
 
@@ -60,26 +60,52 @@ def cluster(tmp_path_factory):
     except OSError as exc:
         pytest.skip(f"cannot bind a local port for the Spark standalone cluster: {exc}")
     base = tmp_path_factory.mktemp("standalone")
-    env = {**os.environ, "SPARK_LOCAL_IP": "127.0.0.1", "SPARK_DAEMON_MEMORY": "256m",
-           "SPARK_NO_DAEMONIZE": "1", "PYSPARK_PYTHON": sys.executable}
+    env = {
+        **os.environ,
+        "SPARK_LOCAL_IP": "127.0.0.1",
+        "SPARK_DAEMON_MEMORY": "256m",
+        "SPARK_NO_DAEMONIZE": "1",
+        "PYSPARK_PYTHON": sys.executable,
+    }
     procs: list[subprocess.Popen] = []
 
     def start(name: str, *args: str) -> tuple[subprocess.Popen, Path]:
         log = base / f"{name}.log"
-        proc = subprocess.Popen([spark_class(), *args], stdout=open(log, "w"), stderr=subprocess.STDOUT,
-                                env=env, start_new_session=True)
+        proc = subprocess.Popen(
+            [spark_class(), *args], stdout=open(log, "w"), stderr=subprocess.STDOUT, env=env, start_new_session=True
+        )
         procs.append(proc)
         return proc, log
 
     try:
-        master, master_log = start("master", "org.apache.spark.deploy.master.Master", "--host", "127.0.0.1",
-                                   "--port", str(port), "--webui-port", str(master_ui))
+        master, master_log = start(
+            "master",
+            "org.apache.spark.deploy.master.Master",
+            "--host",
+            "127.0.0.1",
+            "--port",
+            str(port),
+            "--webui-port",
+            str(master_ui),
+        )
         wait_for(master_log, "I have been elected leader", master)
         url = f"spark://127.0.0.1:{port}"
         work = base / "work"
-        worker, worker_log = start("worker", "org.apache.spark.deploy.worker.Worker", url, "--host", "127.0.0.1",
-                                   "--cores", "1", "--memory", "1g", "--webui-port", str(worker_ui),
-                                   "--work-dir", str(work))
+        worker, worker_log = start(
+            "worker",
+            "org.apache.spark.deploy.worker.Worker",
+            url,
+            "--host",
+            "127.0.0.1",
+            "--cores",
+            "1",
+            "--memory",
+            "1g",
+            "--webui-port",
+            str(worker_ui),
+            "--work-dir",
+            str(work),
+        )
         wait_for(worker_log, "Successfully registered with master", worker)
         yield {"port": port, "url": url, "work": work, "base": base}
     finally:
@@ -95,11 +121,17 @@ def test_operators_run_on_a_standalone_cluster(cluster, monkeypatch):
     table = str(cluster["base"] / "events")
     write_table(table, rows=2000, files_per_partition=4)
     before = point_query_report(table, COLUMNS, n_values=200, seed=5)
-    monkeypatch.setenv("AIRFLOW_CONN_SPARK_STANDALONE",
-                       f'{{"conn_type": "spark", "host": "spark://127.0.0.1", "port": {cluster["port"]}}}')
-    common = dict(conn_id="spark_standalone", total_executor_cores=1, executor_memory="512m", driver_memory="512m",
-                  conf={"spark.pyspark.python": sys.executable, "spark.ui.enabled": "false",
-                        "spark.sql.shuffle.partitions": "4"})
+    monkeypatch.setenv(
+        "AIRFLOW_CONN_SPARK_STANDALONE",
+        f'{{"conn_type": "spark", "host": "spark://127.0.0.1", "port": {cluster["port"]}}}',
+    )
+    common = dict(
+        conn_id="spark_standalone",
+        total_executor_cores=1,
+        executor_memory="512m",
+        driver_memory="512m",
+        conf={"spark.pyspark.python": sys.executable, "spark.ui.enabled": "false", "spark.sql.shuffle.partitions": "4"},
+    )
 
     stats = SparkCollectFileStatsOperator(task_id="stats", table=table, clustering_columns=COLUMNS, **common)
     got = stats.execute({})
@@ -107,8 +139,15 @@ def test_operators_run_on_a_standalone_cluster(cluster, monkeypatch):
     assert got["spark"]["master"] == cluster["url"]
     assert got["spark"]["application_id"].startswith("app-")
 
-    op = SparkClusterTableOperator(task_id="cluster", table=table, columns=COLUMNS, curve="zorder", num_files=4,
-                                   partitions=["day=2026-01-02", "day=2026-01-03"], **common)
+    op = SparkClusterTableOperator(
+        task_id="cluster",
+        table=table,
+        columns=COLUMNS,
+        curve="zorder",
+        num_files=4,
+        partitions=["day=2026-01-02", "day=2026-01-03"],
+        **common,
+    )
     result = op.execute({})
     assert result["status"] == "clustered"
     assert sorted(p["partition"] for p in result["partitions"]) == ["day=2026-01-02", "day=2026-01-03"]

@@ -12,15 +12,16 @@ import pyarrow.dataset as ds
 import pyarrow.parquet as pq
 import pyspark.errors.utils as pyspark_errors
 import pytest
+from table_checks import visible_files
 
+from airflow_zorder.core.jobs.options import ClusterOptions
+from airflow_zorder.core.storage.filesystems import LocalFileSystem
+from airflow_zorder.core.storage.lock import TableLock, TableLockedError
 from airflow_zorder.evaluation import sample_data
 from airflow_zorder.evaluation.layout_report import point_query_report
-from airflow_zorder.core.storage.lock import TableLock, TableLockedError
-from airflow_zorder.core.storage.filesystems import LocalFileSystem
 from spark_jobs import cluster_table
-from spark_jobs.cluster_table import ClusterOptions, ClusteringError, run_action, run_cluster
+from spark_jobs.cluster_table import ClusteringError, run_action, run_cluster
 from spark_jobs.table import TableError
-from table_checks import visible_files
 
 pytestmark = pytest.mark.spark
 
@@ -69,9 +70,33 @@ def test_zorder_keeps_every_row_and_cuts_files_read(spark, flat):
     # the replaced files are kept in the trash until the retention passes
     assert len(os.listdir(os.path.join(flat, "_zorder", "trash", result["run_id"]))) == 16
     from airflow_zorder.core.stats import stats_store
+
     events = stats_store.load_events(stats_store.default_location(flat))
     assert events.num_rows == 1 and events.column("run_id")[0].as_py() == result["run_id"]
     assert result["partitions"][0]["plan"]["num_files"] == 64
+
+
+def test_events_go_to_a_custom_stats_location_where_the_sensor_reads_them(spark, flat, tmp_path):
+    """Stats kept outside the table: the job records its event at --stats-location, so the hook (as the sensor
+    and the UI use it) with that location sees the clustering: history and the anti-thrash guard."""
+    from airflow_zorder.core.jobs.options import CollectOptions, default_stats_location
+    from airflow_zorder.core.stats import stats_store
+    from airflow_zorder.hooks.file_stats import FileStatsHook
+    from spark_jobs.stats_collection.run import run_collect
+
+    location = str(tmp_path / "stats_elsewhere")
+    cols = ["user_id", "product_id"]
+    run_collect(spark, CollectOptions(table=flat, stats_location=location))  # the scrambled layout
+    result = run_cluster(spark, ClusterOptions(table=flat, columns=cols, num_files=4, stats_location=location))
+    assert result["status"] == "clustered" and result["stats_location"] == location
+    assert not os.path.exists(default_stats_location(flat))  # nothing written at the default location
+    hook = FileStatsHook(flat, stats_location=location)
+    events = hook.get_events(kind="cluster").to_pylist()
+    assert [e["run_id"] for e in events] == [result["run_id"]]
+    payload = hook.evaluate(columns=cols)  # the stats still show the scrambled layout: degraded
+    assert payload["last_cluster_at"] == stats_store.iso_utc(events[0]["at"])
+    assert payload["degraded"] and payload["decision"] == "hold"
+    assert "min_interval_since_cluster" in json.dumps(payload, default=str)  # re-clustered just now: anti-thrash
 
 
 def test_curves_beat_linear_on_non_leading_columns(spark, flat_source, tmp_path):
@@ -92,8 +117,16 @@ def test_curves_beat_linear_on_non_leading_columns(spark, flat_source, tmp_path)
 def test_partition_scoped_run_leaves_other_partitions_byte_identical(spark, partitioned):
     before = visible_files(partitioned)
     before_rows = rows_of(partitioned)
-    result = run_cluster(spark, ClusterOptions(table=partitioned, columns=["user_id", "product_id"],
-                                               partitions=["day=2026-01-02"], num_files=2, verify="full"))
+    result = run_cluster(
+        spark,
+        ClusterOptions(
+            table=partitioned,
+            columns=["user_id", "product_id"],
+            partitions=["day=2026-01-02"],
+            num_files=2,
+            verify="full",
+        ),
+    )
     after = visible_files(partitioned)
     assert [p["partition"] for p in result["partitions"]] == ["day=2026-01-02"]
     untouched = {k: v for k, v in before.items() if not k.startswith("day=2026-01-02/")}
@@ -113,7 +146,8 @@ def test_unknown_column_and_unsupported_type_are_clear_and_leave_table(spark, fl
         run_cluster(spark, ClusterOptions(table=arr, columns=["a"], num_files=1))
     assert visible_files(flat) == before
     assert not os.path.exists(os.path.join(flat, "_zorder", "staging")) or not os.listdir(
-        os.path.join(flat, "_zorder", "staging"))
+        os.path.join(flat, "_zorder", "staging")
+    )
 
 
 def test_missing_table_and_non_parquet_data_are_clear(spark, tmp_path):
@@ -127,6 +161,7 @@ def test_missing_table_and_non_parquet_data_are_clear(spark, tmp_path):
         run_cluster(spark, ClusterOptions(table=str(bad), columns=["a"]))
     assert (bad / "data.csv").read_text() == text
     from airflow_zorder.core.storage.filesystems import HadoopFileSystem
+
     assert HadoopFileSystem(spark).read_tail(str(bad / "data.csv"), 4) == b"1,2\n"
     with pytest.raises(TableError, match="does not exist in the Spark catalog"):
         run_cluster(spark, ClusterOptions(table="no_such_db_table", columns=["a"]))
@@ -175,18 +210,26 @@ def test_catalog_table_switches_location_atomically(spark, tmp_path):
     src = str(tmp_path / "cat_src")
     sample_data.write_table(src, rows=30_000, files_per_partition=3, partitioned=True)
     spark.sql("DROP TABLE IF EXISTS zorder_events")
-    spark.sql(f"CREATE TABLE zorder_events (event_id BIGINT, user_id BIGINT, product_id INT, event_time TIMESTAMP, "
-              f"country STRING, amount DECIMAL(12,2), score DOUBLE, day STRING) USING parquet PARTITIONED BY (day) "
-              f"LOCATION '{src}'")
+    spark.sql(
+        f"CREATE TABLE zorder_events (event_id BIGINT, user_id BIGINT, product_id INT, event_time TIMESTAMP, "
+        f"country STRING, amount DECIMAL(12,2), score DOUBLE, day STRING) USING parquet PARTITIONED BY (day) "
+        f"LOCATION '{src}'"
+    )
     spark.sql("MSCK REPAIR TABLE zorder_events")
     before = spark.table("zorder_events").orderBy("event_id").collect()
     assert len(before) == 30_000
-    old_loc = spark.sql("DESCRIBE TABLE EXTENDED zorder_events PARTITION (day='2026-01-01')").where(
-        "col_name = 'Location'").collect()[0]["data_type"]
+    old_loc = (
+        spark.sql("DESCRIBE TABLE EXTENDED zorder_events PARTITION (day='2026-01-01')")
+        .where("col_name = 'Location'")
+        .collect()[0]["data_type"]
+    )
     result = run_cluster(spark, ClusterOptions(table="zorder_events", columns=["user_id", "product_id"], num_files=2))
     assert result["kind"] == "catalog" and len(result["partitions"]) == 4
-    new_loc = spark.sql("DESCRIBE TABLE EXTENDED zorder_events PARTITION (day='2026-01-01')").where(
-        "col_name = 'Location'").collect()[0]["data_type"]
+    new_loc = (
+        spark.sql("DESCRIBE TABLE EXTENDED zorder_events PARTITION (day='2026-01-01')")
+        .where("col_name = 'Location'")
+        .collect()[0]["data_type"]
+    )
     assert new_loc != old_loc and "_zorder/versions/" in new_loc
     after = spark.table("zorder_events").orderBy("event_id").collect()
     assert after == before
@@ -239,33 +282,45 @@ def test_schema_and_values_of_every_type_survive(spark, tmp_path):
     from decimal import Decimal
 
     n = 3000
-    schema = pa.schema([
-        pa.field("id", pa.int64(), nullable=False),
-        pa.field("b", pa.int8()), pa.field("s", pa.int16()), pa.field("i", pa.int32()),
-        pa.field("f", pa.float32()), pa.field("d", pa.float64()),
-        pa.field("dec", pa.decimal128(20, 4)), pa.field("day", pa.date32()),
-        pa.field("ts", pa.timestamp("us", tz="UTC")), pa.field("txt", pa.string()),
-        pa.field("flag", pa.bool_()), pa.field("blob", pa.binary()),
-        pa.field("odd name.x", pa.string()), pa.field("tags", pa.list_(pa.int32())),
-    ])
+    schema = pa.schema(
+        [
+            pa.field("id", pa.int64(), nullable=False),
+            pa.field("b", pa.int8()),
+            pa.field("s", pa.int16()),
+            pa.field("i", pa.int32()),
+            pa.field("f", pa.float32()),
+            pa.field("d", pa.float64()),
+            pa.field("dec", pa.decimal128(20, 4)),
+            pa.field("day", pa.date32()),
+            pa.field("ts", pa.timestamp("us", tz="UTC")),
+            pa.field("txt", pa.string()),
+            pa.field("flag", pa.bool_()),
+            pa.field("blob", pa.binary()),
+            pa.field("odd name.x", pa.string()),
+            pa.field("tags", pa.list_(pa.int32())),
+        ]
+    )
     rng = list(range(n))
     special = [float("nan"), float("inf"), float("-inf"), -0.0, 0.0]
-    table = pa.table({
-        "id": rng,
-        "b": [None if k % 11 == 0 else (k % 256) - 128 for k in rng],
-        "s": [(k * 7) % 60000 - 30000 for k in rng],
-        "i": [(k * 7919) % 100_003 for k in rng],
-        "f": [special[k % 5] if k % 13 == 0 else k / 7 for k in rng],
-        "d": [special[k % 5] if k % 17 == 0 else -k / 3 for k in rng],
-        "dec": [Decimal(k * 37 % 9999) / Decimal(1000) for k in rng],
-        "day": [dt.date(2020, 1, 1) + dt.timedelta(days=k % 900) for k in rng],
-        "ts": [dt.datetime(2021, 1, 1, tzinfo=dt.timezone.utc) + dt.timedelta(microseconds=k * 999_983) for k in rng],
-        "txt": [None if k % 9 == 0 else "é🙂" * (k % 4) + str(k * 31 % 1000) for k in rng],
-        "flag": [k % 3 == 0 for k in rng],
-        "blob": [bytes([k % 256, (k * 3) % 256]) for k in rng],
-        "odd name.x": [f"v{k % 50}" for k in rng],
-        "tags": [[k, k + 1] if k % 4 else None for k in rng],
-    }, schema=schema)
+    table = pa.table(
+        {
+            "id": rng,
+            "b": [None if k % 11 == 0 else (k % 256) - 128 for k in rng],
+            "s": [(k * 7) % 60000 - 30000 for k in rng],
+            "i": [(k * 7919) % 100_003 for k in rng],
+            "f": [special[k % 5] if k % 13 == 0 else k / 7 for k in rng],
+            "d": [special[k % 5] if k % 17 == 0 else -k / 3 for k in rng],
+            "dec": [Decimal(k * 37 % 9999) / Decimal(1000) for k in rng],
+            "day": [dt.date(2020, 1, 1) + dt.timedelta(days=k % 900) for k in rng],
+            "ts": [dt.datetime(2021, 1, 1, tzinfo=dt.UTC) + dt.timedelta(microseconds=k * 999_983) for k in rng],
+            "txt": [None if k % 9 == 0 else "é🙂" * (k % 4) + str(k * 31 % 1000) for k in rng],
+            "flag": [k % 3 == 0 for k in rng],
+            "blob": [bytes([k % 256, (k * 3) % 256]) for k in rng],
+            "odd name.x": [f"v{k % 50}" for k in rng],
+            "tags": [[k, k + 1] if k % 4 else None for k in rng],
+        },
+        schema=schema,
+    )
     root = tmp_path / "typed"
     root.mkdir()
     for j in range(6):
@@ -287,7 +342,10 @@ def test_schema_and_values_of_every_type_survive(spark, tmp_path):
         if c not in ("f", "d"):
             assert after.column(c).to_pylist() == table.column(c).to_pylist(), c
     for c in ("f", "d"):  # NaN != NaN: compare the bit patterns
-        assert after.column(c).to_numpy(zero_copy_only=False).tobytes() == table.column(c).to_numpy(zero_copy_only=False).tobytes()
+        assert (
+            after.column(c).to_numpy(zero_copy_only=False).tobytes()
+            == table.column(c).to_numpy(zero_copy_only=False).tobytes()
+        )
 
 
 def _wide_table(src, n: int = 60_000) -> pa.Table:
@@ -296,13 +354,16 @@ def _wide_table(src, n: int = 60_000) -> pa.Table:
 
     rng = np.random.default_rng(11)
     src.mkdir()
-    t = pa.table({
-        "a": pa.array(rng.integers(0, 1000, n)), "b": pa.array(rng.integers(0, 1000, n)),
-        "id": pa.array(rng.permutation(n).astype(np.int64) * 7919),  # unique
-        "note": pa.array([f"free text {x:012d}" for x in rng.integers(0, 10**12, n)]),  # ~unique strings
-        "cat": pa.array(rng.choice(["red", "green", "blue"], n)),  # 3 values
-        "day": pa.array(rng.integers(0, 300, n).astype(np.int32)),  # 300 values
-    })
+    t = pa.table(
+        {
+            "a": pa.array(rng.integers(0, 1000, n)),
+            "b": pa.array(rng.integers(0, 1000, n)),
+            "id": pa.array(rng.permutation(n).astype(np.int64) * 7919),  # unique
+            "note": pa.array([f"free text {x:012d}" for x in rng.integers(0, 10**12, n)]),  # ~unique strings
+            "cat": pa.array(rng.choice(["red", "green", "blue"], n)),  # 3 values
+            "day": pa.array(rng.integers(0, 300, n).astype(np.int32)),  # 300 values
+        }
+    )
     for i in range(4):  # row order random w.r.t. every column
         pq.write_table(t.slice(i * n // 4, n // 4), src / f"part-{i}.parquet")
     return t
@@ -323,8 +384,10 @@ def test_near_unique_columns_are_written_without_a_dictionary(spark, tmp_path):
     assert rows().equals(before)
     for f in visible_files(str(src)):
         md = pq.read_metadata(src / f)
-        dictionary = {md.row_group(0).column(i).path_in_schema: md.row_group(0).column(i).has_dictionary_page
-                      for i in range(md.num_columns)}
+        dictionary = {
+            md.row_group(0).column(i).path_in_schema: md.row_group(0).column(i).has_dictionary_page
+            for i in range(md.num_columns)
+        }
         assert not dictionary["id"] and not dictionary["note"]
         assert dictionary["cat"] and dictionary["day"] and dictionary["a"]
 
@@ -385,14 +448,19 @@ def test_encodings_sample_read_on_the_driver_equals_sparks(spark, tmp_path):
     from spark_jobs import rewrite
 
     n = 500
-    t = pa.table({
-        "i": pa.array(range(n), pa.int32()), "l": pa.array([k * 10**12 for k in range(n)], pa.int64()),
-        "d": pa.array([k / 3 for k in range(n)]), "dec": pa.array([Decimal(k) / 100 for k in range(n)], pa.decimal128(12, 2)),
-        "day": pa.array([dt.date(2026, 1, 1) + dt.timedelta(days=k) for k in range(n)]),
-        "ts": pa.array([k * 1_000_003 for k in range(n)], pa.timestamp("us", tz="UTC")),
-        "s": pa.array([None if k % 9 == 0 else f"é{k}" for k in range(n)]), "flag": pa.array([k % 2 == 0 for k in range(n)]),
-        "tags": pa.array([[k] for k in range(n)], pa.list_(pa.int32())),
-    })
+    t = pa.table(
+        {
+            "i": pa.array(range(n), pa.int32()),
+            "l": pa.array([k * 10**12 for k in range(n)], pa.int64()),
+            "d": pa.array([k / 3 for k in range(n)]),
+            "dec": pa.array([Decimal(k) / 100 for k in range(n)], pa.decimal128(12, 2)),
+            "day": pa.array([dt.date(2026, 1, 1) + dt.timedelta(days=k) for k in range(n)]),
+            "ts": pa.array([k * 1_000_003 for k in range(n)], pa.timestamp("us", tz="UTC")),
+            "s": pa.array([None if k % 9 == 0 else f"é{k}" for k in range(n)]),
+            "flag": pa.array([k % 2 == 0 for k in range(n)]),
+            "tags": pa.array([[k] for k in range(n)], pa.list_(pa.int32())),
+        }
+    )
     src = tmp_path / "typed"
     src.mkdir()
     for i in range(2):
@@ -422,13 +490,16 @@ def test_plan_sample_read_on_the_driver_matches_sparks(spark, tmp_path):
     from spark_jobs import rewrite
 
     n = 4_000
-    t = pa.table({
-        "l": pa.array([k * 7919 % n for k in range(n)], pa.int64()),
-        "dec": pa.array([Decimal(k) / 100 for k in range(n)], pa.decimal128(12, 2)),
-        "day": pa.array([dt.date(2026, 1, 1) + dt.timedelta(days=k % 400) for k in range(n)]),
-        "ts": pa.array([None if k % 11 == 0 else k * 1_000_003 for k in range(n)], pa.timestamp("us", tz="UTC")),
-        "s": pa.array([f"é{k % 97}" for k in range(n)]), "other": pa.array(range(n)),
-    })
+    t = pa.table(
+        {
+            "l": pa.array([k * 7919 % n for k in range(n)], pa.int64()),
+            "dec": pa.array([Decimal(k) / 100 for k in range(n)], pa.decimal128(12, 2)),
+            "day": pa.array([dt.date(2026, 1, 1) + dt.timedelta(days=k % 400) for k in range(n)]),
+            "ts": pa.array([None if k % 11 == 0 else k * 1_000_003 for k in range(n)], pa.timestamp("us", tz="UTC")),
+            "s": pa.array([f"é{k % 97}" for k in range(n)]),
+            "other": pa.array(range(n)),
+        }
+    )
     src = tmp_path / "planned"
     src.mkdir()
     for i in range(4):
@@ -463,7 +534,8 @@ def test_plan_sample_read_on_the_driver_matches_sparks(spark, tmp_path):
     (src / "bad.parquet").write_bytes(b"not parquet")
     assert rewrite.plan_sample_on_driver(df, [bad], columns, {0: 1.0}, 3, LocalFileSystem()) is None
     # a YARN driver cannot run here: a stand-in session whose master is not local
-    on_yarn = SimpleNamespace(sparkSession=SimpleNamespace(sparkContext=SimpleNamespace(master="yarn")),
-                              schema=df.schema)
+    on_yarn = SimpleNamespace(
+        sparkSession=SimpleNamespace(sparkContext=SimpleNamespace(master="yarn")), schema=df.schema
+    )
     assert rewrite.plan_sample_on_driver(on_yarn, units, columns, fractions, 3, LocalFileSystem()) is None
     assert np.isin(unit, [0, 1]).all()

@@ -19,16 +19,18 @@ import pyarrow.compute as pc
 import pyarrow.parquet as pq
 import pytest
 
-from airflow_zorder.core.stats import footer_stats, stats_schema, stats_store
+from airflow_zorder.core.jobs.options import CollectOptions
+from airflow_zorder.core.stats import stats_schema, stats_store, value_order
 from airflow_zorder.core.storage.filesystems import HadoopFileSystem
-from spark_jobs.collect_stats import CollectOptions, StatsCollectionError, run_collect
+from spark_jobs.stats_collection.errors import StatsCollectionError
+from spark_jobs.stats_collection.run import run_collect
 from spark_jobs.table import TableError
 
 pytestmark = pytest.mark.spark
 
 REPO = Path(__file__).resolve().parents[2]
 SPARK_SUBMIT = Path(sys.executable).parent / "spark-submit"
-UTC = dt.timezone.utc
+UTC = dt.UTC
 
 
 # --------------------------------------------------------------------------- data
@@ -48,9 +50,9 @@ def typed_table(seed: int, n: int = 120, long_strings: bool = False, all_nan: bo
     micros = rng.integers(-2 * 10**15, 2 * 10**15, n)
     cols = {
         "i8": pa.array(_nulls(rng, rng.integers(-128, 128, n).tolist()), pa.int8()),
-        "i16": pa.array(_nulls(rng, rng.integers(-2**15, 2**15, n).tolist()), pa.int16()),
-        "i32": pa.array(_nulls(rng, rng.integers(-2**31, 2**31, n).tolist()), pa.int32()),
-        "i64": pa.array(_nulls(rng, rng.integers(-2**63, 2**63 - 1, n, dtype=np.int64).tolist()), pa.int64()),
+        "i16": pa.array(_nulls(rng, rng.integers(-(2**15), 2**15, n).tolist()), pa.int16()),
+        "i32": pa.array(_nulls(rng, rng.integers(-(2**31), 2**31, n).tolist()), pa.int32()),
+        "i64": pa.array(_nulls(rng, rng.integers(-(2**63), 2**63 - 1, n, dtype=np.int64).tolist()), pa.int64()),
         "u8": pa.array(_nulls(rng, rng.integers(0, 256, n).tolist()), pa.uint8()),
         "u16": pa.array(_nulls(rng, rng.integers(0, 2**16, n).tolist()), pa.uint16()),
         "u32": pa.array(_nulls(rng, rng.integers(0, 2**32, n).tolist()), pa.uint32()),
@@ -58,25 +60,32 @@ def typed_table(seed: int, n: int = 120, long_strings: bool = False, all_nan: bo
         "f32": pa.array(_nulls(rng, floats.astype(np.float32).tolist()), pa.float32()),
         "f64": pa.array(_nulls(rng, floats.tolist()), pa.float64()),
         "nan_only": pa.array([math.nan if all_nan else float(i) for i in range(n)], pa.float64()),
-        "dec_i32": pa.array(_nulls(rng, [Decimal(int(x)).scaleb(-2) for x in rng.integers(-10**6, 10**6, n)]),
-                            pa.decimal128(7, 2)),
-        "dec_i64": pa.array(_nulls(rng, [Decimal(int(x)).scaleb(-4) for x in rng.integers(-10**17, 10**17, n)]),
-                            pa.decimal128(18, 4)),
-        "dec_big": pa.array(_nulls(rng, [Decimal(int(x) * 10**11 + 7).scaleb(-5)
-                                         for x in rng.integers(-10**12, 10**12, n)]), pa.decimal128(30, 5)),
+        "dec_i32": pa.array(
+            _nulls(rng, [Decimal(int(x)).scaleb(-2) for x in rng.integers(-(10**6), 10**6, n)]), pa.decimal128(7, 2)
+        ),
+        "dec_i64": pa.array(
+            _nulls(rng, [Decimal(int(x)).scaleb(-4) for x in rng.integers(-(10**17), 10**17, n)]), pa.decimal128(18, 4)
+        ),
+        "dec_big": pa.array(
+            _nulls(rng, [Decimal(int(x) * 10**11 + 7).scaleb(-5) for x in rng.integers(-(10**12), 10**12, n)]),
+            pa.decimal128(30, 5),
+        ),
         "flag": pa.array(_nulls(rng, (rng.random(n) < 0.5).tolist()), pa.bool_()),
-        "day": pa.array(_nulls(rng, [dt.date(1970, 1, 1) + dt.timedelta(days=int(x))
-                                     for x in rng.integers(-700_000, 20_000, n)]), pa.date32()),
+        "day": pa.array(
+            _nulls(rng, [dt.date(1970, 1, 1) + dt.timedelta(days=int(x)) for x in rng.integers(-700_000, 20_000, n)]),
+            pa.date32(),
+        ),
         "ts_ms": pa.array(_nulls(rng, (micros // 1000).tolist()), pa.timestamp("ms", tz="UTC")),
         "ts_us": pa.array(_nulls(rng, micros.tolist()), pa.timestamp("us", tz="UTC")),
         "ts_ntz": pa.array(_nulls(rng, (micros + 17).tolist()), pa.timestamp("us")),
         "ts_ns": pa.array(_nulls(rng, (micros * 1000 + 999).tolist()), pa.timestamp("ns")),
         "tod": pa.array(_nulls(rng, rng.integers(0, 86_400_000_000, n).tolist()), pa.time64("us")),
         "s": pa.array(_long(_nulls(rng, words)) if long_strings else _nulls(rng, words), pa.string()),
-        "bin": pa.array(_nulls(rng, [bytes(rng.integers(0, 256, rng.integers(0, 6)).astype(np.uint8))
-                                     for _ in range(n)]), pa.binary()),
-        "fsb": pa.array(_nulls(rng, [bytes(rng.integers(0, 256, 4).astype(np.uint8)) for _ in range(n)]),
-                        pa.binary(4)),
+        "bin": pa.array(
+            _nulls(rng, [bytes(rng.integers(0, 256, rng.integers(0, 6)).astype(np.uint8)) for _ in range(n)]),
+            pa.binary(),
+        ),
+        "fsb": pa.array(_nulls(rng, [bytes(rng.integers(0, 256, 4).astype(np.uint8)) for _ in range(n)]), pa.binary(4)),
         "all_null": pa.nulls(n, pa.int32()),
     }
     return pa.table(cols)
@@ -112,9 +121,9 @@ def expected(arr: pa.ChunkedArray | pa.Array) -> dict:
 
 
 def decoded(row: dict):
-    t = footer_stats.parse_arrow_type(row["arrow_type"])
-    lo = footer_stats.decode_bounds(pa.array([row["min_value"]], pa.string()), t)[0].as_py()
-    hi = footer_stats.decode_bounds(pa.array([row["max_value"]], pa.string()), t)[0].as_py()
+    t = value_order.parse_arrow_type(row["arrow_type"])
+    lo = value_order.decode_bounds(pa.array([row["min_value"]], pa.string()), t)[0].as_py()
+    hi = value_order.decode_bounds(pa.array([row["max_value"]], pa.string()), t)[0].as_py()
     return lo, hi
 
 
@@ -135,8 +144,8 @@ def check_rows_exact(stats: pa.Table, files: dict[str, pa.Table], skip=lambda r:
         if r["method"] == "scan" and exp["nans"] is not None:
             assert r["nan_count"] == exp["nans"], (r["path"], r["column_name"])
         if exp["min"] is not None:  # keys agree with the values
-            assert r["min_key"] == stats_schema.order_key(exp["min"], r["arrow_type"])
-            assert r["max_key"] == stats_schema.order_key(exp["max"], r["arrow_type"])
+            assert r["min_key"] == value_order.order_key(exp["min"], r["arrow_type"])
+            assert r["max_key"] == value_order.order_key(exp["max"], r["arrow_type"])
         checked += 1
     return checked
 
@@ -179,7 +188,9 @@ def test_every_type_auto_scan_and_footer_equal_exact_values(spark, typed_source,
     assert rows[("part 1.parquet", "s")]["max_value"] == "\uffef" + "z" * 5000  # the full string
     nan_only = rows[("part 2.parquet", "nan_only")]
     assert nan_only["min_value"] is None and nan_only["nan_count"] == 120 and nan_only["has_stats"]
-    assert rows[("part 0.parquet", "all_null")]["has_stats"] and rows[("part 0.parquet", "all_null")]["min_value"] is None
+    assert (
+        rows[("part 0.parquet", "all_null")]["has_stats"] and rows[("part 0.parquet", "all_null")]["min_value"] is None
+    )
     assert rows[("part 0.parquet", "f64")]["min_value"] != "nan"
     # partitions come from the directories, unescaped in the map
     r = rows[("part 1.parquet", "i8")]
@@ -216,12 +227,14 @@ def test_every_type_auto_scan_and_footer_equal_exact_values(spark, typed_source,
 def test_int96_timestamps_fall_back_to_the_scan(spark, tmp_path):
     root = tmp_path / "int96"
     root.mkdir()
-    micros = np.array([-10**15, 0, 1_600_000_000_123_456, 1_700_000_000_000_001])
+    micros = np.array([-(10**15), 0, 1_600_000_000_123_456, 1_700_000_000_000_001])
     t = pa.table({"ts": pa.array(micros, pa.timestamp("us")), "x": pa.array([1, 2, 3, None], pa.int64())})
     pq.write_table(t, str(root / "py.parquet"), use_deprecated_int96_timestamps=True)
     # and a table written by Spark itself (default outputTimestampType: INT96)
-    df = spark.createDataFrame([(i, dt.datetime(2024, 1, 1, 12, tzinfo=UTC) + dt.timedelta(seconds=i))
-                                for i in range(50)], "x long, ts timestamp")
+    df = spark.createDataFrame(
+        [(i, dt.datetime(2024, 1, 1, 12, tzinfo=UTC) + dt.timedelta(seconds=i)) for i in range(50)],
+        "x long, ts timestamp",
+    )
     before = spark.conf.get("spark.sql.parquet.outputTimestampType")
     spark.conf.set("spark.sql.parquet.outputTimestampType", "INT96")
     try:
@@ -255,9 +268,16 @@ def _write_events(d: Path, i: int, n: int = 200) -> str:
     d.mkdir(parents=True, exist_ok=True)
     rng = np.random.default_rng(i)
     p = str(d / f"f{i:03d}.parquet")
-    pq.write_table(pa.table({"id": pa.array(np.arange(i * n, (i + 1) * n)),
-                             "v": pa.array(rng.normal(size=n)),
-                             "name": pa.array([f"n{j % 17}" for j in range(n)])}), p)
+    pq.write_table(
+        pa.table(
+            {
+                "id": pa.array(np.arange(i * n, (i + 1) * n)),
+                "v": pa.array(rng.normal(size=n)),
+                "name": pa.array([f"n{j % 17}" for j in range(n)]),
+            }
+        ),
+        p,
+    )
     return p
 
 
@@ -367,10 +387,16 @@ def test_catalog_table_and_stats_catalog_table(spark, tmp_path):
     spark.sql("DROP TABLE IF EXISTS default.cs_events")
     spark.sql("DROP TABLE IF EXISTS default.cs_events_stats")
     spark.sql("DROP TABLE IF EXISTS default.cs_events_stats_runs")
-    df = spark.createDataFrame([(i, f"c{i % 3}", float(i) / 3) for i in range(300)], "id long, country string, v double")
+    df = spark.createDataFrame(
+        [(i, f"c{i % 3}", float(i) / 3) for i in range(300)], "id long, country string, v double"
+    )
     df.repartition(2).write.format("parquet").partitionBy("country").saveAsTable("default.cs_events")
-    res = run_collect(spark, CollectOptions(table="default.cs_events", columns=["id", "country", "V"],
-                                            stats_table="default.cs_events_stats"))
+    res = run_collect(
+        spark,
+        CollectOptions(
+            table="default.cs_events", columns=["id", "country", "V"], stats_table="default.cs_events_stats"
+        ),
+    )
     assert res["status"] == "ok" and res["kind"] == "catalog" and res["columns"] == ["id", "v"]
     assert any("partition column" in m for m in res["messages"])
     st = stats_store.load_latest(res["stats_location"])
@@ -389,10 +415,18 @@ def test_catalog_table_and_stats_catalog_table(spark, tmp_path):
 
 def test_record_event_through_the_clustering_jobs_filesystem(spark, tmp_path):
     loc = stats_store.default_location(str(tmp_path / "t"))
-    ev = stats_store.cluster_event({"status": "clustered", "run_id": "r9", "table": str(tmp_path / "t"),
-                                    "curve": "zorder", "columns": ["a"], "partitions": [],
-                                    "before": {"files": 8, "bytes": 10, "rows": 5},
-                                    "after": {"files": 2, "bytes": 9, "rows": 5}})
+    ev = stats_store.cluster_event(
+        {
+            "status": "clustered",
+            "run_id": "r9",
+            "table": str(tmp_path / "t"),
+            "curve": "zorder",
+            "columns": ["a"],
+            "partitions": [],
+            "before": {"files": 8, "bytes": 10, "rows": 5},
+            "after": {"files": 2, "bytes": 9, "rows": 5},
+        }
+    )
     stats_store.record_event(loc, ev, filesystem=HadoopFileSystem(spark))
     got = stats_store.load_events(loc).to_pylist()
     assert [(e["kind"], e["run_id"], e["files_before"], e["files_after"]) for e in got] == [("cluster", "r9", 8, 2)]
@@ -407,11 +441,28 @@ def test_spark_submit_writes_stats_and_result(tmp_path):
         _write_events(root / f"day={i}", i)
     (root / "day=2" / "broken.parquet").write_bytes(b"PAR1 but not really")
     out = tmp_path / "result.json"
-    cmd = [str(SPARK_SUBMIT), "--master", "local[2]", "--conf", "spark.ui.enabled=false",
-           "--conf", "spark.sql.shuffle.partitions=4", str(REPO / "spark_jobs" / "collect_stats.py"),
-           "--table", str(root), "--columns", "id,v", "--result-json", str(out)]
-    env = {**os.environ, "PYSPARK_PYTHON": sys.executable, "PYSPARK_DRIVER_PYTHON": sys.executable,
-           "PYTHONPATH": str(REPO)}
+    cmd = [
+        str(SPARK_SUBMIT),
+        "--master",
+        "local[2]",
+        "--conf",
+        "spark.ui.enabled=false",
+        "--conf",
+        "spark.sql.shuffle.partitions=4",
+        str(REPO / "spark_jobs" / "collect_stats.py"),
+        "--table",
+        str(root),
+        "--columns",
+        "id,v",
+        "--result-json",
+        str(out),
+    ]
+    env = {
+        **os.environ,
+        "PYSPARK_PYTHON": sys.executable,
+        "PYSPARK_DRIVER_PYTHON": sys.executable,
+        "PYTHONPATH": str(REPO),
+    }
     proc = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=600)
     assert proc.returncode == 2, proc.stderr[-3000:]  # committed, but one file could not be read
     result = json.loads(out.read_text())
@@ -429,10 +480,23 @@ def test_hadoop_stats_io_commits_snapshots_readable_by_pyarrow(spark, tmp_path, 
     loc = "file://" + str(tmp_path / "stats")
     io = stats_store.FsIO(hadoop)
     stats_store.check_writable(loc, io)
-    rows = pa.Table.from_pylist([{
-        "snapshot_id": 0, "table_name": "t", "path": "/t/a.parquet", "column_name": "x", "arrow_type": "int64",
-        "min_value": "1", "max_value": "9", "has_stats": True, "method": "footer",
-        "collected_at": dt.datetime(2026, 1, 1, tzinfo=UTC)}], schema=stats_schema.FILE_STATS_SCHEMA)
+    rows = pa.Table.from_pylist(
+        [
+            {
+                "snapshot_id": 0,
+                "table_name": "t",
+                "path": "/t/a.parquet",
+                "column_name": "x",
+                "arrow_type": "int64",
+                "min_value": "1",
+                "max_value": "9",
+                "has_stats": True,
+                "method": "footer",
+                "collected_at": dt.datetime(2026, 1, 1, tzinfo=UTC),
+            }
+        ],
+        schema=stats_schema.FILE_STATS_SCHEMA,
+    )
     assert stats_store.write_snapshot(loc, rows, {"run_id": "h1"}, io) == 1
     assert stats_store.write_snapshot(loc, rows, {"run_id": "h2"}, io) == 2
     stats_store.write_run(loc, {"run_id": "h3"}, io)
@@ -441,8 +505,10 @@ def test_hadoop_stats_io_commits_snapshots_readable_by_pyarrow(spark, tmp_path, 
         assert got["snapshot_id"].to_pylist() == [2] and got["min_value"].to_pylist() == ["1"]
         assert stats_store.load_runs(loc, reader)["run_id"].to_pylist() == ["h1", "h2", "h3"]
     visible = sorted(os.listdir(tmp_path / "stats" / "files"))
-    assert [v for v in visible if not v.startswith(".")] == ["snapshot-000000000001.parquet",
-                                                            "snapshot-000000000002.parquet"]
+    assert [v for v in visible if not v.startswith(".")] == [
+        "snapshot-000000000001.parquet",
+        "snapshot-000000000002.parquet",
+    ]
 
 
 def test_schema_evolution_and_empty_table(spark, tmp_path):
@@ -451,8 +517,17 @@ def test_schema_evolution_and_empty_table(spark, tmp_path):
     first = run_collect(spark, CollectOptions(table=str(root)))
     assert first["columns"] == ["id", "v", "name"]
     newer = str(root / "f001.parquet")  # a later file adds a column
-    pq.write_table(pa.table({"id": pa.array([7, 8], pa.int64()), "v": [1.0, 2.0], "name": ["a", "b"],
-                             "extra": pa.array([None, 5], pa.int32())}), newer)
+    pq.write_table(
+        pa.table(
+            {
+                "id": pa.array([7, 8], pa.int64()),
+                "v": [1.0, 2.0],
+                "name": ["a", "b"],
+                "extra": pa.array([None, 5], pa.int32()),
+            }
+        ),
+        newer,
+    )
     second = run_collect(spark, CollectOptions(table=str(root)))
     assert second["files_read"] == 1 and second["columns"] == ["id", "v", "name", "extra"]
     st = stats_store.load_latest(second["stats_location"], columns=["extra"]).to_pylist()
@@ -474,23 +549,25 @@ def test_schema_evolution_and_empty_table(spark, tmp_path):
 
 def test_files_python_cannot_open_fall_back_to_the_scan(spark, tmp_path, monkeypatch):
     """A store only Hadoop can reach (no pyarrow/fsspec filesystem on the executors): auto scans it all."""
-    from spark_jobs import collect_stats as cs
+    from spark_jobs.stats_collection import footers
 
     root = tmp_path / "remote"
     paths = [_write_events(root, i) for i in range(2)]
 
     def no_python_fs(spark, items, parallelism=None):
-        return footer_stats.STATS_SCHEMA.empty_table(), [(p, cs._NO_PY_FS, "ArrowInvalid: no filesystem")
-                                                        for _, p, _ in items]
+        return stats_schema.empty_file_stats(), [
+            (p, footers.NO_PY_FS, "ArrowInvalid: no filesystem") for _, p, _ in items
+        ]
 
-    monkeypatch.setattr(cs, "read_footers_distributed", no_python_fs)
+    monkeypatch.setattr(footers, "read_footers_distributed", no_python_fs)
     res = run_collect(spark, CollectOptions(table=str(root)))
     assert res["status"] == "ok" and res["files_scanned"] == 2 and res["columns"] == ["id", "v", "name"]
     st = stats_store.load_latest(res["stats_location"])
     assert set(st["method"].to_pylist()) == {"scan"} and st.num_rows == 6
     assert check_rows_exact(st, {p: pq.read_table(p) for p in paths}) == 6
     assert any("could not be opened from Python executors" in m for m in res["messages"])
-    footer_only = run_collect(spark, CollectOptions(table=str(root), method="footer", full=True,
-                                                    stats_location=str(tmp_path / "f")))
+    footer_only = run_collect(
+        spark, CollectOptions(table=str(root), method="footer", full=True, stats_location=str(tmp_path / "f"))
+    )
     st = stats_store.load_latest(footer_only["stats_location"])
     assert not any(st["has_stats"].to_pylist()) and st["reason"][0].as_py().startswith("no_python_filesystem")

@@ -8,10 +8,11 @@ import shutil
 
 import pyarrow.dataset as ds
 import pytest
-
-from airflow_zorder.evaluation import sample_data
-from spark_jobs.cluster_table import ClusterOptions, run_action, run_cluster
 from table_checks import spark_submit
+
+from airflow_zorder.core.jobs.options import ClusterOptions
+from airflow_zorder.evaluation import sample_data
+from spark_jobs.cluster_table import run_action, run_cluster
 
 pytestmark = pytest.mark.spark
 
@@ -64,15 +65,18 @@ def test_spark_submit_bad_column_fails_clearly(source, tmp_path):
     assert result["status"] == "failed" and "unknown column 'no_such_col'" in result["error"]
 
 
-@pytest.mark.parametrize("fault,how,layout", [
-    ("after_begin", "rerun", "flat"),
-    ("after_stage", "recover", "flat"),
-    ("before_commit_record", "rerun", "flat"),
-    ("after_commit_record", "recover", "flat"),
-    ("mid_swap:2", "rerun", "flat"),
-    ("mid_swap:7", "recover", "partitioned"),
-    ("after_swap", "rerun", "flat"),
-])
+@pytest.mark.parametrize(
+    "fault,how,layout",
+    [
+        ("after_begin", "rerun", "flat"),
+        ("after_stage", "recover", "flat"),
+        ("before_commit_record", "rerun", "flat"),
+        ("after_commit_record", "recover", "flat"),
+        ("mid_swap:2", "rerun", "flat"),
+        ("mid_swap:7", "recover", "partitioned"),
+        ("after_swap", "rerun", "flat"),
+    ],
+)
 def test_kill_at_each_phase_then_recover_keeps_exact_rows(spark, source, flat_source, tmp_path, fault, how, layout):
     table = str(tmp_path / "t")
     shutil.copytree(source if layout == "partitioned" else flat_source, table)

@@ -22,7 +22,8 @@ from spark_jobs import cli, cluster_table, collect_stats
 pytestmark = pytest.mark.spark
 
 _spec = importlib.util.spec_from_file_location(
-    "table_format_builders", Path(__file__).resolve().parents[1] / "unit" / "test_table_formats.py")
+    "table_format_builders", Path(__file__).resolve().parents[1] / "unit" / "test_table_formats.py"
+)
 builders = importlib.util.module_from_spec(_spec)
 _spec.loader.exec_module(builders)
 
@@ -75,6 +76,7 @@ def build(case: str, base: Path) -> tuple[str, str, str, object]:
 
         def readers_ok():  # the Delta log still resolves and reads exactly the same rows
             assert DeltaTable(root).to_pyarrow_table().sort_by("id").equals(live.sort_by("id"))
+
         return target, root, "delta", readers_ok
     if case.startswith("hudi"):
         root = str(base / "hudi")
@@ -88,11 +90,20 @@ def build(case: str, base: Path) -> tuple[str, str, str, object]:
 
     def readers_ok():  # the catalog's metadata still resolves and reads exactly the same rows
         assert builders.load_iceberg_rows(str(base / "warehouse")).sort_by("id").equals(live.sort_by("id"))
+
     return (root + "/data" if case == "iceberg-data-dir" else root), root, "iceberg", readers_ok
 
 
-CASES = ["delta", "delta-partitioned", "delta-partition-dir", "hudi", "hudi-partition-dir",
-         "iceberg", "iceberg-data-dir", "iceberg-handwritten"]
+CASES = [
+    "delta",
+    "delta-partitioned",
+    "delta-partition-dir",
+    "hudi",
+    "hudi-partition-dir",
+    "iceberg",
+    "iceberg-data-dir",
+    "iceberg-handwritten",
+]
 
 
 def assert_refused(result: dict, code: int, fmt: str, table: str) -> None:
@@ -162,7 +173,8 @@ def _register_provider_delta(spark, name: str, location: str) -> None:
 def _drop(spark, name: str) -> None:
     jvm = spark._jvm
     spark._jsparkSession.sessionState().catalog().dropTable(
-        jvm.org.apache.spark.sql.catalyst.TableIdentifier.apply(name, jvm.scala.Some("default")), True, False)
+        jvm.org.apache.spark.sql.catalyst.TableIdentifier.apply(name, jvm.scala.Some("default")), True, False
+    )
 
 
 @pytest.mark.parametrize("job", sorted(JOBS))
@@ -174,8 +186,10 @@ def test_catalog_tables_over_delta_are_refused(in_process, tmp_path, how, job):
     name = f"fmt_{how.replace('-', '_')}_{job}"
     _drop(spark, name)
     if how == "parquet-over-delta":  # e.g. registered by hand or by a crawler that read the Parquet files
-        spark.sql(f"CREATE TABLE {name} (id BIGINT, v DOUBLE, region STRING) USING parquet "
-                  f"PARTITIONED BY (region) LOCATION '{root}'")
+        spark.sql(
+            f"CREATE TABLE {name} (id BIGINT, v DOUBLE, region STRING) USING parquet "
+            f"PARTITIONED BY (region) LOCATION '{root}'"
+        )
     else:
         _register_provider_delta(spark, name, root)
     props_before = _table_properties(spark, name)
@@ -201,8 +215,11 @@ def test_catalog_tables_over_delta_are_refused(in_process, tmp_path, how, job):
 
 def _table_properties(spark, name: str) -> dict[str, str]:
     jvm = spark._jvm
-    meta = spark._jsparkSession.sessionState().catalog().getTableMetadata(
-        jvm.org.apache.spark.sql.catalyst.TableIdentifier.apply(name, jvm.scala.Some("default")))
+    meta = (
+        spark._jsparkSession.sessionState()
+        .catalog()
+        .getTableMetadata(jvm.org.apache.spark.sql.catalyst.TableIdentifier.apply(name, jvm.scala.Some("default")))
+    )
     it = meta.properties().iterator()
     out = {}
     while it.hasNext():

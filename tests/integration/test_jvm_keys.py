@@ -23,22 +23,24 @@ from spark_jobs import jvm_keys, rewrite
 pytestmark = pytest.mark.spark
 
 N = 3000
-SCHEMA = T.StructType([
-    T.StructField("rid", T.LongType()),
-    T.StructField("i", T.IntegerType()),
-    T.StructField("l", T.LongType()),
-    T.StructField("s", T.ShortType()),
-    T.StructField("b", T.ByteType()),
-    T.StructField("d", T.DoubleType()),
-    T.StructField("f", T.FloatType()),
-    T.StructField("dec", T.DecimalType(10, 2)),
-    T.StructField("wide", T.DecimalType(38, 6)),
-    T.StructField("day", T.DateType()),
-    T.StructField("ts", T.TimestampType()),
-    T.StructField("str", T.StringType()),
-    T.StructField("flag", T.BooleanType()),
-    T.StructField("raw", T.BinaryType()),
-])
+SCHEMA = T.StructType(
+    [
+        T.StructField("rid", T.LongType()),
+        T.StructField("i", T.IntegerType()),
+        T.StructField("l", T.LongType()),
+        T.StructField("s", T.ShortType()),
+        T.StructField("b", T.ByteType()),
+        T.StructField("d", T.DoubleType()),
+        T.StructField("f", T.FloatType()),
+        T.StructField("dec", T.DecimalType(10, 2)),
+        T.StructField("wide", T.DecimalType(38, 6)),
+        T.StructField("day", T.DateType()),
+        T.StructField("ts", T.TimestampType()),
+        T.StructField("str", T.StringType()),
+        T.StructField("flag", T.BooleanType()),
+        T.StructField("raw", T.BinaryType()),
+    ]
+)
 SPECIAL_DOUBLES = [0.0, -0.0, float("nan"), float("inf"), float("-inf"), 1e-300, -1e300, 5e-324]
 
 
@@ -49,16 +51,16 @@ def _row(r: random.Random, k: int) -> tuple:
     skew = k % 2 == 1  # unit 1: few distinct values, so its plan has fewer ranges
     return (
         k,
-        maybe(r.choice([0, 1, 2]) if skew else r.randint(-2**31, 2**31 - 1)),
-        maybe(r.choice([-2**63, 2**63 - 1, 0, r.randint(-2**63, 2**63 - 1)])),
-        maybe(r.randint(-2**15, 2**15 - 1)),
+        maybe(r.choice([0, 1, 2]) if skew else r.randint(-(2**31), 2**31 - 1)),
+        maybe(r.choice([-(2**63), 2**63 - 1, 0, r.randint(-(2**63), 2**63 - 1)])),
+        maybe(r.randint(-(2**15), 2**15 - 1)),
         maybe(r.randint(-128, 127)),
         maybe(r.choice(SPECIAL_DOUBLES) if r.random() < 0.2 else r.uniform(-1e6, 1e6)),
         maybe(r.choice([0.0, -0.0, float("nan"), float("inf"), r.uniform(-10, 10)])),
-        maybe(decimal.Decimal(r.randint(-10**9, 10**9)) / 100),
-        maybe(decimal.Decimal(r.randint(-10**37, 10**37)) / decimal.Decimal(10**6)),
+        maybe(decimal.Decimal(r.randint(-(10**9), 10**9)) / 100),
+        maybe(decimal.Decimal(r.randint(-(10**37), 10**37)) / decimal.Decimal(10**6)),
         maybe(dt.date(1970, 1, 1) + dt.timedelta(days=r.randint(-40000, 40000))),
-        maybe(dt.datetime(2000, 1, 1, tzinfo=dt.timezone.utc) + dt.timedelta(microseconds=r.randint(-10**15, 10**15))),
+        maybe(dt.datetime(2000, 1, 1, tzinfo=dt.UTC) + dt.timedelta(microseconds=r.randint(-(10**15), 10**15))),
         maybe(r.choice(["", "a", "ab", "b", "é", "日本", "\x00", "zz" * 40]) + r.choice(["", str(r.random())])),
         maybe(r.random() < 0.5),
         maybe(bytes([r.randint(0, 255) for _ in range(3)])),
@@ -83,8 +85,10 @@ def _units(spark, df, columns, curve, num_ranges, salt_bits, num_files=(5, 3)):
 def _keys(spark, df, units, columns, engine, split_stages=None):
     keyed, used = rewrite.add_keys(spark, df, units, columns, engine, split_stages)
     assert used == engine
-    return {r["rid"]: (r[rewrite.KEY_COL], r[rewrite.ROUTE_COL])
-            for r in keyed.select("rid", rewrite.KEY_COL, rewrite.ROUTE_COL).collect()}
+    return {
+        r["rid"]: (r[rewrite.KEY_COL], r[rewrite.ROUTE_COL])
+        for r in keyed.select("rid", rewrite.KEY_COL, rewrite.ROUTE_COL).collect()
+    }
 
 
 CASES = [
@@ -137,8 +141,15 @@ def test_jit_option(spark):
 def test_units_of_a_batch_share_bits(spark, frame):
     """Unit 1 of column i holds three values; its plan is widened to unit 0's bits rather than forcing the UDF."""
     units = _units(spark, frame, ["i"], "zorder", 1024, 16)
-    alone = rewrite.build_plan(frame.filter("rid % 2 = 1").select("i", rewrite.HASH_COL).toArrow(), ["i"], "zorder",
-                               3, 1024, 16, rewrite.HASH_COL)
+    alone = rewrite.build_plan(
+        frame.filter("rid % 2 = 1").select("i", rewrite.HASH_COL).toArrow(),
+        ["i"],
+        "zorder",
+        3,
+        1024,
+        16,
+        rewrite.HASH_COL,
+    )
     assert alone.bits < units[0].plan.bits == units[1].plan.bits
 
 

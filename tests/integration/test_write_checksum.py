@@ -24,12 +24,15 @@ N = 4000
 def rows(spark) -> DataFrame:
     """N rows with the hash they carry from the read side, and whether the writer re-hashes them."""
     df = spark.range(N).select(
-        F.col("id"), (F.col("id") * 7 % 101).cast("int").alias("a"),
+        F.col("id"),
+        (F.col("id") * 7 % 101).cast("int").alias("a"),
         F.concat(F.lit("v"), F.col("id").cast("string")).alias("txt"),
-        F.date_add(F.lit("2026-01-01").cast("date"), (F.col("id") % 365).cast("int")).alias("day"))
+        F.date_add(F.lit("2026-01-01").cast("date"), (F.col("id") % 365).cast("int")).alias("day"),
+    )
     h = rewrite.row_hash(COLS)
-    return df.select("*", h.alias(rewrite.HASH_COL),
-                     (h.bitwiseAND(F.lit(rewrite.REHASH_EVERY - 1)) == 0).alias("rehashed")).cache()
+    return df.select(
+        "*", h.alias(rewrite.HASH_COL), (h.bitwiseAND(F.lit(rewrite.REHASH_EVERY - 1)) == 0).alias("rehashed")
+    ).cache()
 
 
 def read_side(df: DataFrame) -> rewrite.Checksum:

@@ -8,10 +8,10 @@ import shutil
 from collections.abc import Iterator
 
 import pytest
-
-from airflow_zorder.evaluation import sample_data
-from airflow_zorder.core.storage import faults
 from reliability_kit import BY_MODULE, FIGURES, ROWS, SEEDS, SOAK
+
+from airflow_zorder.core.storage import faults
+from airflow_zorder.evaluation import sample_data
 
 
 @pytest.fixture(scope="session")
@@ -41,6 +41,7 @@ def copy_table(sources, tmp_path):
 @pytest.fixture
 def raise_faults(monkeypatch) -> Iterator[callable]:
     """arm(point) makes ``fault_point(point)`` raise SimulatedCrash (the in-process stand-in for SIGKILL)."""
+
     def arm(spec: str | None, mode: str = "raise") -> None:
         faults.reset_fault_counters()
         if spec is None:
@@ -63,5 +64,13 @@ def pytest_terminal_summary(terminalreporter) -> None:
     path = os.environ.get("ZORDER_RELIABILITY_FIGURES")
     if path:
         with open(path, "w", encoding="utf-8") as fh:
-            json.dump({"soak": SOAK, "seeds": SEEDS, **{k: FIGURES[k] for k in keys},
-                       "by_module": {m: dict(c) for m, c in sorted(BY_MODULE.items())}}, fh, indent=1)
+            json.dump(
+                {
+                    "soak": SOAK,
+                    "seeds": SEEDS,
+                    **{k: FIGURES[k] for k in keys},
+                    "by_module": {m: dict(c) for m, c in sorted(BY_MODULE.items())},
+                },
+                fh,
+                indent=1,
+            )

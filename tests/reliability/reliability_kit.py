@@ -69,5 +69,3 @@ def journal_states(root: str) -> set[str]:
 def rng_for(*parts: object) -> random.Random:
     """A deterministic random generator per (test, seed): a failure names its seed and reproduces."""
     return random.Random("/".join(map(str, parts)))
-
-

@@ -12,14 +12,14 @@ from collections.abc import Callable, Iterator
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
-
-from airflow_zorder.core.storage import faults
-from spark_jobs import cluster_table, collect_stats
-from spark_jobs.cluster_table import ClusterOptions, run_cluster
-from spark_jobs.collect_stats import CollectOptions, run_collect
+from reliability_kit import COLUMNS, assert_same_rows, assert_untouched, journal_states, record
 from table_checks import read_table, row_multiset, visible_files
 
-from reliability_kit import COLUMNS, assert_same_rows, assert_untouched, journal_states, record
+from airflow_zorder.core.jobs.options import ClusterOptions, CollectOptions
+from airflow_zorder.core.storage import faults
+from spark_jobs.cluster_table import run_cluster
+from spark_jobs.stats_collection.errors import StatsCollectionError
+from spark_jobs.stats_collection.run import run_collect
 
 pytestmark = [pytest.mark.reliability, pytest.mark.spark]
 
@@ -60,18 +60,25 @@ def _write(path: str, table: pa.Table, **kw) -> None:
 # --------------------------------------------------------------------------- damaged files
 
 
-@pytest.mark.parametrize("damage,match", [
-    ("garbage", r"bad\.parquet(\. Could not read footer| is not a Parquet file\. Expected magic number)"),
-    ("truncated", r"Encountered error while reading file .*bad\.parquet\. Could not read footer"),
-    ("zero_bytes", r"bad\.parquet is not a Parquet file: it holds 0 bytes"),
-    ("not_parquet_name", r"bad\.csv is not a Parquet file \(no PAR1 footer\)"),
-])
+@pytest.mark.parametrize(
+    "damage,match",
+    [
+        ("garbage", r"bad\.parquet(\. Could not read footer| is not a Parquet file\. Expected magic number)"),
+        ("truncated", r"Encountered error while reading file .*bad\.parquet\. Could not read footer"),
+        ("zero_bytes", r"bad\.parquet is not a Parquet file: it holds 0 bytes"),
+        ("not_parquet_name", r"bad\.csv is not a Parquet file \(no PAR1 footer\)"),
+    ],
+)
 def test_damaged_file_is_named_and_table_untouched(spark, copy_table, damage, match):
     table = copy_table("partitioned")
     folder = os.path.join(table, "day=2026-01-02")
     good = open(os.path.join(folder, "part-00000.parquet"), "rb").read()
-    data = {"garbage": os.urandom(4096), "truncated": good[: len(good) // 2] + good[-8:], "zero_bytes": b"",
-            "not_parquet_name": b"a,b\n1,2\n" * 50}[damage]
+    data = {
+        "garbage": os.urandom(4096),
+        "truncated": good[: len(good) // 2] + good[-8:],
+        "zero_bytes": b"",
+        "not_parquet_name": b"a,b\n1,2\n" * 50,
+    }[damage]
     with open(os.path.join(folder, "bad.csv" if damage == "not_parquet_name" else "bad.parquet"), "wb") as fh:
         fh.write(data)
     _refused(spark, table, COLUMNS, match, damage)
@@ -95,18 +102,25 @@ def test_schema_evolution_new_column(spark, copy_table):
     """Files written before a column existed: their rows get nulls in it; identical to what readers saw."""
     table = copy_table("flat")
     rows = read_table(table).slice(0, 300)
-    _write(os.path.join(table, "with-new-column.parquet"),
-           rows.append_column("discount", pa.array([i * 0.5 for i in range(300)])))
+    _write(
+        os.path.join(table, "with-new-column.parquet"),
+        rows.append_column("discount", pa.array([i * 0.5 for i in range(300)])),
+    )
     # clustering on the new column itself (nulls first in the files that lack it)
     _ok(spark, table, ["discount", "user_id"], "cluster on the new column", num_files=3)
-    assert all("discount" in pq.read_schema(os.path.join(table, f)).names
-               for f in visible_files(table))  # every rewritten file carries it
+    assert all(
+        "discount" in pq.read_schema(os.path.join(table, f)).names for f in visible_files(table)
+    )  # every rewritten file carries it
 
 
 def test_all_null_constant_single_file_and_tiny_tables(spark, tmp_path):
     n = 3000
-    base = {"id": pa.array(range(n), pa.int64()), "nothing": pa.nulls(n, pa.int64()),
-            "same": pa.array([7] * n, pa.int32()), "word": pa.array(["x"] * n)}
+    base = {
+        "id": pa.array(range(n), pa.int64()),
+        "nothing": pa.nulls(n, pa.int64()),
+        "same": pa.array([7] * n, pa.int32()),
+        "word": pa.array(["x"] * n),
+    }
     t = str(tmp_path / "nulls")
     _write(os.path.join(t, "a.parquet"), pa.table(base).slice(0, 1500))
     _write(os.path.join(t, "b.parquet"), pa.table(base).slice(1500))
@@ -139,21 +153,31 @@ SPECIAL = ["São Paulo", "a/b", "x=y", "100%", "quote'\"#?&", " lead and trail "
 def _hive_escape(v: str | None) -> str:
     if v is None:
         return "__HIVE_DEFAULT_PARTITION__"
-    return "".join(f"%{ord(c):02X}" if c in '"#%\'*/:=?\\\x7f{[]^' or ord(c) < 32 else c for c in v)
+    return "".join(f"%{ord(c):02X}" if c in "\"#%'*/:=?\\\x7f{[]^" or ord(c) < 32 else c for c in v)
 
 
 def test_partition_values_with_special_characters(spark, tmp_path):
     table = str(tmp_path / "special")
     for i, v in enumerate(SPECIAL):
-        rows = pa.table({"id": pa.array(range(i * 500, i * 500 + 500), pa.int64()),
-                         "v": pa.array([float(j % 37) for j in range(500)])})
+        rows = pa.table(
+            {
+                "id": pa.array(range(i * 500, i * 500 + 500), pa.int64()),
+                "v": pa.array([float(j % 37) for j in range(500)]),
+            }
+        )
         for k in range(2):
             _write(os.path.join(table, f"city={_hive_escape(v)}", f"part-{k}.parquet"), rows.slice(k * 250, 250))
     result = _ok(spark, table, ["v", "id"], "special partition values", num_files=1)
     assert len(result["partitions"]) == len(SPECIAL)
     # a partition can be named as on disk (escaped) or by its value
-    again = _ok(spark, table, ["id"], "select special partitions", num_files=2,
-                partitions=["city=S%C3%A3o Paulo", "city=São Paulo", "city=a%2Fb", "city=x%3Dy"])
+    again = _ok(
+        spark,
+        table,
+        ["id"],
+        "select special partitions",
+        num_files=2,
+        partitions=["city=S%C3%A3o Paulo", "city=São Paulo", "city=a%2Fb", "city=x%3Dy"],
+    )
     assert sorted(p["partition"] for p in again["partitions"]) == ["city=São Paulo", "city=a%2Fb", "city=x%3Dy"]
 
 
@@ -161,8 +185,12 @@ def test_very_long_strings(spark, tmp_path):
     table = str(tmp_path / "long")
     prefix = "p" * 100_000
     n = 600
-    rows = pa.table({"id": pa.array(range(n), pa.int64()),
-                     "s": pa.array([prefix + f"{(i * 7919) % n:06d}" if i % 3 else f"{i}" * (i % 50) for i in range(n)])})
+    rows = pa.table(
+        {
+            "id": pa.array(range(n), pa.int64()),
+            "s": pa.array([prefix + f"{(i * 7919) % n:06d}" if i % 3 else f"{i}" * (i % 50) for i in range(n)]),
+        }
+    )
     for k in range(3):
         _write(os.path.join(table, f"f{k}.parquet"), rows.slice(k * 200, 200))
     _ok(spark, table, ["s", "id"], "very long strings", num_files=4)
@@ -172,9 +200,13 @@ def test_nan_infinities_and_signed_zero(spark, tmp_path):
     table = str(tmp_path / "floats")
     special = [math.nan, math.inf, -math.inf, -0.0, 0.0, None, 1e308, -1e-308, 5e-324]
     vals = [special[i % len(special)] if i % 4 == 0 else (i * 0.37) % 11 - 5 for i in range(4000)]
-    rows = pa.table({"x": pa.array(vals, pa.float64()), "y": pa.array([float(v) if v is not None else None
-                                                                         for v in vals], pa.float32()),
-                     "id": pa.array(range(4000), pa.int64())})
+    rows = pa.table(
+        {
+            "x": pa.array(vals, pa.float64()),
+            "y": pa.array([float(v) if v is not None else None for v in vals], pa.float32()),
+            "id": pa.array(range(4000), pa.int64()),
+        }
+    )
     for k in range(4):
         _write(os.path.join(table, f"f{k}.parquet"), rows.slice(k * 1000, 1000))
     _ok(spark, table, ["x", "y"], "NaN, infinities, -0.0", num_files=4, curve="hilbert")
@@ -186,12 +218,16 @@ def test_time_zones(spark, tmp_path):
     n = 3000
     start = dt.datetime(2026, 3, 29, 0, 30)  # spans the EU daylight-saving switch (01:00 UTC)
     wall = [start + dt.timedelta(minutes=7 * i) for i in range(n)]
-    rows = pa.table({
-        "at_ny": pa.array([w.replace(tzinfo=dt.UTC) for w in wall], pa.timestamp("us", tz="America/New_York")),
-        "at_berlin": pa.array([w.replace(tzinfo=dt.UTC) for w in reversed(wall)], pa.timestamp("ms", tz="Europe/Berlin")),
-        "wall": pa.array(wall, pa.timestamp("us")),
-        "day": pa.array([w.date() for w in wall], pa.date32()),
-    })
+    rows = pa.table(
+        {
+            "at_ny": pa.array([w.replace(tzinfo=dt.UTC) for w in wall], pa.timestamp("us", tz="America/New_York")),
+            "at_berlin": pa.array(
+                [w.replace(tzinfo=dt.UTC) for w in reversed(wall)], pa.timestamp("ms", tz="Europe/Berlin")
+            ),
+            "wall": pa.array(wall, pa.timestamp("us")),
+            "day": pa.array([w.date() for w in wall], pa.date32()),
+        }
+    )
     for k in range(3):
         _write(os.path.join(table, f"f{k}.parquet"), rows.slice(k * 1000, 1000))
     old = spark.conf.get("spark.sql.session.timeZone")
@@ -207,8 +243,9 @@ def test_time_zones(spark, tmp_path):
 def test_nanosecond_timestamps(spark, tmp_path):
     """pyarrow writes TIMESTAMP(NANOS) by default; Spark cannot read it: refused, naming the type."""
     table = str(tmp_path / "nanos")
-    rows = pa.table({"id": pa.array(range(100), pa.int64()),
-                     "t": pa.array(range(0, 100_000, 1000), pa.timestamp("ns"))})
+    rows = pa.table(
+        {"id": pa.array(range(100), pa.int64()), "t": pa.array(range(0, 100_000, 1000), pa.timestamp("ns"))}
+    )
     _write(os.path.join(table, "f.parquet"), rows)
     _refused(spark, table, ["id"], r"TIMESTAMP\(NANOS", "nanosecond timestamps")
 
@@ -218,46 +255,61 @@ def test_nanosecond_timestamps(spark, tmp_path):
 
 def test_unknown_partition_and_nested_columns_are_refused(spark, copy_table, tmp_path):
     table = copy_table("partitioned")
-    _refused(spark, table, ["user_id", "no_such"], r"unknown column 'no_such'; the table's columns are: .*user_id",
-             "unknown column")
+    _refused(
+        spark,
+        table,
+        ["user_id", "no_such"],
+        r"unknown column 'no_such'; the table's columns are: .*user_id",
+        "unknown column",
+    )
     _refused(spark, table, ["day"], r"'day' is a partition column", "partition column")
     _refused(spark, table, ["user_id", "USER_ID"], r"clustering columns repeat", "repeated column")
-    _refused(spark, table, COLUMNS, r"partition 'day=2099-01-01' not found", "unknown partition",
-             partitions=["day=2099-01-01"])
+    _refused(
+        spark,
+        table,
+        COLUMNS,
+        r"partition 'day=2099-01-01' not found",
+        "unknown partition",
+        partitions=["day=2099-01-01"],
+    )
     nested = str(tmp_path / "nested")
     _write(os.path.join(nested, "f.parquet"), pa.table({"m": [{"a": 1}, {"a": 2}], "id": [1, 2]}))
     _refused(spark, nested, ["m"], r"'m'.*struct", "struct column")
-    with pytest.raises(collect_stats.StatsCollectionError, match="unknown column 'nope'"):
+    with pytest.raises(StatsCollectionError, match="unknown column 'nope'"):
         run_collect(spark, CollectOptions(table=table, columns=["nope"]))
     record(cases=1)
 
 
-@pytest.mark.parametrize("job,args,match", [
-    ("cluster", ["--num-files", "abc"], "argument --num-files: invalid int value: 'abc'"),
-    ("cluster", ["--num-files", "0"], "--num-files must be at least 1, got 0"),
-    ("cluster", ["--target-file-size", "banana"], "--target-file-size: cannot read size 'banana'"),
-    ("cluster", ["--target-file-size", "0"], "--target-file-size: size must be positive"),
-    ("cluster", ["--curve", "spiral"], "argument --curve: invalid choice: 'spiral'"),
-    ("cluster", ["--salt-bits", "99"], "--salt-bits must be between 0 and 32, got 99"),
-    ("cluster", ["--num-ranges", "0"], "--num-ranges must be between 1 and 2\\*\\*31, got 0"),
-    ("cluster", ["--lock-ttl", "0"], "--lock-ttl must be at least 1 second"),
-    ("cluster", ["--retention-hours", "-1"], "--retention-hours must be a number of hours >= 0"),
-    ("cluster", ["--retention-hours", "nan"], "--retention-hours must be a number of hours >= 0"),
-    ("cluster", ["--partitions", "[\"day=1\""], "--partitions: cannot read"),
-    ("cluster", ["--columns", " , "], "--columns is required"),
-    ("cluster", ["--action", "explode"], "argument --action: invalid choice"),
-    ("stats", ["--method", "fast"], "argument --method: invalid choice: 'fast'"),
-    ("stats", ["--keep-snapshots", "-1"], "--keep-snapshots must be >= 1"),
-    ("stats", ["--parallelism", "0"], "--parallelism must be at least 1"),
-])
+@pytest.mark.parametrize(
+    "job,args,match",
+    [
+        ("cluster", ["--num-files", "abc"], "argument --num-files: invalid int value: 'abc'"),
+        ("cluster", ["--num-files", "0"], "--num-files must be at least 1, got 0"),
+        ("cluster", ["--target-file-size", "banana"], "--target-file-size: cannot read size 'banana'"),
+        ("cluster", ["--target-file-size", "0"], "--target-file-size: size must be positive"),
+        ("cluster", ["--curve", "spiral"], "argument --curve: invalid choice: 'spiral'"),
+        ("cluster", ["--salt-bits", "99"], "--salt-bits must be between 0 and 32, got 99"),
+        ("cluster", ["--num-ranges", "0"], "--num-ranges must be between 1 and 2\\*\\*31, got 0"),
+        ("cluster", ["--lock-ttl", "0"], "--lock-ttl must be at least 1 second"),
+        ("cluster", ["--retention-hours", "-1"], "--retention-hours must be a number of hours >= 0"),
+        ("cluster", ["--retention-hours", "nan"], "--retention-hours must be a number of hours >= 0"),
+        ("cluster", ["--partitions", '["day=1"'], "--partitions: cannot read"),
+        ("cluster", ["--columns", " , "], "--columns is required"),
+        ("cluster", ["--action", "explode"], "argument --action: invalid choice"),
+        ("stats", ["--method", "fast"], "argument --method: invalid choice: 'fast'"),
+        ("stats", ["--keep-snapshots", "-1"], "--keep-snapshots must be >= 1"),
+        ("stats", ["--parallelism", "0"], "--parallelism must be at least 1"),
+    ],
+)
 def test_wrong_argument_values_fail_before_spark_starts(job, args, match, capsys):
     """Exit code 2 and a message naming the flag, from argument parsing (no SparkSession is started)."""
     argv = ["--table", "/nowhere"] + (["--columns", "a"] if job == "cluster" and "--columns" not in args else []) + args
-    parse = cluster_table.parse_args if job == "cluster" else collect_stats.parse_args
+    parse = ClusterOptions.from_args if job == "cluster" else CollectOptions.from_args
     with pytest.raises(SystemExit) as exit_:
         parse(argv)
     assert exit_.value.code == 2
     import re
+
     assert re.search(match, capsys.readouterr().err), capsys.readouterr().err
     record(cases=1)
 
@@ -267,8 +319,10 @@ def test_wrong_argument_values_fail_before_spark_starts(job, args, match, capsys
 
 def _mount_tmpfs(path: str, size: str) -> bool:
     os.makedirs(path, exist_ok=True)
-    return subprocess.run(["mount", "-t", "tmpfs", "-o", f"size={size}", "tmpfs", path],
-                          capture_output=True).returncode == 0
+    return (
+        subprocess.run(["mount", "-t", "tmpfs", "-o", f"size={size}", "tmpfs", path], capture_output=True).returncode
+        == 0
+    )
 
 
 @pytest.fixture
@@ -300,8 +354,15 @@ def test_full_disk_during_the_rewrite(spark, sources, tmp_path, mounts):
         pytest.skip("cannot mount a small tmpfs here (not root); test_enospc_at_the_commit_record injects ENOSPC")
     table = os.path.join(disk, "t")
     shutil.copytree(sources["flat"], table)
-    msg = _refused(spark, table, COLUMNS, r"rewriting table .* failed: .*No space left on device.*Nothing in the "
-                   r"table was changed", "full disk", num_files=2)
+    msg = _refused(
+        spark,
+        table,
+        COLUMNS,
+        r"rewriting table .* failed: .*No space left on device.*Nothing in the "
+        r"table was changed",
+        "full disk",
+        num_files=2,
+    )
     assert "An error occurred while calling" not in msg and len(msg) < 3000, msg
     # the next run, once there is room again, works (the failed run left nothing to recover)
     subprocess.run(["mount", "-o", f"remount,size={size * 3}", disk], check=True)
@@ -314,8 +375,15 @@ def test_enospc_at_the_commit_record(spark, copy_table, monkeypatch):
     faults.reset_fault_counters()
     monkeypatch.setenv(faults.FAULT_ENV, "before_commit_record")
     monkeypatch.setenv(faults.FAULT_MODE_ENV, "enospc")
-    _refused(spark, table, COLUMNS, r"could not record the commit of run .*No space left on device.*Nothing in "
-             r"the table was changed", "ENOSPC at the commit record", num_files=2)
+    _refused(
+        spark,
+        table,
+        COLUMNS,
+        r"could not record the commit of run .*No space left on device.*Nothing in "
+        r"the table was changed",
+        "ENOSPC at the commit record",
+        num_files=2,
+    )
     assert journal_states(table) == {"rolled_back"}
     monkeypatch.delenv(faults.FAULT_ENV)
     _ok(spark, table, COLUMNS, "rerun after ENOSPC at the commit record", num_files=2)
@@ -335,8 +403,16 @@ def test_unwritable_table_and_stats_location(spark, sources, tmp_path, mounts):
         shutil.copytree(sources["flat"], table)
         for d, _, _ in os.walk(table):
             os.chmod(d, 0o555)
-    _refused(spark, table, COLUMNS, r"(Read-only file system|Permission denied|not writable|cannot write).*"
-             + os.path.basename(table) + "|" + table, "read-only table")
+    _refused(
+        spark,
+        table,
+        COLUMNS,
+        r"(Read-only file system|Permission denied|not writable|cannot write).*"
+        + os.path.basename(table)
+        + "|"
+        + table,
+        "read-only table",
+    )
     with pytest.raises(Exception, match=r"cannot write|not writable|Read-only|Permission denied"):
         run_collect(spark, CollectOptions(table=table))
     record(cases=1)

@@ -11,18 +11,17 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 import pytest
-
-from airflow_zorder.core.storage import commit as commit_mod
-from airflow_zorder.core.storage.filesystems import LocalFileSystem
-from airflow_zorder.core.storage import lock as lock_mod
-from airflow_zorder.core.storage.lock import LockInfo, TableLock, TableLockedError, lock_path
-from spark_jobs import cluster_table
-from spark_jobs.cluster_table import ClusterOptions, run_cluster
-from spark_jobs.collect_stats import CollectOptions, run_collect
+from reliability_kit import COLUMNS, SEEDS, SOAK, assert_same_rows, assert_untouched, journal_states, record, rng_for
 from table_checks import read_table, row_multiset, spark_submit, stats_consistent, visible_files
 
-from reliability_kit import (COLUMNS, SEEDS, SOAK, assert_same_rows, assert_untouched, journal_states, record,
-                             rng_for)
+from airflow_zorder.core.jobs.options import ClusterOptions, CollectOptions
+from airflow_zorder.core.storage import commit as commit_mod
+from airflow_zorder.core.storage import lock as lock_mod
+from airflow_zorder.core.storage.filesystems import LocalFileSystem
+from airflow_zorder.core.storage.lock import LockInfo, TableLock, TableLockedError, lock_path
+from spark_jobs import cluster_table
+from spark_jobs.cluster_table import run_cluster
+from spark_jobs.stats_collection.run import run_collect
 
 pytestmark = [pytest.mark.reliability, pytest.mark.spark]
 
@@ -36,6 +35,7 @@ def _cluster(spark, table: str, **kw):
 @pytest.fixture
 def at_point(monkeypatch):
     """at_point(spec, action): run ``action()`` when the job reaches fault point ``spec`` ("name" or "name:k")."""
+
     def arm(spec: str, action) -> list:
         name, _, k = spec.partition(":")
         k = int(k or 1)
@@ -74,11 +74,11 @@ def test_appends_during_clustering_are_kept(spark, copy_table, at_point, seed):
         if "day" in full.column_names:  # rows like those of day=2026-01-03, appended to that partition
             extra = full.filter(pc.equal(full["day"].cast(pa.string()), "2026-01-03")).slice(0, 50)
             target = os.path.join(table, "day=2026-01-03", "appended-by-another-writer.parquet")
-            at_point(point, lambda: pq.write_table(extra.drop(["day"]), target))
+            at_point(point, lambda extra=extra, target=target: pq.write_table(extra.drop(["day"]), target))
         else:
             extra = full.slice(0, 50)
             target = os.path.join(table, "appended-by-another-writer.parquet")
-            at_point(point, lambda: pq.write_table(extra, target))
+            at_point(point, lambda extra=extra, target=target: pq.write_table(extra, target))
         result = _cluster(spark, table)
         assert result["status"] == "clustered", point
         record(cases=1)
@@ -94,7 +94,7 @@ def test_input_rewritten_by_another_writer_aborts_the_commit(spark, copy_table, 
         table = copy_table("flat")
         victim = os.path.join(table, "part-00002.parquet")
 
-        def other_writer():
+        def other_writer(how=how, victim=victim, table=table):
             if how == "deleted":
                 os.remove(victim)
             else:
@@ -103,8 +103,10 @@ def test_input_rewritten_by_another_writer_aborts_the_commit(spark, copy_table, 
 
         fired = at_point("after_stage", other_writer)
         detail = "deleted" if how == "deleted" else "size"
-        with pytest.raises(commit_mod.ConcurrentModificationError,
-                           match=rf"changed since run .* modified or deleted: \S*part-00002\.parquet \({detail}"):
+        with pytest.raises(
+            commit_mod.ConcurrentModificationError,
+            match=rf"changed since run .* modified or deleted: \S*part-00002\.parquet \({detail}",
+        ):
             _cluster(spark, table)
         record(cases=1)
         assert_untouched(fired[0], table)  # exactly what the other writer left
@@ -137,8 +139,10 @@ def test_two_spark_submits_at_once(spark, copy_table):
     """Two real clustering jobs started together: one clusters, the other is refused (or runs after it)."""
     table = copy_table("partitioned")
     before = row_multiset(table)
-    procs = [spark_submit("cluster_table", "--table", table, "--columns", ",".join(COLUMNS), "--num-files", "2",
-                          popen=True) for _ in range(2)]
+    procs = [
+        spark_submit("cluster_table", "--table", table, "--columns", ",".join(COLUMNS), "--num-files", "2", popen=True)
+        for _ in range(2)
+    ]
     outs = [p.communicate(timeout=600)[0] for p in procs]
     codes = [p.returncode for p in procs]
     record(cases=1)
@@ -175,8 +179,17 @@ def test_stats_run_during_clustering(spark, copy_table, at_point):
 
 def _write_lock(table: str, **kw) -> str:
     now = time.time()
-    info = dict(run_id="someone-else", host="other-host", pid=4242, acquired_at=now, heartbeat_at=now, ttl_s=600.0,
-                token="t", host_id="other", proc_start=None)
+    info = dict(
+        run_id="someone-else",
+        host="other-host",
+        pid=4242,
+        acquired_at=now,
+        heartbeat_at=now,
+        ttl_s=600.0,
+        token="t",
+        host_id="other",
+        proc_start=None,
+    )
     info.update(kw)
     os.makedirs(os.path.join(table, "_zorder"), exist_ok=True)
     path = lock_path(table)

@@ -8,11 +8,10 @@ import time
 
 import pytest
 from airflow.sdk.exceptions import AirflowException
-
-from airflow_zorder.operators import SparkClusterTableOperator, SparkCollectFileStatsOperator
+from reliability_kit import record
 from table_checks import visible_files
 
-from reliability_kit import record
+from airflow_zorder.operators import SparkClusterTableOperator, SparkCollectFileStatsOperator
 
 pytestmark = [pytest.mark.reliability]
 
@@ -36,8 +35,10 @@ def test_missing_connection_fails_naming_it(op_class, copy_table, monkeypatch):
     record(cases=1)
 
 
-@pytest.mark.parametrize("master", ["spark://127.0.0.1:{port}", "spark://127.0.0.1:{port},127.0.0.1:{port2}",
-                                    "spark://no-such-host.invalid:7077"])
+@pytest.mark.parametrize(
+    "master",
+    ["spark://127.0.0.1:{port}", "spark://127.0.0.1:{port},127.0.0.1:{port2}", "spark://no-such-host.invalid:7077"],
+)
 def test_unreachable_master_fails_fast_naming_it(master, copy_table, monkeypatch):
     """A standalone master that accepts no connection: spark-submit would retry for minutes; we fail at once."""
     table = copy_table("flat")
@@ -46,8 +47,11 @@ def test_unreachable_master_fails_fast_naming_it(master, copy_table, monkeypatch
     monkeypatch.setenv("AIRFLOW_CONN_SPARK_DEAD", f'{{"conn_type": "spark", "host": "{url}"}}')
     op = SparkClusterTableOperator(task_id="c", table=table, columns="user_id", conn_id="spark_dead")
     started = time.time()
-    with pytest.raises(AirflowException, match=rf"Spark master {url} of connection 'spark_dead' is unreachable "
-                                               r"\(.*(refused|resolve|not known|name resolution).*nothing was submitted"):
+    with pytest.raises(
+        AirflowException,
+        match=rf"Spark master {url} of connection 'spark_dead' is unreachable "
+        r"\(.*(refused|resolve|not known|name resolution).*nothing was submitted",
+    ):
         op.execute({})
     assert time.time() - started < 30
     assert op._hook is None and visible_files(table) == files
@@ -58,7 +62,9 @@ def test_master_as_host_and_port_fields(monkeypatch, copy_table):
     """The connection's host and port fields (not a URL in host) are checked the same way."""
     table = copy_table("flat")
     port = _closed_port()
-    monkeypatch.setenv("AIRFLOW_CONN_SPARK_DEAD2", f'{{"conn_type": "spark", "host": "spark://127.0.0.1", "port": {port}}}')
+    monkeypatch.setenv(
+        "AIRFLOW_CONN_SPARK_DEAD2", f'{{"conn_type": "spark", "host": "spark://127.0.0.1", "port": {port}}}'
+    )
     op = SparkCollectFileStatsOperator(task_id="s", table=table, conn_id="spark_dead2")
     with pytest.raises(AirflowException, match=f"Spark master spark://127.0.0.1:{port} of connection 'spark_dead2'"):
         op.execute({})

@@ -17,15 +17,15 @@ import time
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
-
-from airflow_zorder.core.storage import faults
-from airflow_zorder.core.stats import stats_store
-from airflow_zorder.core.storage.faults import SimulatedCrash
-from spark_jobs.cluster_table import ClusterOptions, run_action, run_cluster
-from spark_jobs.collect_stats import CollectOptions, run_collect
+from reliability_kit import COLUMNS, SEEDS, SOAK, assert_same_rows, journal_states, record, rng_for
 from table_checks import read_table, row_multiset, spark_submit, stats_consistent, visible_files
 
-from reliability_kit import COLUMNS, SEEDS, SOAK, assert_same_rows, journal_states, record, rng_for
+from airflow_zorder.core.jobs.options import ClusterOptions, CollectOptions
+from airflow_zorder.core.stats import stats_store
+from airflow_zorder.core.storage import faults
+from airflow_zorder.core.storage.faults import SimulatedCrash
+from spark_jobs.cluster_table import run_action, run_cluster
+from spark_jobs.stats_collection.run import run_collect
 
 pytestmark = [pytest.mark.reliability, pytest.mark.spark]
 
@@ -60,8 +60,15 @@ def _cases(seed: int) -> list[tuple[str, str, str | None, str]]:
     # the fast part recovers with --action recover (cheap); a rerun re-clusters after recovering (soak: random)
     how = lambda: r.choice(["rerun", "recover"]) if SOAK else "recover"  # noqa: E731
     out = []
-    for point in ("after_begin", "after_stage", "before_commit_record", "after_commit_record", "mid_swap",
-                  "after_swap", "before_done"):
+    for point in (
+        "after_begin",
+        "after_stage",
+        "before_commit_record",
+        "after_commit_record",
+        "mid_swap",
+        "after_swap",
+        "before_done",
+    ):
         lay = layout()
         spec = f"mid_swap:{r.randint(1, MOVES[lay])}" if point == "mid_swap" else point
         out.append((lay, spec, None, how()))
@@ -106,7 +113,8 @@ def test_cluster_killed_at_every_phase_then_recovered(spark, copy_table, raise_f
             result = run_action(spark, ClusterOptions(table=table, columns=[], retention_hours=0), "cleanup")
             assert result["status"] == "cleaned", what
             assert not os.path.exists(os.path.join(table, "_zorder", "trash")) or not os.listdir(
-                os.path.join(table, "_zorder", "trash")), what
+                os.path.join(table, "_zorder", "trash")
+            ), what
         _check_finished(spark, table, before, what)
 
 
@@ -164,9 +172,11 @@ def test_catalog_table_killed_mid_switch_then_recovered(spark, sources, tmp_path
         shutil.copytree(sources["partitioned"], loc)
         name = f"rel_events_{seed}_{i}"
         spark.sql(f"DROP TABLE IF EXISTS {name}")
-        spark.sql(f"CREATE TABLE {name} (event_id BIGINT, user_id BIGINT, product_id INT, event_time TIMESTAMP_NTZ, "
-                  f"country STRING, amount DECIMAL(12,2), score DOUBLE, day STRING) USING parquet "
-                  f"PARTITIONED BY (day) LOCATION '{loc}'")
+        spark.sql(
+            f"CREATE TABLE {name} (event_id BIGINT, user_id BIGINT, product_id INT, event_time TIMESTAMP_NTZ, "
+            f"country STRING, amount DECIMAL(12,2), score DOUBLE, day STRING) USING parquet "
+            f"PARTITIONED BY (day) LOCATION '{loc}'"
+        )
         spark.sql(f"MSCK REPAIR TABLE {name}")
         before = row_multiset(spark.table(name).toArrow())
         raise_faults(fault)
@@ -220,7 +230,8 @@ def _real_kills(seed: int) -> list[tuple[str, str | None, float | None]]:
     if not SOAK:  # fast: one kill on the log line of the first staged partition (tests/integration kills at points)
         return [("partitioned", None, None)]
     return [(r.choice(["partitioned", "flat"]), None, r.uniform(10.0, 30.0)) for _ in range(3)] + [
-        ("flat", f"mid_swap:{r.randint(1, MOVES['flat'])}", None)]
+        ("flat", f"mid_swap:{r.randint(1, MOVES['flat'])}", None)
+    ]
 
 
 @pytest.mark.parametrize("seed", SEEDS)
@@ -229,10 +240,20 @@ def test_spark_submit_sigkilled_then_recovered(spark, copy_table, seed):
         table = copy_table(layout)
         before = row_multiset(table)
         what = f"seed {seed}: spark-submit on {layout} killed " + (
-            f"at {fault}" if fault else f"after {delay:.1f}s" if delay else "after its first staged partition")
+            f"at {fault}" if fault else f"after {delay:.1f}s" if delay else "after its first staged partition"
+        )
         env = {faults.FAULT_ENV: fault} if fault else None
-        proc = spark_submit("cluster_table", "--table", table, "--columns", ",".join(COLUMNS),
-                            "--num-files", str(NUM_FILES), env=env, popen=True)
+        proc = spark_submit(
+            "cluster_table",
+            "--table",
+            table,
+            "--columns",
+            ",".join(COLUMNS),
+            "--num-files",
+            str(NUM_FILES),
+            env=env,
+            popen=True,
+        )
         started, out = time.time(), []
         if fault:
             out.append(proc.communicate(timeout=600)[0])

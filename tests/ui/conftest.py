@@ -11,8 +11,11 @@ from ui_stores import PASSWORD, USER, VIEWER, VIEWER_PASSWORD, Store, build_even
 @pytest.fixture(scope="module")
 def stores(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Store]:
     root = tmp_path_factory.mktemp("ui-stores")
-    return {"events": build_events_store(root), "orders": build_orders_store(root),
-            "missing": Store(str(root / "lake" / "never-collected"), "", [], [], None)}
+    return {
+        "events": build_events_store(root),
+        "orders": build_orders_store(root),
+        "missing": Store(str(root / "lake" / "never-collected"), "", [], [], None),
+    }
 
 
 @pytest.fixture(scope="module")

@@ -11,7 +11,7 @@ import pytest
 from airflow_zorder.plugins import charts
 
 NS = {"s": "http://www.w3.org/2000/svg"}
-T = dt.datetime(2026, 1, 1, tzinfo=dt.timezone.utc)
+T = dt.datetime(2026, 1, 1, tzinfo=dt.UTC)
 
 
 def svg(text: str) -> ET.Element:
@@ -30,8 +30,11 @@ def test_nice_ticks_cover_the_range_in_round_steps(lo, hi):
 
 
 def test_line_chart_points_markers_and_gaps():
-    s = charts.Series("a<b", [(T, 2.0), (T + dt.timedelta(days=1), None), (T + dt.timedelta(days=2), 1.0),
-                              (T + dt.timedelta(days=3), 1.5)], ids=["1", "2", "3", "4"])
+    s = charts.Series(
+        "a<b",
+        [(T, 2.0), (T + dt.timedelta(days=1), None), (T + dt.timedelta(days=2), 1.0), (T + dt.timedelta(days=3), 1.5)],
+        ids=["1", "2", "3", "4"],
+    )
     m = charts.Marker(T + dt.timedelta(hours=36), "re-clustered", kind="cluster")
     root = svg(charts.line_chart([s], markers=[m], refs=[charts.RefLine(1.0, "ideal")], title="t & t"))
     points = root.findall(".//s:circle", NS)

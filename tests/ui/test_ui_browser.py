@@ -30,9 +30,11 @@ from airflow_zorder.plugins.urls import table_health_url
 
 pytestmark = [
     pytest.mark.slow,
-    pytest.mark.skipif(not Path(CHROMIUM).exists(),
-                       reason=f"{CHROMIUM} is missing: install Debian's chromium (apt-get install -y chromium); "
-                              ".ci/run does that in CI"),
+    pytest.mark.skipif(
+        not Path(CHROMIUM).exists(),
+        reason=f"{CHROMIUM} is missing: install Debian's chromium (apt-get install -y chromium); "
+        ".ci/run does that in CI",
+    ),
 ]
 
 REPO = Path(__file__).resolve().parents[2]
@@ -51,14 +53,36 @@ def server(airflow_db, stores, auth_env, tmp_path_factory) -> Iterator[str]:
     """``airflow api-server`` on the session's Airflow home and metadata DB; yields its base URL."""
     port = _free_port()
     base = f"http://127.0.0.1:{port}"
-    env = {**os.environ, **auth_env, "AIRFLOW__ZORDER__TABLES": tables_option(stores),
-           "AIRFLOW__API_AUTH__JWT_SECRET": secrets.token_hex(32), "AIRFLOW__API__BASE_URL": base}
+    env = {
+        **os.environ,
+        **auth_env,
+        "AIRFLOW__ZORDER__TABLES": tables_option(stores),
+        "AIRFLOW__API_AUTH__JWT_SECRET": secrets.token_hex(32),
+        "AIRFLOW__API__BASE_URL": base,
+    }
     log_path = tmp_path_factory.mktemp("api-server") / "api-server.log"
     with open(log_path, "wb") as log:
         proc = subprocess.Popen(
-            [sys.executable, "-m", "airflow", "api-server", "--host", "127.0.0.1", "--port", str(port),
-             "--apps", "core", "--workers", "1"],
-            env=env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True, cwd=log_path.parent)
+            [
+                sys.executable,
+                "-m",
+                "airflow",
+                "api-server",
+                "--host",
+                "127.0.0.1",
+                "--port",
+                str(port),
+                "--apps",
+                "core",
+                "--workers",
+                "1",
+            ],
+            env=env,
+            stdout=log,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
+            cwd=log_path.parent,
+        )
     try:
         deadline = time.monotonic() + START_TIMEOUT_S
         while True:
@@ -148,10 +172,13 @@ def test_pages_show_the_tables_numbers_and_charts(server, browser, stores):
     assert browser.evaluate(f"document.querySelectorAll('{chart} circle.point').length") == 2 * len(ev.snapshot_ids)
     assert browser.evaluate(f"document.querySelectorAll('{chart} g.marker.cluster').length") == 1
     assert browser.evaluate(f"document.querySelector('{chart} g.marker.cluster title').textContent").startswith(
-        "re-clustered")
-    bars = browser.evaluate("Array.from(document.querySelectorAll('#histograms svg rect.bar'))"
-                            ".map(r => [r.closest('.histogram').dataset.column, +r.dataset.value,"
-                            " r.getBoundingClientRect().height])")
+        "re-clustered"
+    )
+    bars = browser.evaluate(
+        "Array.from(document.querySelectorAll('#histograms svg rect.bar'))"
+        ".map(r => [r.closest('.histogram').dataset.column, +r.dataset.value,"
+        " r.getBoundingClientRect().height])"
+    )
     assert {c for c, _, _ in bars} == {"x", "y"}
     assert sum(v for c, v, _ in bars if c == "x") == want["num_files"]
     assert all(h > 0 for _, v, h in bars if v > 0)  # drawn, not just present
@@ -170,9 +197,13 @@ def test_the_pages_are_in_airflows_navigation(server, browser, stores):
     assert frames == [server + "/zorder/"]
     tables: list[str] = []
     while time.monotonic() < deadline and not tables:  # the framed page loads with the session cookie
-        tables = browser.evaluate(
-            "(() => { const d = document.querySelector('iframe').contentDocument;"
-            " return d ? Array.from(d.querySelectorAll('tr.table-row')).map(r => r.dataset.table) : [] })()") or []
+        tables = (
+            browser.evaluate(
+                "(() => { const d = document.querySelector('iframe').contentDocument;"
+                " return d ? Array.from(d.querySelectorAll('tr.table-row')).map(r => r.dataset.table) : [] })()"
+            )
+            or []
+        )
         time.sleep(0.25)
     assert {s.table for s in stores.values()} <= set(tables)
     browser.screenshot(SHOTS / "airflow-ui-table-health.png", full_page=False)

@@ -18,15 +18,24 @@ from urllib.parse import quote
 
 import pytest
 from fastapi.testclient import TestClient
+from htmlq import Element, num, parse
+from ui_stores import (
+    PASSWORD,
+    USER,
+    VIEWER,
+    VIEWER_PASSWORD,
+    Store,
+    build_events_store,
+    build_orders_store,
+    tables_option,
+)
 
-from airflow_zorder.core.policy import recluster_policy, metrics
-from airflow_zorder.core.stats import stats_schema, stats_store
+from airflow_zorder.core.policy import metrics, recluster_policy
+from airflow_zorder.core.policy.formatting import format_percent
+from airflow_zorder.core.stats import stats_store
 from airflow_zorder.hooks.file_stats import FileStatsHook
 from airflow_zorder.plugins import discovery, page_data, urls
-from airflow_zorder.plugins.app import fmt_pct, fmt_ratio
-from htmlq import Element, num, parse
-from ui_stores import (PASSWORD, USER, VIEWER, VIEWER_PASSWORD, Store, build_events_store, build_orders_store,
-                       tables_option)
+from airflow_zorder.plugins.rendering import fmt_ratio
 
 
 @pytest.fixture(scope="module")
@@ -139,7 +148,7 @@ def test_index_shows_every_table_with_the_core_numbers(api, auth, stores):
         wc = want["columns"][want["worst_column"]]
         for field in ("partition_fraction", "partition_ideal_fraction", "average_depth"):
             assert num(got[field].attrs["data-value"]) == pytest.approx(wc[field], rel=1e-12), (key, field)
-        assert got["partition_fraction"].text == fmt_pct(wc["partition_fraction"])
+        assert got["partition_fraction"].text == format_percent(wc["partition_fraction"])
         # files read / ideal within partitions is the headline
         assert wc["partition_fraction"] / wc["partition_ideal_fraction"] == pytest.approx(want["headline"])
         assert num(got["headline"].attrs["data-value"]) == pytest.approx(want["headline"], rel=1e-12)
@@ -153,8 +162,7 @@ def test_index_shows_every_table_with_the_core_numbers(api, auth, stores):
     orders = stores["orders"]
     got = cells(rows[orders.table])
     assert int(got["total_bytes"].attrs["data-value"]) == sum(1000 + 10 * i for i in range(12))
-    clu = metrics.table_clustering(stats_schema.to_footer_stats(stats_store.load_latest(orders.location)),
-                                   ["customer_id", "order_day"])
+    clu = metrics.table_clustering(stats_store.load_latest(orders.location), ["customer_id", "order_day"])
     assert num(got["headline"].attrs["data-value"]) == pytest.approx(clu["headline"], rel=1e-12)
     assert got["decision"].text == "recluster"  # 12 nested files on 2 columns: ~3.4x the ideal 29%
     # events: re-clustered at cluster_at, the latest snapshot is younger than the default max_stats_age
@@ -194,16 +202,27 @@ def test_table_page_numbers_charts_and_partitions_match_the_core(api, auth, stor
     rows = {e.attrs["data-column"]: cells(e) for e in doc.find_all("tr", class_="column-row")}
     assert list(rows) == cols
     for c in cols:
-        for field in ("expected_fraction", "ideal_fraction", "ratio_to_ideal", "partition_fraction",
-                      "partition_ideal_fraction", "partition_ratio", "average_overlaps", "average_depth", "max_depth",
-                      "files_without_stats", "threshold"):
+        for field in (
+            "expected_fraction",
+            "ideal_fraction",
+            "ratio_to_ideal",
+            "partition_fraction",
+            "partition_ideal_fraction",
+            "partition_ratio",
+            "average_overlaps",
+            "average_depth",
+            "max_depth",
+            "files_without_stats",
+            "threshold",
+        ):
             assert num(rows[c][field].attrs["data-value"]) == pytest.approx(want["columns"][c][field], rel=1e-12), (
-                c, field)
+                c,
+                field,
+            )
 
     # depth histograms: metrics.table_clustering on the same snapshot with the evaluation's d
     snap = stats_store.load_latest(s.location)
-    clu = metrics.table_clustering(stats_schema.to_footer_stats(snap), cols,
-                                   num_clustering_columns=want["num_clustering_columns"])
+    clu = metrics.table_clustering(snap, cols, num_clustering_columns=want["num_clustering_columns"])
     for c in cols:
         svg = doc.find("div", class_="histogram", data_column=c).find("svg")
         bars = {b.attrs["data-bucket"]: num(b.attrs["data-value"]) for b in svg.find_all("rect", class_="bar")}
@@ -219,8 +238,9 @@ def test_table_page_numbers_charts_and_partitions_match_the_core(api, auth, stor
         points = series.find_all("circle", class_="point")
         assert [p.attrs["data-id"] for p in points] == [str(i) for i in s.snapshot_ids]
         for p, sid, at in zip(points, s.snapshot_ids, s.times):
-            then = recluster_policy.evaluate(stats_store.load_snapshot(s.location, sid), cols,
-                                   events=[e for e in events if e["at"] <= at], now=at)
+            then = recluster_policy.evaluate(
+                stats_store.load_snapshot(s.location, sid), cols, events=[e for e in events if e["at"] <= at], now=at
+            )
             assert num(p.attrs["data-value"]) == pytest.approx(then["columns"][c]["partition_ratio"], rel=1e-12)
             assert dt.datetime.fromisoformat(p.attrs["data-at"]) == at
         values = [num(p.attrs["data-value"]) for p in points]
@@ -230,8 +250,9 @@ def test_table_page_numbers_charts_and_partitions_match_the_core(api, auth, stor
     # the ideal; the threshold line only on unpartitioned tables (the sensor judges each partition)
     assert {num(g.attrs["data-value"]) for g in chart.find_all("g", class_="ref")} == {1.0}
     # the appended files are narrow on y only: y recovers, x does not
-    last = {c: num(chart.find("g", class_="series", data_series=c).find_all("circle")[-1].attrs["data-value"])
-            for c in cols}
+    last = {
+        c: num(chart.find("g", class_="series", data_series=c).find_all("circle")[-1].attrs["data-value"]) for c in cols
+    }
     assert last["x"] > last["y"]
 
     # partitions: metrics' per-partition ratios, the ones the sensor would re-cluster flagged
@@ -239,13 +260,15 @@ def test_table_page_numbers_charts_and_partitions_match_the_core(api, auth, stor
     assert set(prow) == set(clu["partitions"])
     for p, e in prow.items():
         assert num(cells(e)["ratio_to_ideal"].attrs["data-value"]) == pytest.approx(
-            clu["partitions"][p]["ratio_to_ideal"], rel=1e-12)
+            clu["partitions"][p]["ratio_to_ideal"], rel=1e-12
+        )
         assert ("re-cluster" in e.text) == (p in want["partitions"])
     assert want["partitions"] == ["day=2026-03-02"]
 
     # snapshots and re-clustering runs
     assert [e.attrs["data-snapshot"] for e in doc.find_all("tr", class_="snapshot-row")] == [
-        str(i) for i in reversed(s.snapshot_ids)]
+        str(i) for i in reversed(s.snapshot_ids)
+    ]
     assert len(doc.find_all("tr", class_="event-row")) == 1
     assert "has not recorded a decision" in doc.find(id="last-decision").text
 
@@ -296,18 +319,50 @@ def test_table_without_stats_says_why(api, auth, stores):
     assert r.status_code == 409 and "StatsNotFoundError" in r.json()["detail"]
 
 
+# --------------------------------------------------------------------------- links to the pages
+
+
+def test_one_url_builder_for_the_pages_and_the_extra_links(monkeypatch):
+    """``[api] base_url`` (else Airflow 3's default API server address) + the page's path, as the extra link."""
+    from airflow_zorder.links import TableHealthLink
+
+    table = "s3://lake/events?x=1 y"
+    path = "/zorder/table?table=s3%3A%2F%2Flake%2Fevents%3Fx%3D1%20y"
+    assert urls.table_page_path(table) == path
+    monkeypatch.delenv("AIRFLOW__API__BASE_URL", raising=False)
+    assert urls.table_health_url(table) == "http://localhost:8080" + path
+    assert urls.table_health_url(table, base_url="") == path  # relative to the host
+    assert urls.table_health_url(table, base_url="http://h:1/") == "http://h:1" + path
+    monkeypatch.setenv("AIRFLOW__API__BASE_URL", "https://airflow.example.com/base/")
+    assert urls.table_health_url(table) == "https://airflow.example.com/base" + path
+
+    class Task:  # what the link reads off an operator or the sensor
+        pass
+
+    task = Task()
+    task.table = table
+    assert TableHealthLink().get_link(task, ti_key=None) == urls.table_health_url(table)
+    task.table = ""
+    assert TableHealthLink().get_link(task, ti_key=None) == ""
+
+
 # --------------------------------------------------------------------------- table discovery
 
 
 def test_tables_option_parsing():
     refs = discovery.parse_tables_option(
-        "/data/a\n s3a://b/t | s3://stats/t | aws_lake ,db.tbl|/stats/tbl,\n# comment\n, other.tbl")
+        "/data/a\n s3a://b/t | s3://stats/t | aws_lake ,db.tbl|/stats/tbl,\n# comment\n, other.tbl"
+    )
     assert [(r.table, r.stats_location, r.conn_id, r.error) for r in refs[:3]] == [
         ("/data/a", "/data/a/_zorder/stats", None, None),
         ("s3a://b/t", "s3://stats/t", "aws_lake", None),
         ("db.tbl", "/stats/tbl", None, None),
     ]
-    assert refs[3].table == "other.tbl" and refs[3].stats_location is None and "'other.tbl|<stats location>'" in refs[3].error
+    assert (
+        refs[3].table == "other.tbl"
+        and refs[3].stats_location is None
+        and "'other.tbl|<stats location>'" in refs[3].error
+    )
     with pytest.raises(ValueError, match="bad \\[zorder\\] tables entry 'a\\|b\\|c\\|d'"):
         discovery.parse_tables_option("a|b|c|d")
 
@@ -315,7 +370,8 @@ def test_tables_option_parsing():
 def _write_sensor_dag(folder: Path, dag_id: str, table: str, stats_location: str) -> Path:
     folder.mkdir(parents=True, exist_ok=True)
     path = folder / f"{dag_id}.py"
-    path.write_text(textwrap.dedent(f"""
+    path.write_text(
+        textwrap.dedent(f"""
         import datetime as dt
         from airflow.sdk import DAG
         from airflow_zorder.sensors.file_overlap import FileOverlapSensor
@@ -323,7 +379,8 @@ def _write_sensor_dag(folder: Path, dag_id: str, table: str, stats_location: str
         with DAG({dag_id!r}, schedule=None, start_date=dt.datetime(2026, 1, 1), catchup=False) as probe_dag:
             FileOverlapSensor(task_id="watch_orders", table={table!r}, stats_location={stats_location!r},
                               poke_interval=1, timeout=60)
-    """))
+    """)
+    )
     return path
 
 
@@ -334,11 +391,23 @@ def test_tables_watched_by_the_sensor_are_discovered(api, auth, airflow_db, tmp_
     dag_id = "zorder_ui_discovery_probe"
     folder = tmp_path / "bundle"
     path = _write_sensor_dag(folder, dag_id, orders.table, orders.location)
-    monkeypatch.setenv("AIRFLOW__DAG_PROCESSOR__DAG_BUNDLE_CONFIG_LIST", json.dumps([
-        {"name": "zorder-ui-tests", "classpath": "airflow.dag_processing.bundles.local.LocalDagBundle",
-         "kwargs": {"path": str(folder)}},
-        {"name": "dags-folder", "classpath": "airflow.dag_processing.bundles.local.LocalDagBundle", "kwargs": {}},
-    ]))
+    monkeypatch.setenv(
+        "AIRFLOW__DAG_PROCESSOR__DAG_BUNDLE_CONFIG_LIST",
+        json.dumps(
+            [
+                {
+                    "name": "zorder-ui-tests",
+                    "classpath": "airflow.dag_processing.bundles.local.LocalDagBundle",
+                    "kwargs": {"path": str(folder)},
+                },
+                {
+                    "name": "dags-folder",
+                    "classpath": "airflow.dag_processing.bundles.local.LocalDagBundle",
+                    "kwargs": {},
+                },
+            ]
+        ),
+    )
     spec = importlib.util.spec_from_file_location(dag_id, path)
     mod = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(mod)

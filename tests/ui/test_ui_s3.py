@@ -43,7 +43,8 @@ def hudi_table(tmp_path_factory) -> str:
     import importlib.util
 
     spec = importlib.util.spec_from_file_location(
-        "table_format_builders", Path(__file__).resolve().parents[1] / "unit" / "test_table_formats.py")
+        "table_format_builders", Path(__file__).resolve().parents[1] / "unit" / "test_table_formats.py"
+    )
     builders = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(builders)
     root = tmp_path_factory.mktemp("hudi") / "events"
@@ -58,9 +59,10 @@ def api(airflow_db, auth_env, s3, lake, delta_table, hudi_table) -> Iterator[Tes
         mp.setenv(k, v)
     mp.setenv("AIRFLOW_CONN_AWS_LAKE", s3.connection_uri())
     mp.setenv("AIRFLOW_CONN_AWS_WRONG", s3.connection_uri(secret_key="not-the-secret"))
-    mp.setenv("AIRFLOW__ZORDER__TABLES",
-              f"{lake['events']}||aws_lake\ns3://lake/raw|s3://lake/raw/_zorder/stats|aws_wrong\n{delta_table}\n"
-              f"{hudi_table}")
+    mp.setenv(
+        "AIRFLOW__ZORDER__TABLES",
+        f"{lake['events']}||aws_lake\ns3://lake/raw|s3://lake/raw/_zorder/stats|aws_wrong\n{delta_table}\n{hudi_table}",
+    )
     mp.setenv("AIRFLOW__API_AUTH__JWT_SECRET", secrets.token_hex(32))
     from airflow.api_fastapi.app import create_app, purge_cached_app
 

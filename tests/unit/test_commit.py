@@ -90,7 +90,9 @@ def partition_hashes(table: Path, part: str) -> dict[str, str]:
 
 def table_rows(table: Path) -> list[int]:
     """All ids as pyarrow's dataset reader sees the table (it skips _zorder by itself)."""
-    return sorted(ds.dataset(str(table), format="parquet", partitioning="hive").to_table(columns=["id"])["id"].to_pylist())
+    return sorted(
+        ds.dataset(str(table), format="parquet", partitioning="hive").to_table(columns=["id"])["id"].to_pylist()
+    )
 
 
 class Scenario:
@@ -381,7 +383,11 @@ def test_real_sigkill_mid_swap_then_recover(sc: Scenario) -> None:
     env.pop(FAULT_MODE_ENV, None)
     p = subprocess.run(
         [sys.executable, "-c", script, sc.t, j.run_id, json.dumps(staged)],
-        env=env, capture_output=True, text=True, timeout=120, check=False,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
     )
     assert p.returncode == -signal.SIGKILL, (p.returncode, p.stdout, p.stderr)
     assert "commit finished" not in p.stdout
@@ -399,9 +405,7 @@ def test_concurrent_append_is_kept_and_not_moved(sc: Scenario) -> None:
     staged = sc.stage()
     write_parquet(sc.table / "dt=1" / "appended-after-begin.parquet", [100, 101])
     write_parquet(sc.table / "dt=9" / "new-partition.parquet", [900])
-    appended = {
-        r: h for r, h in tree_hashes(sc.table, include_hidden=False).items() if r not in sc.old_visible
-    }
+    appended = {r: h for r, h in tree_hashes(sc.table, include_hidden=False).items() if r not in sc.old_visible}
     cm.commit(FS, j, staged)
     assert visible(sc.table) == sc.new_visible | set(appended)
     assert {r: h for r, h in tree_hashes(sc.table, include_hidden=False).items() if r in appended} == appended
@@ -513,8 +517,9 @@ def test_rollback_refused_past_commit_point(sc: Scenario, monkeypatch: pytest.Mo
 @given(
     layout=st.lists(st.lists(st.integers(1, 4), min_size=1, max_size=3), min_size=1, max_size=4),
     n_new=st.integers(1, 3),
-    crash=st.sampled_from(["after_begin", "before_commit_record", "after_commit_record", "mid_swap", "after_swap",
-                           "before_done", None]),
+    crash=st.sampled_from(
+        ["after_begin", "before_commit_record", "after_commit_record", "mid_swap", "after_swap", "before_done", None]
+    ),
     k=st.integers(1, 20),
     recover_crash=st.sampled_from([None, "mid_swap:1", "after_swap", "mid_rollback"]),
 )
@@ -632,8 +637,9 @@ def _hold_lock_in_subprocess(table: str, then: str) -> subprocess.Popen:
         {then}
         """
     )
-    p = subprocess.Popen([sys.executable, "-c", code], env={**os.environ, "PYTHONPATH": str(REPO)},
-                         stdout=subprocess.PIPE, text=True)
+    p = subprocess.Popen(
+        [sys.executable, "-c", code], env={**os.environ, "PYTHONPATH": str(REPO)}, stdout=subprocess.PIPE, text=True
+    )
     assert p.stdout is not None and p.stdout.readline().strip() == "locked"
     return p
 
@@ -820,7 +826,10 @@ def test_hadoop_filesystem_methods(spark, tmp_path: Path, through: str) -> None:
         assert not fs.exists(join(base, "j"))
     # The HDFS replace path (FileContext rename OVERWRITE) at least drives py4j correctly on file:.
     jvm = spark._jvm
-    src, dst = jvm.org.apache.hadoop.fs.Path(f"file://{tmp_path}/o/a"), jvm.org.apache.hadoop.fs.Path(f"file://{tmp_path}/o/b")
+    src, dst = (
+        jvm.org.apache.hadoop.fs.Path(f"file://{tmp_path}/o/a"),
+        jvm.org.apache.hadoop.fs.Path(f"file://{tmp_path}/o/b"),
+    )
     (tmp_path / "o").mkdir()
     (tmp_path / "o" / "a").write_text("new")
     (tmp_path / "o" / "b").write_text("old")

@@ -31,11 +31,7 @@ def id_arrays(draw, max_d: int = 16, max_bits: int = 32, max_n: int = 20):
     d = draw(st.integers(1, max_d))
     bits = draw(st.integers(1, max_bits))
     n = draw(st.integers(0, max_n))
-    values = draw(
-        st.lists(
-            st.lists(st.integers(0, 2**bits - 1), min_size=d, max_size=d), min_size=n, max_size=n
-        )
-    )
+    values = draw(st.lists(st.lists(st.integers(0, 2**bits - 1), min_size=d, max_size=d), min_size=n, max_size=n))
     return np.array(values, dtype=np.uint64).reshape(n, d), bits
 
 
@@ -84,9 +80,7 @@ def test_zorder_matches_reference(case) -> None:
     n, d = ids.shape
     assert keys.dtype == np.uint8
     assert keys.shape == (n, key_width(d, bits))
-    assert [row.tobytes() for row in keys] == [
-        ref_zorder_bytes([int(v) for v in p], bits) for p in ids
-    ]
+    assert [row.tobytes() for row in keys] == [ref_zorder_bytes([int(v) for v in p], bits) for p in ids]
 
 
 def test_zorder_known_value() -> None:
@@ -110,8 +104,7 @@ def test_hilbert_matches_hilbertcurve_package(case) -> None:
     curve = HilbertCurve(bits, d)
     pad = 8 * key_width(d, bits) - d * bits
     expected = [
-        (curve.distance_from_point([int(v) for v in p]) << pad).to_bytes(key_width(d, bits), "big")
-        for p in ids
+        (curve.distance_from_point([int(v) for v in p]) << pad).to_bytes(key_width(d, bits), "big") for p in ids
     ]
     assert [row.tobytes() for row in keys] == expected
 
@@ -197,9 +190,7 @@ def test_byte_order_equals_numeric_order(case, curve: str) -> None:
 # --------------------------------------------------------------------------- dtypes, dispatch
 
 
-@pytest.mark.parametrize(
-    "dtype", [np.uint8, np.uint16, np.uint32, np.int8, np.int16, np.int32, np.int64]
-)
+@pytest.mark.parametrize("dtype", [np.uint8, np.uint16, np.uint32, np.int8, np.int16, np.int32, np.int64])
 @pytest.mark.parametrize("curve", CURVES)
 def test_any_integer_dtype_gives_same_keys(dtype, curve: str) -> None:
     rng = np.random.default_rng(7)

@@ -30,8 +30,13 @@ def _table(tmp_path, files: int = 3, rows: int = 50, **kw) -> str:
     uri = str(tmp_path / "events")
     for i in range(files):
         ids = list(range(i * rows, (i + 1) * rows))
-        t = pa.table({"id": pa.array(ids, pa.int64()), "day": pa.array([f"d{i % 2}"] * rows),
-                      "name": pa.array([f"user-{x:05d}" for x in ids])})
+        t = pa.table(
+            {
+                "id": pa.array(ids, pa.int64()),
+                "day": pa.array([f"d{i % 2}"] * rows),
+                "name": pa.array([f"user-{x:05d}" for x in ids]),
+            }
+        )
         deltalake.write_deltalake(uri, t, mode="append", partition_by=["day"], **kw)
     return uri
 
@@ -93,21 +98,27 @@ def test_rewrite_commits_one_transaction_same_rows_history_and_time_travel(tmp_p
 
 def test_file_stats_from_the_footer_bound_every_value(tmp_path):
     long_a, long_b = "x" * 40 + "a", "x" * 40 + "b"
-    ts = [dt.datetime(2020, 1, 1, 1, 2, 3, 456789, tzinfo=dt.timezone.utc),
-          dt.datetime(2021, 6, 1, tzinfo=dt.timezone.utc)]
-    t = pa.table({
-        "i": pa.array([3, None], pa.int32()), "ts": pa.array(ts, pa.timestamp("us", tz="UTC")),
-        "d": pa.array([dt.date(2020, 1, 2), dt.date(2020, 3, 4)]),
-        "dec": pa.array([decimal.Decimal("12.34"), decimal.Decimal("-1.00")], pa.decimal128(10, 2)),
-        "s": pa.array([long_a, long_b]), "f": pa.array([float("nan"), 1.0]), "b": pa.array([True, False]),
-        "st": pa.array([{"x": 1}, {"x": 2}]),
-    })
+    ts = [dt.datetime(2020, 1, 1, 1, 2, 3, 456789, tzinfo=dt.UTC), dt.datetime(2021, 6, 1, tzinfo=dt.UTC)]
+    t = pa.table(
+        {
+            "i": pa.array([3, None], pa.int32()),
+            "ts": pa.array(ts, pa.timestamp("us", tz="UTC")),
+            "d": pa.array([dt.date(2020, 1, 2), dt.date(2020, 3, 4)]),
+            "dec": pa.array([decimal.Decimal("12.34"), decimal.Decimal("-1.00")], pa.decimal128(10, 2)),
+            "s": pa.array([long_a, long_b]),
+            "f": pa.array([float("nan"), 1.0]),
+            "b": pa.array([True, False]),
+            "st": pa.array([{"x": 1}, {"x": 2}]),
+        }
+    )
     path = str(tmp_path / "f.parquet")
     pq.write_table(t, path, row_group_size=1)
     stats = json.loads(dc.file_stats(pq.read_metadata(path), ["i", "ts", "d", "dec", "s", "f", "b", "st"]))
     assert stats["numRecords"] == 2 and stats["nullCount"]["i"] == 1
     assert stats["minValues"]["i"] == 3 and stats["maxValues"]["i"] == 3
-    assert stats["minValues"]["ts"] == "2020-01-01T01:02:03.456789Z" and stats["maxValues"]["ts"].startswith("2021-06-01")
+    assert stats["minValues"]["ts"] == "2020-01-01T01:02:03.456789Z" and stats["maxValues"]["ts"].startswith(
+        "2021-06-01"
+    )
     assert stats["minValues"]["d"] == "2020-01-02" and stats["minValues"]["dec"] == -1.0
     # a 41-character string: a 32-unit prefix as the min, an upper bound above every string with that prefix
     assert stats["minValues"]["s"] == "x" * 32 and stats["maxValues"]["s"] > long_b
@@ -128,7 +139,7 @@ def test_delta_rs_prunes_with_the_committed_stats(tmp_path):
 
 def _other_writer(uri: str, code: str) -> None:
     """A real deltalake writer in another process."""
-    prog = ("import sys, pyarrow as pa, deltalake; uri = sys.argv[1]; dt = deltalake.DeltaTable(uri)\n" + code)
+    prog = "import sys, pyarrow as pa, deltalake; uri = sys.argv[1]; dt = deltalake.DeltaTable(uri)\n" + code
     subprocess.run([sys.executable, "-c", prog, uri], check=True, timeout=120)
 
 
@@ -136,19 +147,25 @@ def test_append_committed_during_the_run_keeps_its_rows(tmp_path):
     uri = _table(tmp_path)
     table = dc.open_table(uri)
     removed, added = _rewrite(uri, table)
-    _other_writer(uri, "deltalake.write_deltalake(uri, pa.table({'id': pa.array([999], pa.int64()), 'day': ['d0'], "
-                       "'name': ['late']}), mode='append', partition_by=['day'])")
+    _other_writer(
+        uri,
+        "deltalake.write_deltalake(uri, pa.table({'id': pa.array([999], pa.int64()), 'day': ['d0'], "
+        "'name': ['late']}), mode='append', partition_by=['day'])",
+    )
     dc.commit_rewrite(table, removed, added, {"run_id": "r"})
     rows = _rows(uri)
     assert rows.num_rows == 151 and "late" in rows["name"].to_pylist()
     assert deltalake.DeltaTable(uri).version() == 4
 
 
-@pytest.mark.parametrize("change", [
-    "dt.delete('id = 5')",
-    "deltalake.write_deltalake(uri, pa.table({'id': pa.array([1], pa.int64()), 'day': ['d0'], 'name': ['x']}), "
-    "mode='overwrite', partition_by=['day'])",
-])
+@pytest.mark.parametrize(
+    "change",
+    [
+        "dt.delete('id = 5')",
+        "deltalake.write_deltalake(uri, pa.table({'id': pa.array([1], pa.int64()), 'day': ['d0'], 'name': ['x']}), "
+        "mode='overwrite', partition_by=['day'])",
+    ],
+)
 def test_delete_or_overwrite_during_the_run_fails_the_commit_clearly(tmp_path, change):
     uri = _table(tmp_path)
     table = dc.open_table(uri)
@@ -161,10 +178,13 @@ def test_delete_or_overwrite_during_the_run_fails_the_commit_clearly(tmp_path, c
     assert deltalake.DeltaTable(uri).version() == 3
 
 
-@pytest.mark.parametrize("config, match", [
-    ({"delta.enableDeletionVectors": "true"}, "deletion vectors"),
-    ({"delta.columnMapping.mode": "name"}, "column mapping"),
-])
+@pytest.mark.parametrize(
+    "config, match",
+    [
+        ({"delta.enableDeletionVectors": "true"}, "deletion vectors"),
+        ({"delta.columnMapping.mode": "name"}, "column mapping"),
+    ],
+)
 def test_refuses_what_a_rewrite_cannot_keep_correct(tmp_path, config, match):
     uri = str(tmp_path / "t")
     deltalake.write_deltalake(uri, pa.table({"a": [1, 2]}), configuration=config)

@@ -17,15 +17,15 @@ import pyarrow.compute as pc
 import pyarrow.parquet as pq
 import pytest
 
-from airflow_zorder.core.stats import delta_log, footer_stats, stats_schema
 from airflow_zorder.core.policy import metrics
+from airflow_zorder.core.stats import delta_log, footer_stats, stats_schema, value_order
 from airflow_zorder.evaluation import pruning
 from airflow_zorder.evaluation.pruning import col
 
 deltalake = pytest.importorskip("deltalake")
-from deltalake import DeltaTable, write_deltalake
+from deltalake import DeltaTable, write_deltalake  # noqa: E402 - after the importorskip
 
-UTC = dt.timezone.utc
+UTC = dt.UTC
 COLUMNS = ["i64", "i32", "f64", "day", "ts", "ts_ntz", "s", "dec", "flag"]
 
 
@@ -39,27 +39,35 @@ def _file_data(seed: int, rows: int = 50) -> pa.Table:
     f = rng.normal(0, 1e3, rows)
     f[:3] = [np.nan, 0.0, -0.0]
     base = dt.datetime(2024, 1, 1, tzinfo=UTC) + dt.timedelta(days=int(seed) * 40)
-    ms = rng.integers(-10**10, 10**10, rows)
-    words = ["".join(chr(c) for c in rng.integers(0x61, 0x7B, rng.integers(0, 20))) + ("\u00e9" if i % 5 else "")
-             for i in range(rows)]
-    return pa.table({
-        "i64": pa.array(nulls(rng.integers(-10**15, 10**15, rows).tolist()), pa.int64()),
-        "i32": pa.array(nulls(rng.integers(-2**31, 2**31, rows).tolist()), pa.int32()),
-        "f64": pa.array(nulls(f.tolist()), pa.float64()),
-        "day": pa.array(nulls([dt.date(1960, 1, 1) + dt.timedelta(days=int(d)) for d in rng.integers(0, 40000, rows)]),
-                        pa.date32()),
-        "ts": pa.array(nulls([base + dt.timedelta(milliseconds=int(m)) for m in ms]), pa.timestamp("us", "UTC")),
-        "ts_ntz": pa.array(nulls([(base + dt.timedelta(milliseconds=int(m))).replace(tzinfo=None) for m in ms]),
-                           pa.timestamp("us")),
-        "s": pa.array(nulls(words), pa.string()),
-        "dec": pa.array(nulls([Decimal(int(v)).scaleb(-3) for v in rng.integers(-10**11, 10**11, rows)]),
-                        pa.decimal128(12, 3)),
-        "flag": pa.array(nulls((rng.random(rows) < 0.5).tolist()), pa.bool_()),
-    })
+    ms = rng.integers(-(10**10), 10**10, rows)
+    words = [
+        "".join(chr(c) for c in rng.integers(0x61, 0x7B, rng.integers(0, 20))) + ("\u00e9" if i % 5 else "")
+        for i in range(rows)
+    ]
+    return pa.table(
+        {
+            "i64": pa.array(nulls(rng.integers(-(10**15), 10**15, rows).tolist()), pa.int64()),
+            "i32": pa.array(nulls(rng.integers(-(2**31), 2**31, rows).tolist()), pa.int32()),
+            "f64": pa.array(nulls(f.tolist()), pa.float64()),
+            "day": pa.array(
+                nulls([dt.date(1960, 1, 1) + dt.timedelta(days=int(d)) for d in rng.integers(0, 40000, rows)]),
+                pa.date32(),
+            ),
+            "ts": pa.array(nulls([base + dt.timedelta(milliseconds=int(m)) for m in ms]), pa.timestamp("us", "UTC")),
+            "ts_ntz": pa.array(
+                nulls([(base + dt.timedelta(milliseconds=int(m))).replace(tzinfo=None) for m in ms]), pa.timestamp("us")
+            ),
+            "s": pa.array(nulls(words), pa.string()),
+            "dec": pa.array(
+                nulls([Decimal(int(v)).scaleb(-3) for v in rng.integers(-(10**11), 10**11, rows)]), pa.decimal128(12, 3)
+            ),
+            "flag": pa.array(nulls((rng.random(rows) < 0.5).tolist()), pa.bool_()),
+        }
+    )
 
 
 def _by_key(t: pa.Table) -> dict[tuple[str, str], dict]:
-    return {(r["path"], r["column"]): r for r in t.to_pylist()}
+    return {(r["path"], r["column_name"]): r for r in t.to_pylist()}
 
 
 def _pyarrow_min_max(values: pa.ChunkedArray) -> tuple[object, object, int]:
@@ -88,19 +96,21 @@ def test_rows_equal_the_footer_path_and_pyarrows_values(table):
     assert sorted(set(rows["column_name"].to_pylist())) == sorted(COLUMNS)
     assert set(rows["method"].to_pylist()) == {"delta_log"} and set(rows["snapshot_id"].to_pylist()) == {2}
 
-    mine = _by_key(stats_schema.to_footer_stats(rows))
+    mine = _by_key(rows)
     footer = _by_key(footer_stats.read_footers(live, COLUMNS))
     assert mine.keys() == footer.keys()
     for key, f in footer.items():
         m = mine[key]
-        for field in ("arrow_type", "min", "null_count", "value_count", "has_stats", "file_rows", "file_size"):
+        for field in ("arrow_type", "min_value", "null_count", "value_count", "has_stats", "file_rows", "file_size"):
             assert m[field] == f[field], (key, field, m[field], f[field])
         if key[1] in ("ts", "ts_ntz"):  # the log keeps milliseconds: the max is widened by 999 us
-            ty = footer_stats.parse_arrow_type(f["arrow_type"])
-            fmax, mmax = (footer_stats.decode_bounds(pa.array([v]), ty)[0].value for v in (f["max"], m["max"]))
+            ty = value_order.parse_arrow_type(f["arrow_type"])
+            fmax, mmax = (
+                value_order.decode_bounds(pa.array([v]), ty)[0].value for v in (f["max_value"], m["max_value"])
+            )
             assert mmax == fmax + 999 and m["max_exact"] is False
         else:
-            assert m["max"] == f["max"], (key, m["max"], f["max"])
+            assert m["max_value"] == f["max_value"], (key, m["max_value"], f["max_value"])
             assert m["min_exact"] is m["max_exact"] is True
 
     # and what pyarrow computes from the data itself
@@ -121,9 +131,11 @@ def test_rows_equal_the_footer_path_and_pyarrows_values(table):
 
 def test_microsecond_timestamps_are_bounded_from_millisecond_stats(tmp_path):
     root = tmp_path / "ts"
-    values = [dt.datetime(1969, 12, 31, 23, 59, 59, 999_501, tzinfo=UTC),  # before the epoch, sub-ms digits
-              dt.datetime(2020, 1, 1, 1, 2, 3, 456_789, tzinfo=UTC),
-              dt.datetime(2020, 1, 1, 1, 2, 3, 456_001, tzinfo=UTC)]
+    values = [
+        dt.datetime(1969, 12, 31, 23, 59, 59, 999_501, tzinfo=UTC),  # before the epoch, sub-ms digits
+        dt.datetime(2020, 1, 1, 1, 2, 3, 456_789, tzinfo=UTC),
+        dt.datetime(2020, 1, 1, 1, 2, 3, 456_001, tzinfo=UTC),
+    ]
     write_deltalake(str(root), pa.table({"ts": pa.array(values, pa.timestamp("us", "UTC"))}))
     rows = delta_log.snapshot_rows(str(root))
     assert rows["min_value"].to_pylist() == ["1969-12-31 23:59:59.999000Z"]  # Delta's millisecond floor
@@ -131,11 +143,12 @@ def test_microsecond_timestamps_are_bounded_from_millisecond_stats(tmp_path):
     assert rows["min_exact"].to_pylist() == [None] and rows["max_exact"].to_pylist() == [False]
     mins, maxs, has = stats_schema.column_bounds(rows, "ts")
     assert has.all() and mins[0].as_py() <= min(values) and max(values) <= maxs[0].as_py()
-    stats = stats_schema.to_footer_stats(rows)
+    stats = rows
     for v in values:  # a point query on any value the file holds keeps the file
         assert pruning.prune(stats, col("ts") == v).keep.tolist() == [True]
-    assert pruning.prune(stats, col("ts") == dt.datetime(2020, 1, 1, 1, 2, 3, 457_000, tzinfo=UTC)).keep.tolist() \
-        == [False]
+    assert pruning.prune(stats, col("ts") == dt.datetime(2020, 1, 1, 1, 2, 3, 457_000, tzinfo=UTC)).keep.tolist() == [
+        False
+    ]
 
 
 def test_removed_files_stay_out_though_they_are_still_on_disk(tmp_path):
@@ -159,20 +172,27 @@ def test_removed_files_stay_out_though_they_are_still_on_disk(tmp_path):
 
 def test_partition_values_come_from_the_log(tmp_path):
     root = tmp_path / "parts"
-    data = pa.table({"k": pa.array(["a b", "x:y/z=1%", None, "x:y/z=1%"]), "n": pa.array([1, 2, None, 2]),
-                     "v": pa.array([1.5, 2.5, 3.5, 4.5])})
+    data = pa.table(
+        {
+            "k": pa.array(["a b", "x:y/z=1%", None, "x:y/z=1%"]),
+            "n": pa.array([1, 2, None, 2]),
+            "v": pa.array([1.5, 2.5, 3.5, 4.5]),
+        }
+    )
     write_deltalake(str(root), data, partition_by=["k", "n"])
     rows = delta_log.snapshot_rows(str(root))
     assert set(rows["column_name"].to_pylist()) == {"v"}  # partition columns are not in the files
-    got = sorted((r["partition"], tuple(r["partition_values"]), r["min_value"], r["max_value"], r["file_rows"])
-                 for r in rows.to_pylist())
+    got = sorted(
+        (r["partition"], tuple(r["partition_values"]), r["min_value"], r["max_value"], r["file_rows"])
+        for r in rows.to_pylist()
+    )
     assert got == [
         ("k=__HIVE_DEFAULT_PARTITION__/n=__HIVE_DEFAULT_PARTITION__", (("k", None), ("n", None)), "3.5", "3.5", 1),
         ("k=a b/n=1", (("k", "a b"), ("n", "1")), "1.5", "1.5", 1),
         ("k=x%3Ay%2Fz%3D1%25/n=2", (("k", "x:y/z=1%"), ("n", "2")), "2.5", "4.5", 2),
     ]
     assert all(Path(p).is_file() for p in rows["path"].to_pylist())  # the log's paths, URI-decoded
-    summary = metrics.table_clustering(stats_schema.to_footer_stats(rows), ["v"])
+    summary = metrics.table_clustering(rows, ["v"])
     assert sorted(summary["partitions"]) == sorted(r[0] for r in got)
 
 
@@ -185,23 +205,38 @@ def _spark_style_table(root: Path, values: list[str]) -> None:
     dt_ = DeltaTable.create(str(root), schema=schema)
     pq.write_table(pa.table({"s": values, "k": list(range(len(values)))}, schema=schema), root / "part-0.parquet")
     lo, hi = min(values), max(values)
-    stats = {"numRecords": len(values), "nullCount": {"s": 0, "k": 0},
-             "minValues": {"s": lo[:32], "k": 0}, "maxValues": {"s": hi[:32] + "\ufffd", "k": len(values) - 1}}
+    stats = {
+        "numRecords": len(values),
+        "nullCount": {"s": 0, "k": 0},
+        "minValues": {"s": lo[:32], "k": 0},
+        "maxValues": {"s": hi[:32] + "\ufffd", "k": len(values) - 1},
+    }
     dt_.create_write_transaction(
-        [AddAction("part-0.parquet", (root / "part-0.parquet").stat().st_size, {}, int(time.time() * 1000), True,
-                   json.dumps(stats))], mode="append", schema=schema)
+        [
+            AddAction(
+                "part-0.parquet",
+                (root / "part-0.parquet").stat().st_size,
+                {},
+                int(time.time() * 1000),
+                True,
+                json.dumps(stats),
+            )
+        ],
+        mode="append",
+        schema=schema,
+    )
 
 
 def test_truncated_strings_are_inexact_bounds_and_never_prune_a_file_holding_the_value(tmp_path):
     prefix = "k" * 32
-    values = [prefix + "a", prefix + "\U0001F600", prefix + "zzz", "k" * 31]  # U+1F600 sorts above U+FFFD in UTF-8
+    values = [prefix + "a", prefix + "\U0001f600", prefix + "zzz", "k" * 31]  # U+1F600 sorts above U+FFFD in UTF-8
     _spark_style_table(tmp_path / "spark", values)
     raw = pa.table(DeltaTable(str(tmp_path / "spark")).get_add_actions(flatten=True))
     assert raw["max.s"].to_pylist() == [prefix + "\ufffd"] < [max(values)]  # the log's max is below a value
     rows = delta_log.snapshot_rows(str(tmp_path / "spark"), columns=["s"])
     assert rows["min_exact"].to_pylist() == [True]  # "k" * 31: shorter than the prefix, exact
     assert rows["max_exact"].to_pylist() == [False] and rows["max_value"].to_pylist() == ["k" * 31 + "l"]
-    stats = stats_schema.to_footer_stats(rows)
+    stats = rows
     for v in values:
         assert pruning.prune(stats, col("s") == v).keep.tolist() == [True], v
         assert pruning.prune(stats, col("s") >= v).keep.tolist() == [True], v
@@ -210,12 +245,12 @@ def test_truncated_strings_are_inexact_bounds_and_never_prune_a_file_holding_the
     assert has.all() and metrics.point_query_fractions(mins, maxs, has, pa.array(values)).tolist() == [1.0] * 4
 
     # delta-rs itself: parquet-rs's 64-byte statistics, copied into the log
-    long = ["m" * 100, "m" * 63 + "\u4e2d" * 5, "\U0001F600" * 20, "short"]
+    long = ["m" * 100, "m" * 63 + "\u4e2d" * 5, "\U0001f600" * 20, "short"]
     write_deltalake(str(tmp_path / "rs"), pa.table({"s": long}))
     rows = delta_log.snapshot_rows(str(tmp_path / "rs"))
     assert rows["min_value"].to_pylist() == ["m" * 64]  # a prefix: still a lower bound
     assert rows["min_exact"].to_pylist() == rows["max_exact"].to_pylist() == [False]
-    stats = stats_schema.to_footer_stats(rows)
+    stats = rows
     assert all(pruning.prune(stats, col("s") == v).keep.tolist() == [True] for v in long)
 
 
@@ -239,7 +274,7 @@ def test_columns_beyond_the_indexed_ones_have_no_stats_and_may_match(tmp_path):
     for c in ("c2", "c3", "blob"):
         assert by_col[c]["has_stats"].to_pylist() == [False, False]
         assert set(by_col[c]["reason"].to_pylist()) == {"not_in_delta_stats"}
-    stats = stats_schema.to_footer_stats(rows)
+    stats = rows
     assert pruning.prune(stats, col("c0") == 1000).keep.tolist() == [False, False]
     assert pruning.prune(stats, col("c2") == 1000).keep.tolist() == [True, True]  # unknown: may match
     c2 = metrics.table_clustering(stats, ["c2"])["per_column"]["c2"]
@@ -251,13 +286,15 @@ def test_all_null_and_nested_columns_as_the_footer_reader_has_them(tmp_path):
     data = pa.table({"a": [1, None], "s": pa.array([None, None], pa.string()), "st": [{"x": 1}, None]})
     write_deltalake(str(root), data)
     rows = {r["column_name"]: r for r in delta_log.snapshot_rows(str(root)).to_pylist()}
-    footer = {r["column"]: r for r in footer_stats.read_footers(DeltaTable(str(root)).file_uris(), ["a", "s", "st"])
-              .to_pylist()}
+    footer = {
+        r["column_name"]: r
+        for r in footer_stats.read_footers(DeltaTable(str(root)).file_uris(), ["a", "s", "st"]).to_pylist()
+    }
     for c in ("a", "s", "st"):  # all-null: stats without bounds (never matches c = v); nested: no stats
         got = (rows[c]["has_stats"], rows[c]["min_value"], rows[c]["max_value"])
-        assert got == (footer[c]["has_stats"], footer[c]["min"], footer[c]["max"]), c
+        assert got == (footer[c]["has_stats"], footer[c]["min_value"], footer[c]["max_value"]), c
     assert rows["s"]["null_count"] == 2 and rows["st"]["reason"] == footer["st"]["reason"] == "nested_column"
-    stats = stats_schema.to_footer_stats(delta_log.snapshot_rows(str(root)))
+    stats = delta_log.snapshot_rows(str(root))
     assert pruning.prune(stats, col("s") == "x").keep.tolist() == [False]
     assert pruning.prune(stats, col("s").is_null()).keep.tolist() == [True]
 
@@ -297,8 +334,12 @@ def test_the_log_is_refreshed_incrementally(tmp_path):
 def test_wide_decimals_are_widened_or_missing(tmp_path):
     root = tmp_path / "dec"
     values = [Decimal("1.5"), Decimal("2.123456789012345678")]
-    data = pa.table({"d38": pa.array(values, pa.decimal128(38, 18)),
-                     "d20": pa.array([Decimal("123456789012345678.91"), Decimal("-1.00")], pa.decimal128(20, 2))})
+    data = pa.table(
+        {
+            "d38": pa.array(values, pa.decimal128(38, 18)),
+            "d20": pa.array([Decimal("123456789012345678.91"), Decimal("-1.00")], pa.decimal128(20, 2)),
+        }
+    )
     write_deltalake(str(root), data)
     rows = delta_log.snapshot_rows(str(root))
     d38 = rows.filter(pc.equal(rows["column_name"], "d38"))
@@ -315,14 +356,25 @@ def test_wide_decimals_are_widened_or_missing(tmp_path):
 
 
 def test_storage_options_from_the_pyarrow_options_of_a_connection():
-    opts = {"access_key": "AK", "secret_key": "SK", "session_token": "TOK", "region": "eu-west-1",
-            "endpoint_override": "127.0.0.1:5000", "scheme": "http"}
+    opts = {
+        "access_key": "AK",
+        "secret_key": "SK",
+        "session_token": "TOK",
+        "region": "eu-west-1",
+        "endpoint_override": "127.0.0.1:5000",
+        "scheme": "http",
+    }
     assert delta_log.delta_storage_options(opts) == {
-        "AWS_ACCESS_KEY_ID": "AK", "AWS_SECRET_ACCESS_KEY": "SK", "AWS_SESSION_TOKEN": "TOK",
-        "AWS_REGION": "eu-west-1", "AWS_ENDPOINT_URL": "http://127.0.0.1:5000", "AWS_ALLOW_HTTP": "true"}
-    assert delta_log.delta_storage_options({"region": "us-east-1", "endpoint_override": "s3.example.com",
-                                            "scheme": "https"}) == {
-        "AWS_REGION": "us-east-1", "AWS_ENDPOINT_URL": "https://s3.example.com"}
+        "AWS_ACCESS_KEY_ID": "AK",
+        "AWS_SECRET_ACCESS_KEY": "SK",
+        "AWS_SESSION_TOKEN": "TOK",
+        "AWS_REGION": "eu-west-1",
+        "AWS_ENDPOINT_URL": "http://127.0.0.1:5000",
+        "AWS_ALLOW_HTTP": "true",
+    }
+    assert delta_log.delta_storage_options(
+        {"region": "us-east-1", "endpoint_override": "s3.example.com", "scheme": "https"}
+    ) == {"AWS_REGION": "us-east-1", "AWS_ENDPOINT_URL": "https://s3.example.com"}
     assert delta_log.delta_storage_options({}) is None and delta_log.delta_storage_options(None) is None
     assert delta_log.table_uri("s3a://lake/t") == "s3://lake/t"
     assert delta_log.table_uri("file:///data/t") == "/data/t"

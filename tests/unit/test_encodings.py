@@ -12,14 +12,16 @@ ROWS_PER_FILE = 94_000  # TPC-H lineitem SF1 in 64 files
 
 
 def _sample(n: int, files: np.ndarray, rng: np.random.Generator) -> pa.Table:
-    return pa.table({
-        "orderkey": pa.array(rng.integers(0, 1_500_000, n)),  # ~unique per file
-        "comment": pa.array([f"text {x}" if x % 7 else None for x in rng.integers(0, 10**9, n)]),  # unique, nulls
-        "shipdate": pa.array(rng.integers(8000, 10500, n).astype(np.int32)),  # 2,500 values
-        "session": pa.array(files.astype(np.int64) * 100_000 + rng.integers(0, 9_400, n)),  # repeats within a file
-        "zipf": pa.array(rng.zipf(1.5, n)),  # heavy skew
-        "flag": pa.array(rng.random(n) < 0.5),  # booleans never get a dictionary
-    })
+    return pa.table(
+        {
+            "orderkey": pa.array(rng.integers(0, 1_500_000, n)),  # ~unique per file
+            "comment": pa.array([f"text {x}" if x % 7 else None for x in rng.integers(0, 10**9, n)]),  # unique, nulls
+            "shipdate": pa.array(rng.integers(8000, 10500, n).astype(np.int32)),  # 2,500 values
+            "session": pa.array(files.astype(np.int64) * 100_000 + rng.integers(0, 9_400, n)),  # repeats within a file
+            "zipf": pa.array(rng.zipf(1.5, n)),  # heavy skew
+            "flag": pa.array(rng.random(n) < 0.5),  # booleans never get a dictionary
+        }
+    )
 
 
 def test_near_unique_columns_go_plain_and_the_rest_keep_dictionaries():
@@ -66,8 +68,9 @@ def test_a_column_in_input_file_order_is_judged_as_the_output_files_mix_it():
     assert 0.5 / 64 < w < 2 / 64  # every input file feeds every output file evenly
     mixed, _ = dictionary_choice.distinct_per_file(t.column("orderkey").combine_chunks(), files, sources, w)
     assert mixed > ROWS_PER_FILE
-    assert dictionary_choice.plain_columns(t, files, ROWS_PER_FILE, ["orderkey"], source_ids=sources, same_source=w) == [
-        "orderkey"]
+    assert dictionary_choice.plain_columns(
+        t, files, ROWS_PER_FILE, ["orderkey"], source_ids=sources, same_source=w
+    ) == ["orderkey"]
     # one whole input file alone (no pairs across files, as this sample once was) sees the repeats
     # of its orders in every output file: a dictionary of ~23,500 values
     single = pa.table({"orderkey": pa.array(rng.integers(0, 23_500, 24_000))})
@@ -86,8 +89,12 @@ def test_one_value_per_input_file_keeps_its_dictionary():
     w = dictionary_choice.same_source_weight(files, sources, np.full(k, 94_000), 64, ROWS_PER_FILE, 64)
     distinct, _ = dictionary_choice.distinct_per_file(day, files, sources, w)
     assert 40 < distinct < 100
-    assert dictionary_choice.plain_columns(pa.table({"day": day}), files, ROWS_PER_FILE, ["day"], source_ids=sources,
-                                   same_source=w) == []
+    assert (
+        dictionary_choice.plain_columns(
+            pa.table({"day": day}), files, ROWS_PER_FILE, ["day"], source_ids=sources, same_source=w
+        )
+        == []
+    )
 
 
 def test_re_clustering_a_clustered_table_counts_input_file_repeats():

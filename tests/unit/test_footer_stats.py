@@ -19,15 +19,17 @@ import pytest
 from pyarrow import fs as pafs
 
 from airflow_zorder.core.stats import footer_stats as fst
+from airflow_zorder.core.stats import parquet_footer
 from airflow_zorder.core.stats.footer_stats import (
-    STATS_SCHEMA,
     column_bounds,
-    hive_partition_values,
     list_parquet_files,
-    parse_arrow_type,
+    partition_of,
     read_footers,
     read_footers_parallel,
 )
+from airflow_zorder.core.stats.stats_schema import FILE_STATS_SCHEMA
+from airflow_zorder.core.stats.value_order import parse_arrow_type
+from airflow_zorder.core.storage.locations import parse_partition_path
 
 ROWS = 300
 ROW_GROUP = 64  # -> 5 row groups per file
@@ -40,7 +42,7 @@ def _with_nulls(rng: np.random.Generator, values: list, frac: float = 0.1) -> li
 def _make_table(seed: int) -> pa.Table:
     rng = np.random.default_rng(seed)
     n = ROWS
-    ints = rng.integers(-10**12, 10**12, n)
+    ints = rng.integers(-(10**12), 10**12, n)
     floats = rng.normal(0, 1e6, n)
     floats[rng.random(n) < 0.05] = np.nan
     floats[rng.random(n) < 0.02] = 0.0
@@ -52,7 +54,7 @@ def _make_table(seed: int) -> pa.Table:
     blobs = [bytes(rng.integers(0, 256, rng.integers(0, 90)).astype(np.uint8)) for _ in range(n)]
     cols = {
         "i8": pa.array(_with_nulls(rng, rng.integers(-128, 128, n).tolist()), pa.int8()),
-        "i32": pa.array(_with_nulls(rng, rng.integers(-2**31, 2**31, n).tolist()), pa.int32()),
+        "i32": pa.array(_with_nulls(rng, rng.integers(-(2**31), 2**31, n).tolist()), pa.int32()),
         "i64": pa.array(_with_nulls(rng, ints.tolist()), pa.int64()),
         "u64": pa.array(_with_nulls(rng, rng.integers(0, 2**64, n, dtype=np.uint64).tolist()), pa.uint64()),
         "f32": pa.array(_with_nulls(rng, floats.astype(np.float32).tolist()), pa.float32()),
@@ -72,7 +74,7 @@ def _make_table(seed: int) -> pa.Table:
         "ts_utc": pa.array(
             _with_nulls(rng, rng.integers(-2 * 10**15, 4 * 10**15, n).tolist()), pa.timestamp("us", "UTC")
         ),
-        "ts_ns": pa.array(_with_nulls(rng, rng.integers(-10**18, 10**18, n).tolist()), pa.timestamp("ns")),
+        "ts_ns": pa.array(_with_nulls(rng, rng.integers(-(10**18), 10**18, n).tolist()), pa.timestamp("ns")),
         "t_us": pa.array(_with_nulls(rng, rng.integers(0, 86400 * 10**6, n).tolist()), pa.time64("us")),
         "s": pa.array(_with_nulls(rng, words), pa.string()),
         "ls": pa.array(_with_nulls(rng, words), pa.large_string()),
@@ -116,11 +118,11 @@ def _exact(values: pa.ChunkedArray) -> tuple:
 
 def test_stats_equal_exact_values_for_every_type(files: list[Path]) -> None:
     table = read_footers(files, TYPED_COLUMNS)
-    assert table.schema == STATS_SCHEMA
+    assert table.schema == FILE_STATS_SCHEMA
     assert table.num_rows == len(files) * len(TYPED_COLUMNS)
     for col in TYPED_COLUMNS:
         mins, maxs, has = column_bounds(table, col)
-        rows = table.filter(pc.equal(table["column"], col)).to_pylist()
+        rows = table.filter(pc.equal(table["column_name"], col)).to_pylist()
         for k, path in enumerate(files):
             data = pq.read_table(path, columns=[col])[col]
             lo, hi, nulls = _exact(data)
@@ -132,7 +134,7 @@ def test_stats_equal_exact_values_for_every_type(files: list[Path]) -> None:
             assert row["num_row_groups"] == math.ceil(ROWS / ROW_GROUP)
             assert row["file_size"] == path.stat().st_size
             if col == "all_null":
-                assert has[k] and row["has_stats"] and row["min"] is None and row["max"] is None
+                assert has[k] and row["has_stats"] and row["min_value"] is None and row["max_value"] is None
                 assert mins[k].as_py() is None and maxs[k].as_py() is None
                 continue
             assert has[k], (col, row["reason"])
@@ -147,17 +149,28 @@ def test_stats_equal_exact_values_for_every_type(files: list[Path]) -> None:
 def test_typed_arrays_have_logical_types(files: list[Path]) -> None:
     table = read_footers(files[:1], TYPED_COLUMNS)
     expected = {
-        "i8": pa.int8(), "i32": pa.int32(), "i64": pa.int64(), "u64": pa.uint64(),
-        "f32": pa.float32(), "f64": pa.float64(),
-        "dec_small": pa.decimal128(5, 2), "dec_big": pa.decimal128(38, 10),
-        "date": pa.date32(), "ts_us": pa.timestamp("us"), "ts_utc": pa.timestamp("us", "UTC"),
-        "ts_ns": pa.timestamp("ns"), "t_us": pa.time64("us"),
-        "s": pa.string(), "ls": pa.string(), "b": pa.binary(), "flag": pa.bool_(),
+        "i8": pa.int8(),
+        "i32": pa.int32(),
+        "i64": pa.int64(),
+        "u64": pa.uint64(),
+        "f32": pa.float32(),
+        "f64": pa.float64(),
+        "dec_small": pa.decimal128(5, 2),
+        "dec_big": pa.decimal128(38, 10),
+        "date": pa.date32(),
+        "ts_us": pa.timestamp("us"),
+        "ts_utc": pa.timestamp("us", "UTC"),
+        "ts_ns": pa.timestamp("ns"),
+        "t_us": pa.time64("us"),
+        "s": pa.string(),
+        "ls": pa.string(),
+        "b": pa.binary(),
+        "flag": pa.bool_(),
     }
     for col, t in expected.items():
         mins, maxs, _ = column_bounds(table, col)
         assert mins.type == t and maxs.type == t, col
-        assert parse_arrow_type(table.filter(pc.equal(table["column"], col))["arrow_type"][0].as_py()) == t
+        assert parse_arrow_type(table.filter(pc.equal(table["column_name"], col))["arrow_type"][0].as_py()) == t
 
 
 def test_bounds_from_files_equal_bounds_from_table(files: list[Path]) -> None:
@@ -183,7 +196,7 @@ def test_all_nan_row_group_makes_file_stats_missing(tmp_path: Path) -> None:
     p = tmp_path / "nan.parquet"
     pq.write_table(pa.table({"x": pa.array([1.0, 2.0, math.nan, math.nan])}), p, row_group_size=2)
     row = read_footers([p], ["x"]).to_pylist()[0]
-    assert row["has_stats"] is False and row["min"] is None and row["max"] is None
+    assert row["has_stats"] is False and row["min_value"] is None and row["max_value"] is None
     assert row["reason"] == "row_group_without_min_max"
     mins, maxs, has = column_bounds([p], "x")
     assert not has[0] and mins[0].as_py() is None
@@ -193,26 +206,26 @@ def test_all_null_row_group_does_not_hide_other_row_groups(tmp_path: Path) -> No
     p = tmp_path / "nullrg.parquet"
     pq.write_table(pa.table({"x": pa.array([None, None, 5, 3], pa.int64())}), p, row_group_size=2)
     row = read_footers([p], ["x"]).to_pylist()[0]
-    assert row["has_stats"] and row["min"] == "3" and row["max"] == "5" and row["null_count"] == 2
+    assert row["has_stats"] and row["min_value"] == "3" and row["max_value"] == "5" and row["null_count"] == 2
 
 
 def test_no_statistics_written(tmp_path: Path) -> None:
     p = tmp_path / "nostats.parquet"
     pq.write_table(pa.table({"x": [1, 2], "y": [3, 4]}), p, write_statistics=["y"])
-    rows = {r["column"]: r for r in read_footers([p], ["x", "y"]).to_pylist()}
-    assert rows["x"]["has_stats"] is False and rows["x"]["min"] is None
+    rows = {r["column_name"]: r for r in read_footers([p], ["x", "y"]).to_pylist()}
+    assert rows["x"]["has_stats"] is False and rows["x"]["min_value"] is None
     assert rows["x"]["reason"] == "row_group_without_stats"
-    assert rows["y"]["has_stats"] and rows["y"]["min"] == "3"
+    assert rows["y"]["has_stats"] and rows["y"]["min_value"] == "3"
 
 
 def test_int96_timestamps_are_missing(tmp_path: Path) -> None:
     p = tmp_path / "int96.parquet"
     t = pa.table({"ts": pa.array([1, 2, 3], pa.timestamp("us")), "k": [1, 2, 3]})
     pq.write_table(t, p, use_deprecated_int96_timestamps=True)
-    rows = {r["column"]: r for r in read_footers([p], ["ts", "k"]).to_pylist()}
+    rows = {r["column_name"]: r for r in read_footers([p], ["ts", "k"]).to_pylist()}
     assert rows["ts"]["physical_type"] == "INT96"
     assert rows["ts"]["has_stats"] is False and rows["ts"]["reason"] == "int96"
-    assert rows["ts"]["min"] is None
+    assert rows["ts"]["min_value"] is None
     assert rows["k"]["has_stats"]
 
 
@@ -221,7 +234,7 @@ def test_huge_strings_dropped_by_pyarrow_are_missing_not_guessed(tmp_path: Path)
     p = tmp_path / "huge.parquet"
     pq.write_table(pa.table({"s": ["a" * 5000, "b"]}), p)
     row = read_footers([p], ["s"]).to_pylist()[0]
-    assert row["has_stats"] is False and row["min"] is None
+    assert row["has_stats"] is False and row["min_value"] is None
 
 
 def test_long_strings_from_pyarrow_are_exact(tmp_path: Path) -> None:
@@ -229,7 +242,7 @@ def test_long_strings_from_pyarrow_are_exact(tmp_path: Path) -> None:
     p = tmp_path / "long.parquet"
     pq.write_table(pa.table({"s": vals}), p)
     row = read_footers([p], ["s"]).to_pylist()[0]
-    assert row["min"] == min(vals) and row["max"] == max(vals)
+    assert row["min_value"] == min(vals) and row["max_value"] == max(vals)
     assert row["min_exact"] is True and row["max_exact"] is True
 
 
@@ -255,10 +268,10 @@ def test_truncated_parquet_rs_statistics_are_flagged(tmp_path: Path) -> None:
         exact_lo, exact_hi, _ = _exact(pq.read_table(p, columns=[col])[col].cast(pa.string()))
         assert row["has_stats"]
         # whatever the flags say, the bounds must be valid bounds ...
-        assert row["min"] <= exact_lo and row["max"] >= exact_hi
+        assert row["min_value"] <= exact_lo and row["max_value"] >= exact_hi
         # ... and a bound that differs from the exact value must not be reported exact
-        assert row["min_exact"] is (row["min"] == exact_lo)
-        assert row["max_exact"] is (row["max"] == exact_hi)
+        assert row["min_exact"] is (row["min_value"] == exact_lo)
+        assert row["max_exact"] is (row["max_value"] == exact_hi)
         saw_inexact |= not (row["min_exact"] and row["max_exact"])
         mins, maxs, has = column_bounds([p], col, exact_only=True)
         assert has[0] == bool(row["min_exact"] and row["max_exact"])
@@ -268,7 +281,7 @@ def test_truncated_parquet_rs_statistics_are_flagged(tmp_path: Path) -> None:
 def test_thrift_exact_flags_match_footer_shape(files: list[Path]) -> None:
     data = files[0].read_bytes()
     flen = struct.unpack("<I", data[-8:-4])[0]
-    flags = fst._exact_flags(data[-8 - flen : -8])
+    flags = parquet_footer.exact_flags(data[-8 - flen : -8])
     md = pq.ParquetFile(files[0]).metadata
     assert len(flags) == md.num_row_groups
     for r in range(md.num_row_groups):
@@ -287,12 +300,12 @@ def test_hive_partition_columns_are_skipped(tmp_path: Path) -> None:
     (tmp_path / "tbl" / "_SUCCESS").write_text("")
     (tmp_path / "tbl" / "_delta_log").mkdir()
     pq.write_table(pa.table({"x": [1]}), tmp_path / "tbl" / "_delta_log" / "ignored.parquet")
-    assert hive_partition_values(str(p)) == {"dt": "2024-01-01", "city": "New York"}
+    assert parse_partition_path(partition_of(str(p)), strict=False) == {"dt": "2024-01-01", "city": "New York"}
     assert list_parquet_files(str(tmp_path / "tbl")) == [str(p)]
     assert list_parquet_files(str(tmp_path / "tbl"), pafs.LocalFileSystem()) == [str(p)]
     t = read_footers([p], ["dt", "x", "nope"])
     rows = t.to_pylist()
-    assert [r["column"] for r in rows] == ["x", "nope"]
+    assert [r["column_name"] for r in rows] == ["x", "nope"]
     assert rows[0]["partition"] == "dt=2024-01-01/city=New%20York"
     assert rows[1]["has_stats"] is False and rows[1]["reason"] == "column_not_in_file"
 
@@ -300,7 +313,7 @@ def test_hive_partition_columns_are_skipped(tmp_path: Path) -> None:
 def test_nested_columns_are_reported_not_guessed(tmp_path: Path) -> None:
     p = tmp_path / "nested.parquet"
     pq.write_table(pa.table({"st": [{"a": 1}, {"a": 2}], "l": [[1], [2, 3]], "x": [1, 2]}), p)
-    rows = {r["column"]: r for r in read_footers([p], ["st", "l", "x"]).to_pylist()}
+    rows = {r["column_name"]: r for r in read_footers([p], ["st", "l", "x"]).to_pylist()}
     assert rows["st"]["reason"] == "nested_column" and not rows["st"]["has_stats"]
     assert rows["l"]["reason"] == "nested_column" and not rows["l"]["has_stats"]
     assert rows["x"]["has_stats"]
@@ -308,11 +321,31 @@ def test_nested_columns_are_reported_not_guessed(tmp_path: Path) -> None:
 
 def test_parallel_and_filesystem_give_the_same_table(files: list[Path]) -> None:
     paths = [str(p) for p in files] * 5
-    seq = read_footers(paths, TYPED_COLUMNS)
-    par = read_footers_parallel(paths, TYPED_COLUMNS, max_workers=4)
+    read_at = ["collected_at"]  # when the rows were read: the only field that differs between two reads
+    seq = read_footers(paths, TYPED_COLUMNS).drop_columns(read_at)
+    par = read_footers_parallel(paths, TYPED_COLUMNS, max_workers=4).drop_columns(read_at)
     assert par.equals(seq)
     viafs = read_footers_parallel(paths, TYPED_COLUMNS, max_workers=3, filesystem=pafs.LocalFileSystem())
-    assert viafs.equals(seq)
+    assert viafs.drop_columns(read_at).equals(seq)
+
+
+def test_footer_rows_are_stats_table_rows(tmp_path: Path) -> None:
+    """The reader emits the stats table's one row schema, stamped as footer rows of no snapshot yet."""
+    d = tmp_path / "tbl" / "dt=2024-01-01"
+    d.mkdir(parents=True)
+    p = d / "part-0.parquet"
+    pq.write_table(pa.table({"x": [1, 5]}), p)
+    before = dt.datetime.now(dt.UTC)
+    t = read_footers([p], ["x"])
+    assert t.schema == FILE_STATS_SCHEMA
+    row = t.to_pylist()[0]
+    assert row["snapshot_id"] == 0 and row["table_name"] == "" and row["method"] == "footer"
+    assert row["partition"] == "dt=2024-01-01" and row["partition_values"] == [("dt", "2024-01-01")]
+    assert row["column_name"] == "x" and (row["min_value"], row["max_value"]) == ("1", "5")
+    assert row["min_key"] is None and row["error"] is None and row["file_mtime_ms"] is None
+    assert before - dt.timedelta(seconds=1) <= row["collected_at"] <= dt.datetime.now(dt.UTC)
+    stamped = fst.rows_to_table(fst.read_file_footer(str(p), ["x"]), table_name="db.t", collected_at=before)
+    assert stamped["table_name"].to_pylist() == ["db.t"] and stamped["collected_at"][0].as_py() == before
 
 
 def test_unreadable_file(tmp_path: Path, files: list[Path]) -> None:
@@ -358,9 +391,21 @@ def test_text_encoding_round_trips_extremes(tmp_path: Path) -> None:
 
 def test_parse_arrow_type_round_trip() -> None:
     for t in [
-        pa.int8(), pa.uint64(), pa.float32(), pa.float64(), pa.bool_(), pa.date32(),
-        pa.decimal128(5, 2), pa.decimal256(60, 3), pa.timestamp("us"), pa.timestamp("ms", "UTC"),
-        pa.timestamp("ns", "Europe/Paris"), pa.time32("ms"), pa.time64("ns"), pa.string(), pa.binary(),
+        pa.int8(),
+        pa.uint64(),
+        pa.float32(),
+        pa.float64(),
+        pa.bool_(),
+        pa.date32(),
+        pa.decimal128(5, 2),
+        pa.decimal256(60, 3),
+        pa.timestamp("us"),
+        pa.timestamp("ms", "UTC"),
+        pa.timestamp("ns", "Europe/Paris"),
+        pa.time32("ms"),
+        pa.time64("ns"),
+        pa.string(),
+        pa.binary(),
     ]:
         assert parse_arrow_type(str(t)) == t
     assert parse_arrow_type("large_string") == pa.string()

@@ -16,7 +16,7 @@ def _as_int(keys: np.ndarray, total_bits: int) -> np.ndarray:
     """Big-endian key bytes -> the key's ``total_bits`` as uint64."""
     n, w = keys.shape
     padded = np.zeros((n, 8), dtype=np.uint8)
-    padded[:, 8 - w:] = keys
+    padded[:, 8 - w :] = keys
     return padded.view(">u8").ravel().astype(np.uint64) >> np.uint64(8 * w - total_bits)
 
 
@@ -51,7 +51,7 @@ def test_every_point_of_a_small_cube_is_visited_once_in_steps_of_one():
     table = hilbert_table.build(d, bits)
     grid = np.array(np.meshgrid(*[np.arange(8)] * 3, indexing="ij"), dtype=np.uint64).reshape(3, -1).T
     h = hilbert_table.hilbert_from_z(_as_int(zorder_keys(grid, bits), d * bits), table)
-    assert sorted(h.tolist()) == list(range(8 ** 3))
+    assert sorted(h.tolist()) == list(range(8**3))
     path = grid[np.argsort(h)].astype(np.int64)
     assert (np.abs(np.diff(path, axis=0)).sum(axis=1) == 1).all()
 

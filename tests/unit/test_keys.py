@@ -12,11 +12,13 @@ from airflow_zorder.core.layout import curve_keys
 def _table(n: int, seed: int = 0, skew: bool = False) -> pa.Table:
     rng = np.random.default_rng(seed)
     a = np.where(rng.random(n) < 0.9, 7, rng.integers(0, 1000, n)) if skew else rng.integers(10**9, 10**9 + 1000, n)
-    return pa.table({
-        "a": pa.array(a.astype(np.int64)),
-        "b": pa.array(rng.normal(size=n)),
-        "h": pa.array(rng.integers(-(2**63), 2**63 - 1, n, dtype=np.int64)),
-    })
+    return pa.table(
+        {
+            "a": pa.array(a.astype(np.int64)),
+            "b": pa.array(rng.normal(size=n)),
+            "h": pa.array(rng.integers(-(2**63), 2**63 - 1, n, dtype=np.int64)),
+        }
+    )
 
 
 def _file_sizes(plan: curve_keys.KeyPlan, t: pa.Table) -> np.ndarray:
@@ -56,7 +58,9 @@ def test_mass_positions_balance_a_skewed_column():
 def test_keys_sort_like_the_values_on_the_leading_column_for_linear():
     t = _table(5_000)
     plan = curve_keys.build_plan(t, ["a", "b"], "linear", 1, salt_bits=0)
-    k = curve_keys.as_sortable(curve_keys.compute_keys(plan, [t.column("a").combine_chunks(), t.column("b").combine_chunks()], None))
+    k = curve_keys.as_sortable(
+        curve_keys.compute_keys(plan, [t.column("a").combine_chunks(), t.column("b").combine_chunks()], None)
+    )
     a = t.column("a").to_numpy()
     order = np.argsort(k, kind="stable")
     assert np.all(np.diff(a[order]) >= 0)

@@ -16,7 +16,6 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from airflow_zorder.core.stats import footer_stats
 from airflow_zorder.core.policy.metrics import (
     files_fraction_for_columns,
     ideal_point_query_fraction,
@@ -24,6 +23,7 @@ from airflow_zorder.core.policy.metrics import (
     point_query_fractions,
     prepare_bounds,
 )
+from airflow_zorder.core.stats import footer_stats, stats_schema, value_order
 
 
 def brute_force(mins: list, maxs: list, has: list[bool], values: list) -> list[float]:
@@ -157,7 +157,9 @@ def test_mixed_query_types_are_exact() -> None:
     )
     tmin = pa.array([dt.datetime(2020, 1, 1)], pa.timestamp("us"))
     np.testing.assert_array_equal(
-        point_query_fractions(tmin, tmin, None, pa.array([1577836800000000000, 1577836800000000001], pa.timestamp("ns"))),
+        point_query_fractions(
+            tmin, tmin, None, pa.array([1577836800000000000, 1577836800000000001], pa.timestamp("ns"))
+        ),
         [1.0, 0.0],
     )
     umin = pa.array([2**63, 1], pa.uint64())
@@ -202,7 +204,9 @@ def test_ideal_fraction() -> None:
     assert ideal_point_query_fraction(10_000, 2) == pytest.approx(0.01)
     assert ideal_point_query_fraction(1, 4) == 1.0
     # more clustering columns -> each one is pruned less
-    assert ideal_point_query_fraction(4096, 2) < ideal_point_query_fraction(4096, 3) < ideal_point_query_fraction(4096, 4)
+    assert (
+        ideal_point_query_fraction(4096, 2) < ideal_point_query_fraction(4096, 3) < ideal_point_query_fraction(4096, 4)
+    )
     with pytest.raises(ValueError):
         ideal_point_query_fraction(0, 2)
     with pytest.raises(ValueError):
@@ -258,7 +262,9 @@ def test_files_fraction_for_columns(tmp_path: Path) -> None:
         part.mkdir(exist_ok=True)
         pq.write_table(pa.table({"a": a[sl], "b": b[sl], "d": d[sl]}), part / f"f{i:02d}.parquet")
     out = files_fraction_for_columns(
-        str(tmp_path), ["a", "b", "d"], {"a": rng.integers(0, n_files * rows, 100), "b": [100, 500, 900], "d": [d[5], d[-1]]}
+        str(tmp_path),
+        ["a", "b", "d"],
+        {"a": rng.integers(0, n_files * rows, 100), "b": [100, 500, 900], "d": [d[5], d[-1]]},
     )
     assert out["a"] == pytest.approx(1 / n_files)
     assert out["d"] == pytest.approx(1 / n_files)
@@ -299,7 +305,13 @@ def brute_overlaps_depths(mins: list, maxs: list, has: list[bool]) -> tuple[list
     for lo, hi, h in zip(mins, maxs, has):
         if h and lo is None and hi is None:
             kind.append("empty")
-        elif not h or lo is None or hi is None or lo > hi or (isinstance(lo, float) and (math.isnan(lo) or math.isnan(hi))):
+        elif (
+            not h
+            or lo is None
+            or hi is None
+            or lo > hi
+            or (isinstance(lo, float) and (math.isnan(lo) or math.isnan(hi)))
+        ):
             kind.append("unknown")
         else:
             kind.append("bounded")
@@ -419,7 +431,7 @@ def test_to_dict_is_json_and_round_trips() -> None:
     d = json.loads(json.dumps(cc.to_dict()))
     assert d["column"] == "s" and d["arrow_type"] == "string" and d["fraction_space"] == "rank"
     assert ColumnClustering.from_dict(d) == cc
-    assert d["ideal_fraction"] == pytest.approx(3 ** -0.5)
+    assert d["ideal_fraction"] == pytest.approx(3**-0.5)
     assert d["ratio_to_ideal"] == pytest.approx(d["expected_fraction"] / d["ideal_fraction"])
 
 
@@ -446,7 +458,9 @@ def test_uniform_fraction_spaces() -> None:
     assert cc.expected_files_read == 1.0
     # wide decimals: value space in float64 (approximate), resolution 10**-scale
     typ = pa.decimal128(30, 2)
-    cc = column_clustering(pa.array([Decimal("0.00"), Decimal("1.00")], typ), pa.array([Decimal("0.99"), Decimal("1.99")], typ))
+    cc = column_clustering(
+        pa.array([Decimal("0.00"), Decimal("1.00")], typ), pa.array([Decimal("0.99"), Decimal("1.99")], typ)
+    )
     assert cc.fraction_space == "value" and cc.expected_files_read == pytest.approx(1.0)
     # bool
     assert column_clustering([False, True], [True, True]).expected_files_read == pytest.approx(1.5)
@@ -461,7 +475,11 @@ def brute_files_read(mins: list, maxs: list, has: list[bool], domain: list) -> f
 @given(data=st.data())
 def test_overlaps_depth_and_fraction_match_brute_force(data: st.DataObject) -> None:
     elem_kind = data.draw(st.sampled_from(["int", "str", "float"]))
-    elem = {"int": st.integers(-30, 30), "str": st.text(alphabet="abc", max_size=3), "float": st.floats(-5, 5, width=32)}[elem_kind]
+    elem = {
+        "int": st.integers(-30, 30),
+        "str": st.text(alphabet="abc", max_size=3),
+        "float": st.floats(-5, 5, width=32),
+    }[elem_kind]
     mins, maxs, has = _files(data.draw, elem, max_files=30)
     typ = {"int": pa.int64(), "str": pa.string(), "float": pa.float64()}[elem_kind]
     lo, hi = pa.array(mins, typ), pa.array(maxs, typ)
@@ -508,20 +526,19 @@ def _same(a: ColumnClustering, b: ColumnClustering) -> bool:
 
 
 def _stats_table_from_bounds(column: str, lo: pa.Array, hi: pa.Array, has: list[bool], partitions: list) -> pa.Table:
-    """A STATS_SCHEMA table for one column, in read_footers' text encoding."""
+    """A stats table (FILE_STATS_SCHEMA) for one column, in read_footers' text encoding."""
     n = len(lo)
-    text = footer_stats.bounds_to_text
-    cols = {name: pa.nulls(n, field.type) for name, field in zip(footer_stats.STATS_SCHEMA.names, footer_stats.STATS_SCHEMA)}
-    cols.update(
+    text = value_order.bounds_to_text
+    cols = dict(
         path=pa.array([f"{p or ''}/f{i}.parquet" for i, p in enumerate(partitions)]),
-        column=pa.array([column] * n),
+        column_name=pa.array([column] * n),
         arrow_type=pa.array([str(lo.type)] * n),
-        min=text(lo),
-        max=text(hi),
+        min_value=text(lo),
+        max_value=text(hi),
         has_stats=pa.array(has, pa.bool_()),
         partition=pa.array(partitions, pa.string()),
     )
-    return pa.Table.from_pydict(cols, schema=footer_stats.STATS_SCHEMA)
+    return stats_schema.file_stats_table(cols, n)
 
 
 def test_table_clustering_on_real_footers(tmp_path: Path) -> None:
@@ -552,19 +569,25 @@ def test_table_clustering_on_real_footers(tmp_path: Path) -> None:
     assert out["per_column"]["a"]["average_overlaps"] == 1 and out["per_column"]["a"]["average_depth"] == 2
     assert set(out["partitions"]) == {"dt=2024-01-01", "dt=2024-01-02"}
     pa_ = out["partitions"]["dt=2024-01-01"]["columns"]["a"]
-    assert pa_["average_overlaps"] == 0 and pa_["average_depth"] == 1 and pa_["expected_fraction"] == pytest.approx(1 / 8)
+    assert (
+        pa_["average_overlaps"] == 0 and pa_["average_depth"] == 1 and pa_["expected_fraction"] == pytest.approx(1 / 8)
+    )
     assert out["partitions"]["dt=2024-01-01"]["columns"]["s"]["average_depth"] == 1
     assert out["partitions"]["dt=2024-01-01"]["num_files"] == 8
     assert out["worst_column"] == "b" and out["headline"] == out["partition_ratio"]["b"]
     assert out["partition_ratio"]["b"] > 1.5 > out["partition_ratio"]["a"]
     # agrees with column_bounds + column_clustering
-    mins, maxs, has = footer_stats.column_bounds(stats, "b")
+    mins, maxs, has = stats_schema.column_bounds(stats, "b")
     assert out["per_column"]["b"] == column_clustering(mins, maxs, has, 3, column="b").to_dict()
     parts = partition_clustering(stats, ["a", "b"])
     assert set(parts) == {"dt=2024-01-01", "dt=2024-01-02"} and set(parts["dt=2024-01-02"]) == {"a", "b"}
     # unpartitioned table: headline == worst ratio_to_ideal
-    flat = table_clustering(stats.drop_columns(["partition"]).append_column(
-        "partition", pa.nulls(stats.num_rows, pa.string())).select(footer_stats.STATS_SCHEMA.names), ["a", "b"])
+    flat = table_clustering(
+        stats.drop_columns(["partition"])
+        .append_column("partition", pa.nulls(stats.num_rows, pa.string()))
+        .select(stats_schema.FILE_STATS_SCHEMA.names),
+        ["a", "b"],
+    )
     assert list(flat["partitions"]) == [""]
     assert flat["headline"] == pytest.approx(max(flat["per_column"][c]["ratio_to_ideal"] for c in ("a", "b")))
 

@@ -71,7 +71,12 @@ def ref_compare(a: Any, op: str, b: Any, sem: str) -> bool | None:
             ka, kb = (1 if an else 0, 0.0 if an else a), (1 if bn else 0, 0.0 if bn else b)
             a, b = ka, kb
     return {
-        "=": a == b, "!=": a != b, "<": a < b, "<=": a <= b, ">": a > b, ">=": a >= b,
+        "=": a == b,
+        "!=": a != b,
+        "<": a < b,
+        "<=": a <= b,
+        ">": a > b,
+        ">=": a >= b,
     }[op]
 
 
@@ -278,7 +283,15 @@ def test_missing_stats_are_never_pruned(tmp_path: Path) -> None:
         write(tmp_path / "other.parquet", pa.table({"b": [7]})),  # column a missing from the file
     ]
     stats = stats_of(files, ["a", "b"])
-    for pred in ["a = 100", "a < 0", "a > 100", "a IN (50, 60)", "a NOT BETWEEN 0 AND 5", "a IS NULL", "a BETWEEN 10 AND 20"]:
+    for pred in [
+        "a = 100",
+        "a < 0",
+        "a > 100",
+        "a IN (50, 60)",
+        "a NOT BETWEEN 0 AND 5",
+        "a IS NULL",
+        "a BETWEEN 10 AND 20",
+    ]:
         assert kept_names(stats, pred) == ["nostats", "other"], pred
     # combined with a prunable column: AND prunes on b, OR cannot
     assert kept_names(stats, "a = 100 AND b = 7") == ["other"]
@@ -364,7 +377,9 @@ def test_typed_literals(tmp_path: Path) -> None:
     assert kept_names(stats, "b IS NOT TRUE") == no
     assert kept_names(stats, "b IS FALSE") == no
     assert kept_names(stats, "NOT b IS FALSE") == yes
-    nb = one_column_files(tmp_path / "nb", "b", pa.bool_(), {"t": [True], "n": [None], "tn": [True, None], "f": [False]})
+    nb = one_column_files(
+        tmp_path / "nb", "b", pa.bool_(), {"t": [True], "n": [None], "tn": [True, None], "f": [False]}
+    )
     assert kept_names(nb, "b IS TRUE") == ["t", "tn"]
     assert kept_names(nb, "b IS NOT TRUE") == ["n", "tn", "f"]  # NULL IS NOT TRUE is TRUE
     assert kept_names(nb, "NOT (b IS TRUE)") == ["n", "tn", "f"]
@@ -387,7 +402,9 @@ def test_parser() -> None:
         )
     )
     assert parse("d >= DATE '2024-01-01'") == Compare("d", ">=", dt.date(2024, 1, 1))
-    assert parse("t < TIMESTAMP '2024-01-01 10:00:00.5'") == Compare("t", "<", dt.datetime(2024, 1, 1, 10, 0, 0, 500000))
+    assert parse("t < TIMESTAMP '2024-01-01 10:00:00.5'") == Compare(
+        "t", "<", dt.datetime(2024, 1, 1, 10, 0, 0, 500000)
+    )
     assert parse("t = TIMESTAMP '2024-01-01T10:00:00Z'").value.tzinfo is not None
     assert parse("x = -1.5e3") == Compare("x", "=", -1500.0)
     assert parse("x = 1.50") == Compare("x", "=", Decimal("1.50"))
@@ -402,7 +419,9 @@ def test_parser() -> None:
     assert parse("NOT a BETWEEN 1 AND 2 OR b") == Or(
         (Not(And((Compare("a", ">=", 1), Compare("a", "<=", 2)))), Compare("b", "=", True))
     )
-    assert parse("a = 1 OR b = 2 AND c = 3") == Or((Compare("a", "=", 1), And((Compare("b", "=", 2), Compare("c", "=", 3)))))
+    assert parse("a = 1 OR b = 2 AND c = 3") == Or(
+        (Compare("a", "=", 1), And((Compare("b", "=", 2), Compare("c", "=", 3))))
+    )
     assert isinstance(parse("a < b"), Opaque)
     assert isinstance(parse("a ILIKE 'x%'"), Opaque)
     assert isinstance(parse("1 = 1"), Opaque)
@@ -549,7 +568,9 @@ def literal(draw: Any, ds: Dataset, name: str) -> Any:
         return draw(st.sampled_from([v, v + Decimal("0.01"), v - Decimal("0.001"), int(v)]))
     if name == "d":
         v = base if base is not None else D0 + dt.timedelta(days=draw(st.integers(-45, 45)))
-        return draw(st.sampled_from([v, v + dt.timedelta(1), v - dt.timedelta(1), dt.datetime(v.year, v.month, v.day, 6)]))
+        return draw(
+            st.sampled_from([v, v + dt.timedelta(1), v - dt.timedelta(1), dt.datetime(v.year, v.month, v.day, 6)])
+        )
     if name == "ts":
         v = base if base is not None else T0 + dt.timedelta(seconds=draw(st.integers(-45, 45)))
         return draw(st.sampled_from([v, v + dt.timedelta(microseconds=1), v - dt.timedelta(seconds=1), v.date()]))
@@ -625,15 +646,21 @@ def check(ds: Dataset, pred: Expr) -> None:
     assert not bad, f"{sql} (ieee): pruned files with matching rows {bad}"
 
 
-@settings(max_examples=400, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture])
+@settings(
+    max_examples=400, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture]
+)
 @given(data=st.data())
 def test_no_pruned_file_matches(dataset: Dataset, data: st.DataObject) -> None:
     check(dataset, data.draw(predicates(dataset)))
 
 
-@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture])
+@settings(
+    max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture]
+)
 @given(seed=st.integers(0, 2**31 - 1), data=st.data())
-def test_no_pruned_file_matches_fresh_data(tmp_path_factory: pytest.TempPathFactory, seed: int, data: st.DataObject) -> None:
+def test_no_pruned_file_matches_fresh_data(
+    tmp_path_factory: pytest.TempPathFactory, seed: int, data: st.DataObject
+) -> None:
     ds = Dataset(tmp_path_factory.mktemp("fresh"), seed=seed, num_files=10)
     for _ in range(8):
         check(ds, data.draw(predicates(ds)))
@@ -642,7 +669,14 @@ def test_no_pruned_file_matches_fresh_data(tmp_path_factory: pytest.TempPathFact
 def test_pruning_actually_prunes(dataset: Dataset) -> None:
     """Soundness alone is trivial (keep everything): make sure the rules do prune."""
     total = 0
-    for pred in ["i = 0", "i < -30", "s LIKE 'abc%'", "d > DATE '2024-01-30'", "dec = 0.05", "NOT i IS NULL AND i > 25"]:
+    for pred in [
+        "i = 0",
+        "i < -30",
+        "s LIKE 'abc%'",
+        "d > DATE '2024-01-30'",
+        "dec = 0.05",
+        "NOT i IS NULL AND i > 25",
+    ]:
         res = prune(dataset.stats, pred)
         total += res.num_pruned
         truth = dataset.duckdb_matches(pred)

@@ -99,7 +99,7 @@ naive_datetimes = st.one_of(
     ),
     st.datetimes(),
 )
-FIXED_ZONES = [dt.timezone.utc, dt.timezone(dt.timedelta(hours=-5)), dt.timezone(dt.timedelta(hours=5, minutes=30))]
+FIXED_ZONES = [dt.UTC, dt.timezone(dt.timedelta(hours=-5)), dt.timezone(dt.timedelta(hours=5, minutes=30))]
 aware_datetimes = st.datetimes(
     min_value=dt.datetime(1, 1, 2), max_value=dt.datetime(9999, 12, 30), timezones=st.sampled_from(FIXED_ZONES)
 )

@@ -26,7 +26,9 @@ def test_equals_plain_count_for_any_int64_boundaries(units, extra):
     per_unit = {u: np.sort(np.asarray(b, dtype=np.int64)) for u, b in enumerate(units)}
     probe = [search_index.INT64_MIN, search_index.INT64_MAX, *extra]
     for b in per_unit.values():  # each boundary and its neighbours, without int64 wrap-around
-        probe += [int(x) + d for x in b for d in (-1, 0, 1) if search_index.INT64_MIN <= int(x) + d <= search_index.INT64_MAX]
+        probe += [
+            int(x) + d for x in b for d in (-1, 0, 1) if search_index.INT64_MIN <= int(x) + d <= search_index.INT64_MAX
+        ]
     _check(per_unit, np.asarray(probe, dtype=np.int64))
 
 

@@ -22,12 +22,15 @@ def fake_versions(monkeypatch: pytest.MonkeyPatch, versions: dict[str, str]) -> 
     monkeypatch.setattr(metadata, "version", version)
 
 
-@pytest.mark.parametrize("versions", [
-    {},
-    {"pyspark": "4.2.0"},
-    {"pyspark-client": "4.1.1"},
-    {"pyspark": "4.2.0", "pyspark-client": "4.2.0"},
-])
+@pytest.mark.parametrize(
+    "versions",
+    [
+        {},
+        {"pyspark": "4.2.0"},
+        {"pyspark-client": "4.1.1"},
+        {"pyspark": "4.2.0", "pyspark-client": "4.2.0"},
+    ],
+)
 def test_passes_with_one_or_both_at_the_same_version(monkeypatch, versions):
     fake_versions(monkeypatch, versions)
     spark_versions.check_pyspark_pairing()
@@ -51,8 +54,9 @@ def test_installed_version_is_none_when_missing(monkeypatch):
 
 def test_this_environment_is_paired():
     """The test session's own environment (the conftest checks it too; this names the failure)."""
-    out = subprocess.run([sys.executable, "-m", "airflow_zorder.spark_versions"], capture_output=True, text=True,
-                         timeout=60)
+    out = subprocess.run(
+        [sys.executable, "-m", "airflow_zorder.spark_versions"], capture_output=True, text=True, timeout=60
+    )
     assert out.returncode == 0, out.stderr
 
 

@@ -15,30 +15,57 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from pyarrow import fs as pafs
 
-from airflow_zorder.core.stats import footer_stats, stats_schema, stats_store
+from airflow_zorder.core.policy import history
+from airflow_zorder.core.stats import stats_schema, stats_store
+from airflow_zorder.core.stats.stats_schema import FILE_STATS_SCHEMA
+from airflow_zorder.core.stats.value_order import order_key, order_keys
 from airflow_zorder.core.storage.filesystems import LocalFileSystem
-from airflow_zorder.core.stats.stats_schema import FILE_STATS_SCHEMA, order_key, order_keys
 
-UTC = dt.timezone.utc
+UTC = dt.UTC
 
 
 # --------------------------------------------------------------------------- helpers
 
 
-def stats_rows(paths_values: dict[str, tuple[int, int]], column: str = "x", arrow_type: str = "int64",
-               collected_at: dt.datetime | None = None) -> pa.Table:
+def stats_rows(
+    paths_values: dict[str, tuple[int, int]],
+    column: str = "x",
+    arrow_type: str = "int64",
+    collected_at: dt.datetime | None = None,
+) -> pa.Table:
     """FILE_STATS rows for one integer column: {path: (min, max)}."""
     at = collected_at or dt.datetime(2026, 1, 1, tzinfo=UTC)
     rows = []
     for i, (p, (lo, hi)) in enumerate(sorted(paths_values.items())):
-        rows.append({
-            "snapshot_id": 0, "table_name": "t", "path": p, "partition": "day=1" if i % 2 else None,
-            "partition_values": [("day", "1")] if i % 2 else None, "file_size": 100 + i, "file_mtime_ms": 1000 + i,
-            "file_rows": 10, "num_row_groups": 1, "created_by": "test", "column_name": column,
-            "arrow_type": arrow_type, "physical_type": "INT64", "min_value": str(lo), "max_value": str(hi),
-            "null_count": 0, "nan_count": None, "value_count": 10, "has_stats": True, "min_exact": True,
-            "max_exact": True, "reason": None, "method": "footer", "error": None, "collected_at": at,
-        })
+        rows.append(
+            {
+                "snapshot_id": 0,
+                "table_name": "t",
+                "path": p,
+                "partition": "day=1" if i % 2 else None,
+                "partition_values": [("day", "1")] if i % 2 else None,
+                "file_size": 100 + i,
+                "file_mtime_ms": 1000 + i,
+                "file_rows": 10,
+                "num_row_groups": 1,
+                "created_by": "test",
+                "column_name": column,
+                "arrow_type": arrow_type,
+                "physical_type": "INT64",
+                "min_value": str(lo),
+                "max_value": str(hi),
+                "null_count": 0,
+                "nan_count": None,
+                "value_count": 10,
+                "has_stats": True,
+                "min_exact": True,
+                "max_exact": True,
+                "reason": None,
+                "method": "footer",
+                "error": None,
+                "collected_at": at,
+            }
+        )
     t = pa.Table.from_pylist(rows, schema=FILE_STATS_SCHEMA)
     b = stats_schema.bound_columns(t["min_value"], t["max_value"], t["arrow_type"])
     for k, v in b.items():
@@ -47,8 +74,19 @@ def stats_rows(paths_values: dict[str, tuple[int, int]], column: str = "x", arro
 
 
 def run_record(run_id: str, **kw) -> dict:
-    return {"run_id": run_id, "table_name": "t", "table_kind": "path", "status": "ok", "method": "auto",
-            "columns": ["x"], "columns_requested": "all", "files_total": 2, "errors": [], "gone_paths": [], **kw}
+    return {
+        "run_id": run_id,
+        "table_name": "t",
+        "table_kind": "path",
+        "status": "ok",
+        "method": "auto",
+        "columns": ["x"],
+        "columns_requested": "all",
+        "files_total": 2,
+        "errors": [],
+        "gone_paths": [],
+        **kw,
+    }
 
 
 @pytest.fixture
@@ -66,9 +104,25 @@ def test_schema_is_versioned_and_sql_friendly():
         # no SQL reserved words as column names (DuckDB/Postgres reject `column`, `table`)
         assert not {"column", "table", "min", "max", "order", "group"} & set(schema.names)
     f = stats_schema.FILE_STATS_SCHEMA
-    for name in ("path", "partition", "partition_values", "file_size", "file_mtime_ms", "file_rows", "column_name",
-                 "min_value", "max_value", "min_key", "max_key", "null_count", "value_count", "method", "collected_at",
-                 "snapshot_id", "table_name"):
+    for name in (
+        "path",
+        "partition",
+        "partition_values",
+        "file_size",
+        "file_mtime_ms",
+        "file_rows",
+        "column_name",
+        "min_value",
+        "max_value",
+        "min_key",
+        "max_key",
+        "null_count",
+        "value_count",
+        "method",
+        "collected_at",
+        "snapshot_id",
+        "table_name",
+    ):
         assert name in f.names
     assert f.field("collected_at").type == pa.timestamp("us", tz="UTC")
     assert f.field("min_key").type == pa.binary()
@@ -83,7 +137,7 @@ def _assert_keys_order(values: list, t: pa.DataType) -> None:
 
 
 @settings(max_examples=60, deadline=None)
-@given(st.lists(st.integers(-2**63, 2**63 - 1), min_size=1, max_size=20))
+@given(st.lists(st.integers(-(2**63), 2**63 - 1), min_size=1, max_size=20))
 def test_order_keys_int64(values):
     _assert_keys_order(values, pa.int64())
 
@@ -101,8 +155,13 @@ def test_order_keys_double_ieee_order(values):
 
 
 @settings(max_examples=80, deadline=None)
-@given(st.lists(st.decimals(allow_nan=False, allow_infinity=False, min_value=Decimal("-1e30"),
-                            max_value=Decimal("1e30")), min_size=1, max_size=15))
+@given(
+    st.lists(
+        st.decimals(allow_nan=False, allow_infinity=False, min_value=Decimal("-1e30"), max_value=Decimal("1e30")),
+        min_size=1,
+        max_size=15,
+    )
+)
 def test_decimal_keys_compare_by_value_across_scales(values):
     keys = [order_key(v, "decimal128(38, 10)") for v in values]
     for i, a in enumerate(values):
@@ -128,8 +187,12 @@ def test_order_keys_special_values_and_units():
     us = order_keys(pa.array([1_000_001], pa.timestamp("us"))).to_pylist()[0]
     ns = order_keys(pa.array([1_000_001_000, 1_000_001_001], pa.timestamp("ns"))).to_pylist()
     assert us == ns[0] < ns[1]
-    old = order_keys(pa.array([dt.datetime(1, 1, 1), dt.datetime(1969, 12, 31, 23, 59, 59, 999999),
-                               dt.datetime(1970, 1, 1)], pa.timestamp("us"))).to_pylist()
+    old = order_keys(
+        pa.array(
+            [dt.datetime(1, 1, 1), dt.datetime(1969, 12, 31, 23, 59, 59, 999999), dt.datetime(1970, 1, 1)],
+            pa.timestamp("us"),
+        )
+    ).to_pylist()
     assert old[0] < old[1] < old[2]
     d = order_keys(pa.array([dt.date(1, 1, 1), dt.date(1969, 12, 31), dt.date(2020, 1, 1)])).to_pylist()
     assert d[0] < d[1] < d[2]
@@ -292,9 +355,8 @@ def test_noop_run_is_recorded_without_a_new_snapshot(loc):
 def test_history_with_clustering_health(loc):
     # snapshot 1: four fully overlapping files; snapshot 2: four disjoint files
     stats_store.write_snapshot(loc, stats_rows({f"/t/{i}": (0, 100) for i in range(4)}), run_record("r1"))
-    stats_store.write_snapshot(loc, stats_rows({f"/t/{i}": (i * 25, i * 25 + 24) for i in range(4)}),
-                               run_record("r2"))
-    h = stats_store.load_history(loc, clustering_columns=["x"])
+    stats_store.write_snapshot(loc, stats_rows({f"/t/{i}": (i * 25, i * 25 + 24) for i in range(4)}), run_record("r2"))
+    h = history.clustering_history(loc, clustering_columns=["x"])
     assert h["run_id"].to_pylist() == ["r1", "r2"]
     assert h["worst_column"].to_pylist() == ["x", "x"]
     before, after = h["headline"].to_pylist()
@@ -306,16 +368,35 @@ def test_history_with_clustering_health(loc):
 
 
 def test_events_record_and_load(loc):
-    result = {"status": "clustered", "run_id": "c1", "table": "/t", "kind": "path", "curve": "hilbert",
-              "columns": ["a", "b"], "partitions": [{"partition": "day=1"}, {"partition": "day=2"}],
-              "before": {"files": 10, "bytes": 1000, "rows": 50}, "after": {"files": 2, "bytes": 900, "rows": 50},
-              "duration_s": 3.5, "phases": {"write_s": 1.0}}
+    result = {
+        "status": "clustered",
+        "run_id": "c1",
+        "table": "/t",
+        "kind": "path",
+        "curve": "hilbert",
+        "columns": ["a", "b"],
+        "partitions": [{"partition": "day=1"}, {"partition": "day=2"}],
+        "before": {"files": 10, "bytes": 1000, "rows": 50},
+        "after": {"files": 2, "bytes": 900, "rows": 50},
+        "duration_s": 3.5,
+        "phases": {"write_s": 1.0},
+    }
     p = stats_store.record_event(loc, stats_store.cluster_event(result))
     assert os.path.basename(p).startswith("event-") and p.endswith("-c1.json")
     # the clustering job passes its own fs.py FileSystem: text-only IO works for events
-    stats_store.record_event(loc, {"kind": "cluster", "run_id": "c2", "columns": ["a"], "curve": "zorder",
-                                   "files_before": 2, "files_after": 2, "custom": {"x": 1}},
-                             filesystem=stats_store.FsIO(LocalFileSystem()))
+    stats_store.record_event(
+        loc,
+        {
+            "kind": "cluster",
+            "run_id": "c2",
+            "columns": ["a"],
+            "curve": "zorder",
+            "files_before": 2,
+            "files_after": 2,
+            "custom": {"x": 1},
+        },
+        filesystem=stats_store.FsIO(LocalFileSystem()),
+    )
     ev = stats_store.load_events(loc, kind="cluster")
     assert ev.schema.remove_metadata().equals(stats_schema.EVENTS_SCHEMA.remove_metadata())
     assert ev["run_id"].to_pylist() == ["c1", "c2"]
@@ -333,10 +414,12 @@ def test_events_record_and_load(loc):
 
 def test_duckdb_reads_snapshots_runs_and_events(loc):
     duckdb = pytest.importorskip("duckdb")
-    rows = pa.concat_tables([
-        stats_rows({"/t/a": (-5, 2), "/t/b": (10, 20)}, column="x"),
-        stats_rows({"/t/a": (1, 2), "/t/b": (3, 4)}, column="y"),
-    ])
+    rows = pa.concat_tables(
+        [
+            stats_rows({"/t/a": (-5, 2), "/t/b": (10, 20)}, column="x"),
+            stats_rows({"/t/a": (1, 2), "/t/b": (3, 4)}, column="y"),
+        ]
+    )
     stats_store.write_snapshot(loc, rows, run_record("r1"))
     stats_store.write_snapshot(loc, rows.filter(pc.equal(rows["path"], "/t/b")), run_record("r2"))
     stats_store.record_event(loc, {"kind": "cluster", "run_id": "c1", "files_before": 3, "files_after": 1})
@@ -353,8 +436,9 @@ def test_duckdb_reads_snapshots_runs_and_events(loc):
         {"k": k},
     ).fetchall()
     assert hit == [("/t/a",)]
-    runs = duckdb.sql(f"SELECT run_id, snapshot_id, new_snapshot FROM read_json('{loc}/runs/*.json') "
-                      "ORDER BY collected_at").fetchall()
+    runs = duckdb.sql(
+        f"SELECT run_id, snapshot_id, new_snapshot FROM read_json('{loc}/runs/*.json') ORDER BY collected_at"
+    ).fetchall()
     assert runs == [("r1", 1, True), ("r2", 2, True)]
     ev = duckdb.sql(f"SELECT kind, files_before, files_after FROM read_json('{loc}/events/*.json')").fetchall()
     assert ev == [("cluster", 3, 1)]
@@ -376,27 +460,42 @@ def test_duckdb_exact_casts_of_text_bounds(loc):
     stats_store.write_snapshot(loc, t, run_record("r1"))
     got = dict(duckdb.sql(f"SELECT column_name, max_value FROM read_parquet('{loc}/files/*.parquet')").fetchall())
     assert got["s"] == "a" * 200 + "b"  # full strings, never truncated
-    d = duckdb.sql(f"SELECT CAST(min_value AS DECIMAL(20,4)) FROM read_parquet('{loc}/files/*.parquet') "
-                   "WHERE column_name = 'd'").fetchall()[0][0]
+    d = duckdb.sql(
+        f"SELECT CAST(min_value AS DECIMAL(20,4)) FROM read_parquet('{loc}/files/*.parquet') WHERE column_name = 'd'"
+    ).fetchall()[0][0]
     assert d == Decimal("-12345678901234.5678")
-    ts = duckdb.sql(f"SELECT epoch_us(CAST(min_value AS TIMESTAMPTZ)) FROM read_parquet('{loc}/files/*.parquet') "
-                    "WHERE column_name = 'ts'").fetchall()[0][0]
+    ts = duckdb.sql(
+        f"SELECT epoch_us(CAST(min_value AS TIMESTAMPTZ)) FROM read_parquet('{loc}/files/*.parquet') "
+        "WHERE column_name = 'ts'"
+    ).fetchall()[0][0]
     assert ts == 1577836800000001
-    day = duckdb.sql(f"SELECT CAST(min_value AS DATE) FROM read_parquet('{loc}/files/*.parquet') "
-                     "WHERE column_name = 'day'").fetchall()[0][0]
+    day = duckdb.sql(
+        f"SELECT CAST(min_value AS DATE) FROM read_parquet('{loc}/files/*.parquet') WHERE column_name = 'day'"
+    ).fetchall()[0][0]
     assert day == dt.date(1995, 3, 15)
-    f = duckdb.sql(f"SELECT CAST(max_value AS DOUBLE) FROM read_parquet('{loc}/files/*.parquet') "
-                   "WHERE column_name = 'f'").fetchall()[0][0]
+    f = duckdb.sql(
+        f"SELECT CAST(max_value AS DOUBLE) FROM read_parquet('{loc}/files/*.parquet') WHERE column_name = 'f'"
+    ).fetchall()[0][0]
     assert f == 1e300
 
 
-def test_footer_stats_bridge_feeds_metrics(loc):
+def test_snapshot_feeds_metrics_directly(loc):
     from airflow_zorder.core.policy import metrics
 
     rows = stats_rows({f"/t/{i}": (i * 10, i * 10 + 9) for i in range(8)})
-    stats_store.write_snapshot(loc, rows, run_record("r1"))
-    t = stats_schema.to_footer_stats(stats_store.load_latest(loc))
-    assert t.schema.equals(footer_stats.STATS_SCHEMA)
+    no_columns = stats_schema.file_stats_table(  # the placeholder row of a file without column rows
+        {
+            "snapshot_id": [0],
+            "table_name": ["t"],
+            "path": ["/t/empty"],
+            "has_stats": [False],
+            "collected_at": [dt.datetime(2026, 1, 1, tzinfo=UTC)],
+        },
+        1,
+    )
+    stats_store.write_snapshot(loc, pa.concat_tables([rows, no_columns]), run_record("r1"))
+    t = stats_store.load_latest(loc)
+    assert t.schema.remove_metadata().equals(FILE_STATS_SCHEMA.remove_metadata()) and t.num_rows == 9
     summary = metrics.table_clustering(t, ["x"])
     assert summary["num_files"] == 8
     assert summary["per_column"]["x"]["average_depth"] == pytest.approx(1.0)
@@ -404,8 +503,24 @@ def test_footer_stats_bridge_feeds_metrics(loc):
 
 def test_order_keys_vectorised_matches_scalar():
     rng = np.random.default_rng(3)
-    vals = rng.integers(-10**15, 10**15, 200).tolist()
+    vals = rng.integers(-(10**15), 10**15, 200).tolist()
     arr = pa.array(vals, pa.int64())
     assert order_keys(arr).to_pylist() == [order_key(v, "int64") for v in vals]
     ts = pa.array(rng.integers(-6 * 10**16, 6 * 10**16, 50), pa.timestamp("us", tz="UTC"))
     assert order_keys(ts).to_pylist() == [order_key(v, ts.type) for v in ts.to_pylist()]
+
+
+def test_store_keeps_the_runs_and_leaves_analytics_to_the_policy(loc):
+    """Storage does not depend on analytics: the history's clustering figures come from core.policy.history."""
+    import ast
+    from pathlib import Path
+
+    for mod in (stats_store, stats_schema):
+        tree = ast.parse(Path(mod.__file__).read_text(encoding="utf-8"))
+        imported = {n.module or "" for n in ast.walk(tree) if isinstance(n, ast.ImportFrom)}
+        imported |= {a.name for n in ast.walk(tree) if isinstance(n, ast.Import) for a in n.names}
+        assert not {m for m in imported if m.startswith("airflow_zorder.core.policy")}, mod.__name__
+    stats_store.write_snapshot(loc, stats_rows({"/t/a": (1, 2)}), run_record("r1"))
+    runs = stats_store.load_history(loc)
+    assert runs.equals(stats_store.load_runs(loc)) and "headline" not in runs.column_names
+    assert history.clustering_history(loc).equals(runs)  # no columns: the runs as they are

@@ -13,18 +13,21 @@ from airflow_zorder.core.storage.filesystems import HadoopFileSystem, LocalFileS
 from airflow_zorder.core.storage.locations import parse_location
 
 
-@pytest.mark.parametrize("raw, store, bucket, arrow_path", [
-    ("/t/k=a%3Ab", "local", "", "/t/k=a%3Ab"),
-    ("file:/t/k=a%3Ab", "local", "", "/t/k=a%3Ab"),
-    ("file:///t/k=a%20b", "local", "", "/t/k=a%20b"),
-    ("file://localhost/t", "local", "", "/t"),
-    ("s3://lake/events/k=a%3Ab", "s3", "lake", "lake/events/k=a%3Ab"),
-    ("s3a://lake/events/", "s3", "lake", "lake/events"),
-    ("S3N://lake", "s3", "lake", "lake"),
-    ("gs://bkt/t", "gcs", "bkt", "bkt/t"),
-    ("abfss://cont@acct.dfs.core.windows.net/t/x", "azure", "cont", "cont/t/x"),
-    ("hdfs://nn:8020/warehouse/t", "hdfs", "", "/warehouse/t"),
-])
+@pytest.mark.parametrize(
+    "raw, store, bucket, arrow_path",
+    [
+        ("/t/k=a%3Ab", "local", "", "/t/k=a%3Ab"),
+        ("file:/t/k=a%3Ab", "local", "", "/t/k=a%3Ab"),
+        ("file:///t/k=a%20b", "local", "", "/t/k=a%20b"),
+        ("file://localhost/t", "local", "", "/t"),
+        ("s3://lake/events/k=a%3Ab", "s3", "lake", "lake/events/k=a%3Ab"),
+        ("s3a://lake/events/", "s3", "lake", "lake/events"),
+        ("S3N://lake", "s3", "lake", "lake"),
+        ("gs://bkt/t", "gcs", "bkt", "bkt/t"),
+        ("abfss://cont@acct.dfs.core.windows.net/t/x", "azure", "cont", "cont/t/x"),
+        ("hdfs://nn:8020/warehouse/t", "hdfs", "", "/warehouse/t"),
+    ],
+)
 def test_one_rule_nothing_is_percent_decoded(raw, store, bucket, arrow_path):
     loc = parse_location(raw)
     assert (loc.store, loc.bucket, loc.arrow_path()) == (store, bucket, arrow_path)
@@ -48,7 +51,7 @@ def test_local_and_hadoop_filesystems_read_file_uris_by_the_same_rule(tmp_path):
     (d / "f.parquet").write_bytes(b"PAR1")
     uri = f"file://{tmp_path}/k=a%3Ab/f.parquet"
     assert LocalFileSystem().exists(uri)
-    assert LocalFileSystem._local(uri) == str(d / "f.parquet")
+    assert LocalFileSystem.local_path(uri) == str(d / "f.parquet")
     fs, path = locations.arrow_filesystem(uri)
     assert isinstance(fs, pafs.LocalFileSystem) and fs.get_file_info(path).size == 4
     io, base = stats_store.resolve_io(f"file://{tmp_path}/k=a%3Ab")
@@ -63,6 +66,7 @@ def test_each_store_gets_its_pyarrow_filesystem_with_the_options(monkeypatch):
         def build(*args, **kwargs):
             made.append((name, args, kwargs))
             return pafs.LocalFileSystem()
+
         return build
 
     for cls in ("S3FileSystem", "GcsFileSystem", "AzureFileSystem", "HadoopFileSystem"):
@@ -74,8 +78,12 @@ def test_each_store_gets_its_pyarrow_filesystem_with_the_options(monkeypatch):
     assert locations.arrow_filesystem("gs://b/t", {"anonymous": True})[1] == "b/t"
     assert locations.arrow_filesystem("abfss://c@acct.dfs.core.windows.net/t")[1] == "c/t"
     assert locations.arrow_filesystem("hdfs://nn:9000/w/t")[1] == "/w/t"
-    assert made == [("S3FileSystem", (), opts), ("GcsFileSystem", (), {"anonymous": True}),
-                    ("AzureFileSystem", (), {"account_name": "acct"}), ("HadoopFileSystem", ("nn", 9000), {})]
+    assert made == [
+        ("S3FileSystem", (), opts),
+        ("GcsFileSystem", (), {"anonymous": True}),
+        ("AzureFileSystem", (), {"account_name": "acct"}),
+        ("HadoopFileSystem", ("nn", 9000), {}),
+    ]
 
 
 def test_store_errors_become_one_clear_message():

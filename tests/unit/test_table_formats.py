@@ -42,9 +42,13 @@ from airflow_zorder.core.storage.table_formats import ForeignTableFormatError
 def events(n: int, start: int = 0) -> pa.Table:
     """``n`` rows: id, region (us/eu), v."""
     ids = list(range(start, start + n))
-    return pa.table({"id": pa.array(ids, pa.int64()),
-                     "region": pa.array(["us" if i % 3 else "eu" for i in ids]),
-                     "v": pa.array([i * 0.5 for i in ids], pa.float64())})
+    return pa.table(
+        {
+            "id": pa.array(ids, pa.int64()),
+            "region": pa.array(["us" if i % 3 else "eu" for i in ids]),
+            "v": pa.array([i * 0.5 for i in ids], pa.float64()),
+        }
+    )
 
 
 def write_delta(path: str, partitioned: bool = False) -> pa.Table:
@@ -94,7 +98,8 @@ def write_hudi(path: str) -> None:
         "hoodie.table.metadata.partitions=\n"
         "hoodie.populate.meta.fields=true\n"
         "hoodie.table.base.file.format=PARQUET\n"
-        "hoodie.table.checksum=2702201862\n")
+        "hoodie.table.checksum=2702201862\n"
+    )
     file_ids = {"us": f"{uuid.UUID(int=1)}-0", "eu": f"{uuid.UUID(int=2)}-0"}
     for n, instant in enumerate(HUDI_INSTANTS):
         stats: dict[str, list[dict]] = {}
@@ -103,8 +108,8 @@ def write_hudi(path: str) -> None:
             part = root / f"region={region}"
             part.mkdir(exist_ok=True)
             (part / ".hoodie_partition_metadata").write_text(
-                f"#partition metadata\n#Fri Jan 05 09:30:00 UTC 2024\ncommitTime={HUDI_INSTANTS[0]}\n"
-                "partitionDepth=1\n")
+                f"#partition metadata\n#Fri Jan 05 09:30:00 UTC 2024\ncommitTime={HUDI_INSTANTS[0]}\npartitionDepth=1\n"
+            )
             name = f"{file_ids[region]}_0-{10 + 12 * n}-{15 + 15 * n}_{instant}.parquet"
             batch = events(60 if n == 0 else 70)  # the upsert rewrites ids 0..59 and inserts 60..69
             rows = batch.filter(pc.equal(batch["region"], region))
@@ -116,23 +121,46 @@ def write_hudi(path: str) -> None:
                 "_hoodie_partition_path": [f"region={region}"] * k,
                 "_hoodie_file_name": [name] * k,
             }
-            table = pa.table({**{c: pa.array(v, pa.string()) for c, v in meta.items()},
-                              **{c: rows[c] for c in rows.column_names},
-                              "ts": pa.array([int(instant[:14])] * k, pa.int64())})
+            table = pa.table(
+                {
+                    **{c: pa.array(v, pa.string()) for c, v in meta.items()},
+                    **{c: rows[c] for c in rows.column_names},
+                    "ts": pa.array([int(instant[:14])] * k, pa.int64()),
+                }
+            )
             pq.write_table(table, part / name)
-            stats.setdefault(f"region={region}", []).append({
-                "fileId": file_ids[region], "path": f"region={region}/{name}",
-                "prevCommit": "null" if n == 0 else HUDI_INSTANTS[0], "numWrites": k, "numDeletes": 0,
-                "numUpdateWrites": 0 if n == 0 else 40, "numInserts": k if n == 0 else k - 40,
-                "totalWriteBytes": (part / name).stat().st_size, "totalWriteErrors": 0,
-                "partitionPath": f"region={region}", "fileSizeInBytes": (part / name).stat().st_size})
+            stats.setdefault(f"region={region}", []).append(
+                {
+                    "fileId": file_ids[region],
+                    "path": f"region={region}/{name}",
+                    "prevCommit": "null" if n == 0 else HUDI_INSTANTS[0],
+                    "numWrites": k,
+                    "numDeletes": 0,
+                    "numUpdateWrites": 0 if n == 0 else 40,
+                    "numInserts": k if n == 0 else k - 40,
+                    "totalWriteBytes": (part / name).stat().st_size,
+                    "totalWriteErrors": 0,
+                    "partitionPath": f"region={region}",
+                    "fileSizeInBytes": (part / name).stat().st_size,
+                }
+            )
         (hoodie / f"{instant}.commit.requested").write_text("")
-        (hoodie / f"{instant}.inflight").write_text(json.dumps({"partitionToWriteStats": {}, "compacted": False,
-                                                                "extraMetadata": {}, "operationType": "UPSERT"}))
-        (hoodie / f"{instant}.commit").write_text(json.dumps({
-            "partitionToWriteStats": stats, "compacted": False,
-            "extraMetadata": {"schema": json.dumps({"type": "record", "name": "events_record", "fields": []})},
-            "operationType": "UPSERT" if n else "INSERT"}, indent=2))
+        (hoodie / f"{instant}.inflight").write_text(
+            json.dumps(
+                {"partitionToWriteStats": {}, "compacted": False, "extraMetadata": {}, "operationType": "UPSERT"}
+            )
+        )
+        (hoodie / f"{instant}.commit").write_text(
+            json.dumps(
+                {
+                    "partitionToWriteStats": stats,
+                    "compacted": False,
+                    "extraMetadata": {"schema": json.dumps({"type": "record", "name": "events_record", "fields": []})},
+                    "operationType": "UPSERT" if n else "INSERT",
+                },
+                indent=2,
+            )
+        )
 
 
 def write_iceberg(base: str) -> tuple[str, pa.Table]:
@@ -171,26 +199,50 @@ def write_iceberg_handwritten(path: str) -> None:
     (root / "data").mkdir()
     data_file = root / "data" / f"00000-0-{uuid.UUID(int=3)}-00001.parquet"
     pq.write_table(events(100), data_file)
-    schema = {"type": "struct", "schema-id": 0, "fields": [
-        {"id": 1, "name": "id", "required": False, "type": "long"},
-        {"id": 2, "name": "region", "required": False, "type": "string"},
-        {"id": 3, "name": "v", "required": False, "type": "double"}]}
+    schema = {
+        "type": "struct",
+        "schema-id": 0,
+        "fields": [
+            {"id": 1, "name": "id", "required": False, "type": "long"},
+            {"id": 2, "name": "region", "required": False, "type": "string"},
+            {"id": 3, "name": "v", "required": False, "type": "double"},
+        ],
+    }
     for version in (1, 2):
-        snapshot = {"snapshot-id": 3051729675574597004, "sequence-number": 1, "timestamp-ms": 1704447000123,
-                    "manifest-list": f"{root}/metadata/snap-3051729675574597004-1-{uuid.UUID(int=4)}.avro",
-                    "summary": {"operation": "append", "added-data-files": "1", "added-records": "100",
-                                "total-records": "100", "total-data-files": "1"}, "schema-id": 0}
+        snapshot = {
+            "snapshot-id": 3051729675574597004,
+            "sequence-number": 1,
+            "timestamp-ms": 1704447000123,
+            "manifest-list": f"{root}/metadata/snap-3051729675574597004-1-{uuid.UUID(int=4)}.avro",
+            "summary": {
+                "operation": "append",
+                "added-data-files": "1",
+                "added-records": "100",
+                "total-records": "100",
+                "total-data-files": "1",
+            },
+            "schema-id": 0,
+        }
         meta = {
-            "format-version": 2, "table-uuid": str(uuid.UUID(int=5)), "location": str(root),
-            "last-sequence-number": version - 1, "last-updated-ms": 1704447000123, "last-column-id": 3,
-            "current-schema-id": 0, "schemas": [schema], "default-spec-id": 0,
-            "partition-specs": [{"spec-id": 0, "fields": []}], "last-partition-id": 999,
-            "default-sort-order-id": 0, "sort-orders": [{"order-id": 0, "fields": []}],
+            "format-version": 2,
+            "table-uuid": str(uuid.UUID(int=5)),
+            "location": str(root),
+            "last-sequence-number": version - 1,
+            "last-updated-ms": 1704447000123,
+            "last-column-id": 3,
+            "current-schema-id": 0,
+            "schemas": [schema],
+            "default-spec-id": 0,
+            "partition-specs": [{"spec-id": 0, "fields": []}],
+            "last-partition-id": 999,
+            "default-sort-order-id": 0,
+            "sort-orders": [{"order-id": 0, "fields": []}],
             "properties": {"write.parquet.compression-codec": "zstd"},
             "current-snapshot-id": snapshot["snapshot-id"] if version == 2 else -1,
             "refs": {"main": {"snapshot-id": snapshot["snapshot-id"], "type": "branch"}} if version == 2 else {},
             "snapshots": [snapshot] if version == 2 else [],
-            "snapshot-log": [], "metadata-log": [],
+            "snapshot-log": [],
+            "metadata-log": [],
         }
         (root / "metadata" / f"v{version}.metadata.json").write_text(json.dumps(meta, indent=2))
     (root / "metadata" / "version-hint.text").write_text("2")
@@ -203,8 +255,14 @@ def write_plain(path: str, partition_column: str | None = None) -> None:
     rows = events(90)
     if partition_column:
         rows = rows.append_column(partition_column, pa.array(["x", "y", "z"] * 30))
-        ds.write_dataset(rows, root, format="parquet", partitioning=[partition_column],
-                         partitioning_flavor="hive", basename_template="part-{i}.parquet")
+        ds.write_dataset(
+            rows,
+            root,
+            format="parquet",
+            partitioning=[partition_column],
+            partitioning_flavor="hive",
+            basename_template="part-{i}.parquet",
+        )
     else:
         for k in range(3):
             pq.write_table(rows.slice(30 * k, 30), root / f"part-{k:05d}.snappy.parquet")
@@ -252,13 +310,19 @@ def test_delta_table_written_by_deltalake_is_detected(tmp_path):
     path = str(tmp_path / "delta")
     live = write_delta(path)
     directory_rows = ds.dataset(path, format="parquet", ignore_prefixes=["_", "."]).count_rows()
-    assert live.num_rows == 40 and directory_rows == 40 + 300 + 50  # removed files (and the rewritten one) are still there
+    assert (
+        live.num_rows == 40 and directory_rows == 40 + 300 + 50
+    )  # removed files (and the rewritten one) are still there
     assert detect(path) == tf.DELTA
     assert detect(path + "/") == tf.DELTA
     assert detect("file://" + path) is None  # os.path.exists does not read URIs: callers pass matching callables
     fs = LocalFileSystem()
-    assert tf.detect_table_format("file://" + path, fs.exists,
-                                  lambda d: [f.path for f in fs.list_files(d, recursive=False)]) == tf.DELTA
+    assert (
+        tf.detect_table_format(
+            "file://" + path, fs.exists, lambda d: [f.path for f in fs.list_files(d, recursive=False)]
+        )
+        == tf.DELTA
+    )
     err = refused(path)
     assert err.format == "delta" and err.table == path and err.enclosing is None
     assert str(err).startswith(f"table {path} is a Delta Lake table (found: _delta_log/), not a plain Parquet")
@@ -294,7 +358,8 @@ def test_hudi_directory_and_its_partitions(tmp_path):
     deep.mkdir(parents=True)
     (deep / ".hoodie_partition_metadata.parquet").write_bytes(b"PAR1")
     assert find(str(deep)) == tf.Detection(
-        "hudi", str(deep), ".hoodie_partition_metadata.parquet, the marker of a Hudi table's partition")
+        "hudi", str(deep), ".hoodie_partition_metadata.parquet, the marker of a Hudi table's partition"
+    )
 
 
 def test_iceberg_table_written_by_pyiceberg(tmp_path):
@@ -385,11 +450,14 @@ def test_any_filesystem_callables_work(tmp_path):
     assert tf.find_table_format(path + "/region=eu", exists, list_names).root == path
 
 
-@pytest.mark.parametrize("fmt, name, why, what", [
-    ("delta", "Delta Lake", "its truth is _delta_log/", "OPTIMIZE ... ZORDER BY"),
-    ("hudi", "Apache Hudi", "its truth is the .hoodie/ timeline", "Hudi's own clustering"),
-    ("iceberg", "Apache Iceberg", "its truth is metadata/", "rewrite_data_files"),
-])
+@pytest.mark.parametrize(
+    "fmt, name, why, what",
+    [
+        ("delta", "Delta Lake", "its truth is _delta_log/", "OPTIMIZE ... ZORDER BY"),
+        ("hudi", "Apache Hudi", "its truth is the .hoodie/ timeline", "Hudi's own clustering"),
+        ("iceberg", "Apache Iceberg", "its truth is metadata/", "rewrite_data_files"),
+    ],
+)
 def test_error_message_names_format_table_reason_and_remedy(fmt, name, why, what):
     err = ForeignTableFormatError(fmt, "/data/events", "x/")
     msg = str(err)
@@ -400,35 +468,61 @@ def test_error_message_names_format_table_reason_and_remedy(fmt, name, why, what
     assert "What to do: " in msg and what in msg
     again = pickle.loads(pickle.dumps(err))
     assert (type(again), str(again), again.format, again.table, again.evidence) == (
-        ForeignTableFormatError, msg, fmt, "/data/events", "x/")
+        ForeignTableFormatError,
+        msg,
+        fmt,
+        "/data/events",
+        "x/",
+    )
     if fmt == "delta":
         assert "re-clustering Delta tables through the Delta log is planned" in msg
 
 
-@pytest.mark.parametrize("provider, kw, expected", [
-    ("delta", {}, "delta"),
-    ("DELTA", {}, "delta"),
-    ("org.apache.spark.sql.delta.sources.DeltaDataSource", {}, "delta"),
-    ("hudi", {}, "hudi"),
-    ("org.apache.hudi", {}, "hudi"),
-    ("iceberg", {}, "iceberg"),
-    ("org.apache.iceberg.spark.source.IcebergSource", {}, "iceberg"),
-    # synced into a Hive metastore: provider "hive", the format shows elsewhere
-    ("hive", {"input_format": "org.apache.hudi.hadoop.HoodieParquetInputFormat",
-              "serde": "org.apache.hadoop.hive.ql.io.parquet.serde.ParquetHiveSerDe"}, "hudi"),
-    ("hive", {"input_format": "org.apache.hudi.hadoop.realtime.HoodieParquetRealtimeInputFormat"}, "hudi"),
-    ("hive", {"properties": {"table_type": "ICEBERG"}}, "iceberg"),
-    ("hive", {"input_format": "org.apache.iceberg.mr.hive.HiveIcebergInputFormat",
-              "serde": "org.apache.iceberg.mr.hive.HiveIcebergSerDe"}, "iceberg"),
-    ("hive", {"properties": {"storage_handler": "io.delta.hive.DeltaStorageHandler"}}, "delta"),
-    ("parquet", {}, None),
-    ("PARQUET", {}, None),
-    ("hive", {"input_format": "org.apache.hadoop.hive.ql.io.parquet.MapredParquetInputFormat",
-              "serde": "org.apache.hadoop.hive.ql.io.parquet.serde.ParquetHiveSerDe"}, None),
-    ("csv", {}, None),
-    (None, {}, None),
-    ("", {"properties": {"table_type": "EXTERNAL_TABLE"}}, None),
-])
+@pytest.mark.parametrize(
+    "provider, kw, expected",
+    [
+        ("delta", {}, "delta"),
+        ("DELTA", {}, "delta"),
+        ("org.apache.spark.sql.delta.sources.DeltaDataSource", {}, "delta"),
+        ("hudi", {}, "hudi"),
+        ("org.apache.hudi", {}, "hudi"),
+        ("iceberg", {}, "iceberg"),
+        ("org.apache.iceberg.spark.source.IcebergSource", {}, "iceberg"),
+        # synced into a Hive metastore: provider "hive", the format shows elsewhere
+        (
+            "hive",
+            {
+                "input_format": "org.apache.hudi.hadoop.HoodieParquetInputFormat",
+                "serde": "org.apache.hadoop.hive.ql.io.parquet.serde.ParquetHiveSerDe",
+            },
+            "hudi",
+        ),
+        ("hive", {"input_format": "org.apache.hudi.hadoop.realtime.HoodieParquetRealtimeInputFormat"}, "hudi"),
+        ("hive", {"properties": {"table_type": "ICEBERG"}}, "iceberg"),
+        (
+            "hive",
+            {
+                "input_format": "org.apache.iceberg.mr.hive.HiveIcebergInputFormat",
+                "serde": "org.apache.iceberg.mr.hive.HiveIcebergSerDe",
+            },
+            "iceberg",
+        ),
+        ("hive", {"properties": {"storage_handler": "io.delta.hive.DeltaStorageHandler"}}, "delta"),
+        ("parquet", {}, None),
+        ("PARQUET", {}, None),
+        (
+            "hive",
+            {
+                "input_format": "org.apache.hadoop.hive.ql.io.parquet.MapredParquetInputFormat",
+                "serde": "org.apache.hadoop.hive.ql.io.parquet.serde.ParquetHiveSerDe",
+            },
+            None,
+        ),
+        ("csv", {}, None),
+        (None, {}, None),
+        ("", {"properties": {"table_type": "EXTERNAL_TABLE"}}, None),
+    ],
+)
 def test_catalog_provider_check(provider, kw, expected):
     found = tf.catalog_table_format(provider, **kw)
     assert (found[0] if found else None) == expected
@@ -462,8 +556,11 @@ def test_list_path_table_refuses_before_listing_the_table(tmp_path):
     write_delta(delta, partitioned=True)
     write_iceberg_handwritten(ice)
     write_plain(plain, "day")
-    for path, fmt, listed in ((delta, "delta", []), (delta + "/region=us", "delta", []),
-                              (ice, "iceberg", [(ice + "/metadata", False)])):
+    for path, fmt, listed in (
+        (delta, "delta", []),
+        (delta + "/region=us", "delta", []),
+        (ice, "iceberg", [(ice + "/metadata", False)]),
+    ):
         fs = RecordingFS()
         with pytest.raises(ForeignTableFormatError) as err:
             list_path_table(fs, path)
@@ -498,19 +595,30 @@ def _fake_spark(describe: dict[str, str]):
     return SimpleNamespace(catalog=SimpleNamespace(tableExists=lambda name: True), sql=sql)
 
 
-@pytest.mark.parametrize("describe, fmt", [
-    # Hudi's hive sync registers a Parquet-serde table with Hudi's InputFormat. A real one cannot be
-    # made here: Spark loads the InputFormat class when the table is created (Hudi's jars are absent).
-    ({"Provider": "hive", "Location": "file:/w/events", "Serde Library":
-      "org.apache.hadoop.hive.ql.io.parquet.serde.ParquetHiveSerDe",
-      "InputFormat": "org.apache.hudi.hadoop.HoodieParquetInputFormat"}, "hudi"),
-    # an Iceberg SparkCatalog table (cat.db.t) describes as Provider iceberg; needs Iceberg's jars for real
-    ({"Provider": "iceberg", "Location": "file:/w/events", "Table Properties": "[format=iceberg/parquet]"},
-     "iceberg"),
-    # a Delta table seen through the session catalog with Delta's jars (without them DESCRIBE fails;
-    # tests/integration/test_foreign_formats.py covers that case with a real metastore entry)
-    ({"Provider": "delta", "Location": "file:/w/events"}, "delta"),
-])
+@pytest.mark.parametrize(
+    "describe, fmt",
+    [
+        # Hudi's hive sync registers a Parquet-serde table with Hudi's InputFormat. A real one cannot be
+        # made here: Spark loads the InputFormat class when the table is created (Hudi's jars are absent).
+        (
+            {
+                "Provider": "hive",
+                "Location": "file:/w/events",
+                "Serde Library": "org.apache.hadoop.hive.ql.io.parquet.serde.ParquetHiveSerDe",
+                "InputFormat": "org.apache.hudi.hadoop.HoodieParquetInputFormat",
+            },
+            "hudi",
+        ),
+        # an Iceberg SparkCatalog table (cat.db.t) describes as Provider iceberg; needs Iceberg's jars for real
+        (
+            {"Provider": "iceberg", "Location": "file:/w/events", "Table Properties": "[format=iceberg/parquet]"},
+            "iceberg",
+        ),
+        # a Delta table seen through the session catalog with Delta's jars (without them DESCRIBE fails;
+        # tests/integration/test_foreign_formats.py covers that case with a real metastore entry)
+        ({"Provider": "delta", "Location": "file:/w/events"}, "delta"),
+    ],
+)
 def test_resolve_catalog_table_refuses_foreign_providers_stand_in(describe, fmt):
     """Stand-in Spark (the real catalog cases are in tests/integration/test_foreign_formats.py)."""
     from spark_jobs.catalog import resolve_catalog_table

@@ -55,8 +55,9 @@ class KeyPlan:
         }
 
 
-def column_boundaries(sample: pa.Table, columns: Sequence[str],
-                      num_ranges: int = ranges.DEFAULT_NUM_RANGES) -> tuple[pa.Array, ...]:
+def column_boundaries(
+    sample: pa.Table, columns: Sequence[str], num_ranges: int = ranges.DEFAULT_NUM_RANGES
+) -> tuple[pa.Array, ...]:
     """Per clustering column, the sample-quantile range boundaries a plan uses."""
     return tuple(ranges.compute_boundaries(sample.column(c), num_ranges) for c in columns)
 
@@ -97,8 +98,12 @@ def _salt_bytes(salt: pa.Array | np.ndarray | None, n: int, salt_bits: int) -> n
     return be[:, 8 - nbytes :]
 
 
-def compute_keys(plan: KeyPlan, values: Sequence[pa.Array], salt: pa.Array | np.ndarray | None,
-                 range_ids: Sequence[np.ndarray] | None = None) -> np.ndarray:
+def compute_keys(
+    plan: KeyPlan,
+    values: Sequence[pa.Array],
+    salt: pa.Array | np.ndarray | None,
+    range_ids: Sequence[np.ndarray] | None = None,
+) -> np.ndarray:
     """Key bytes (n, key_width) for one batch: range ids, scaled, curve-encoded, salt appended.
 
     ``range_ids``: each column's ``ranges.range_ids`` of ``values`` when already known.
@@ -126,7 +131,7 @@ def as_sortable(keys: np.ndarray) -> np.ndarray:
     n, w = keys.shape
     if w <= 8:
         padded = np.zeros((n, 8), dtype=np.uint8)
-        padded[:, 8 - w:] = keys
+        padded[:, 8 - w :] = keys
         return padded.view(">u8").reshape(n).astype(np.uint64)
     return keys.view(f"S{w}").reshape(n)
 
@@ -198,7 +203,7 @@ def aligned_bounds(sorted_keys: np.ndarray, num_files: int, tolerance: float = 0
             qj = int(q[jj - 1])
             bit = int(score[jj - 1] - (m - 1 - qj) * 64)
             b_words[qj] &= ~np.uint64((1 << bit) - 1) if bit < 64 else np.uint64(0)
-            b_words[qj + 1:] = 0
+            b_words[qj + 1 :] = 0
         out[k - 1] = b_words.astype(">u8").view(np.uint8)[:w]
     return out
 
@@ -236,8 +241,12 @@ def build_plan(
     salt = sample.column(salt_column) if (salt_bits and salt_column) else None
     if salt_bits and salt is None:
         raise ValueError("salt_bits > 0 needs the sample's row-hash column (salt_column)")
-    keys = compute_keys(partial, [sample.column(c).combine_chunks() for c in cols],
-                        salt.combine_chunks() if salt is not None else None, rids)
+    keys = compute_keys(
+        partial,
+        [sample.column(c).combine_chunks() for c in cols],
+        salt.combine_chunks() if salt is not None else None,
+        rids,
+    )
     ordered = keys[np.argsort(as_sortable(keys), kind="stable")]
     file_bounds = np.sort(as_sortable(aligned_bounds(ordered, num_files)))
     return KeyPlan(curve, cols, bounds, positions, bits, salt_bits, file_bounds)

@@ -60,10 +60,7 @@ def _validate_ids(ids: np.ndarray, bits: int) -> np.ndarray:
     if ids.shape[0]:
         lo, hi = ids.min(), ids.max()
         if lo < 0 or hi >= (1 << int(bits)):
-            raise ValueError(
-                f"ids must lie in [0, 2**{bits}) = [0, {1 << int(bits)}), "
-                f"got values in [{lo}, {hi}]"
-            )
+            raise ValueError(f"ids must lie in [0, 2**{bits}) = [0, {1 << int(bits)}), got values in [{lo}, {hi}]")
     return ids.astype(np.uint64)
 
 
@@ -89,9 +86,7 @@ def _pack(fields: Iterable[tuple[np.ndarray, int]], n: int, total_bits: int) -> 
 def _interleave(cols: np.ndarray, bits: int) -> np.ndarray:
     """Z-interleave (d, n) uint64 columns: each column's top bit in order, then the next bit..."""
     d, n = cols.shape
-    fields = (
-        ((cols[j] >> np.uint64(b)) & _U64_1, 1) for b in range(bits - 1, -1, -1) for j in range(d)
-    )
+    fields = (((cols[j] >> np.uint64(b)) & _U64_1, 1) for b in range(bits - 1, -1, -1) for j in range(d))
     return _pack(fields, n, d * bits)
 
 

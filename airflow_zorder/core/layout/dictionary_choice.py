@@ -59,8 +59,14 @@ def _pairs(groups: np.ndarray) -> float:
     return float((k * (k - 1) / 2).sum())
 
 
-def same_source_weight(file_ids: np.ndarray, source_ids: np.ndarray, source_rows: np.ndarray, num_sources: int,
-                       rows_per_file: float, num_files: int) -> float:
+def same_source_weight(
+    file_ids: np.ndarray,
+    source_ids: np.ndarray,
+    source_rows: np.ndarray,
+    num_sources: int,
+    rows_per_file: float,
+    num_files: int,
+) -> float:
     """Estimated share of an output file's row pairs whose two rows come from the same input file, in the whole table.
 
     The sample holds a few whole input files; each one's sampled rows, scaled to its size, tell
@@ -75,12 +81,13 @@ def same_source_weight(file_ids: np.ndarray, source_ids: np.ndarray, source_rows
     pair_ids, counts = np.unique(np.asarray(source_ids, np.int64) * width + file_ids, return_counts=True)
     rows_in = counts * scale[pair_ids // width]  # rows of input i landing in output o
     k = int((sampled > 0).sum())
-    same = (num_sources / max(1, k)) * float((rows_in ** 2).sum())
-    return float(min(1.0, same / max(1.0, num_files * rows_per_file ** 2)))
+    same = (num_sources / max(1, k)) * float((rows_in**2).sum())
+    return float(min(1.0, same / max(1.0, num_files * rows_per_file**2)))
 
 
-def distinct_per_file(values: pa.Array, file_ids: np.ndarray, source_ids: np.ndarray | None = None,
-                      same_source: float | None = None) -> tuple[float, int]:
+def distinct_per_file(
+    values: pa.Array, file_ids: np.ndarray, source_ids: np.ndarray | None = None, same_source: float | None = None
+) -> tuple[float, int]:
     """(estimated distinct non-null values per file, same-file pairs seen): 1 / P(two rows of a file are equal).
 
     Pooled over files, so files with a handful of sampled rows still count. Infinite when no
@@ -110,9 +117,15 @@ def distinct_per_file(values: pa.Array, file_ids: np.ndarray, source_ids: np.nda
     return (pairs / collisions if collisions else math.inf), int(pairs)
 
 
-def plain_columns(sample: pa.Table, file_ids: np.ndarray, rows_per_file: float, columns: Sequence[str],
-                  page_size: int = DEFAULT_DICTIONARY_PAGE_SIZE, source_ids: np.ndarray | None = None,
-                  same_source: float | None = None) -> list[str]:
+def plain_columns(
+    sample: pa.Table,
+    file_ids: np.ndarray,
+    rows_per_file: float,
+    columns: Sequence[str],
+    page_size: int = DEFAULT_DICTIONARY_PAGE_SIZE,
+    source_ids: np.ndarray | None = None,
+    same_source: float | None = None,
+) -> list[str]:
     """Columns whose dictionary the writer would abandon in files of ``rows_per_file`` rows.
 
     ``sample``: rows of the table (any order), ``file_ids``: the output file of each row;

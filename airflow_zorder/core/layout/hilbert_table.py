@@ -112,9 +112,14 @@ def build(d: int, bits: int, max_entries: int = MAX_ENTRIES) -> HilbertTable | N
     while levels < bits and n << ((levels + 1) * d) <= max_entries:
         levels += 1
     first_levels = bits - levels * ((bits - 1) // levels)  # 1..levels: the rest divides into full steps
-    return HilbertTable(d, bits, levels, first_levels,
-                        first=_compose(rows, d, first_levels, range(1)),
-                        table=_compose(rows, d, levels, range(n)))
+    return HilbertTable(
+        d,
+        bits,
+        levels,
+        first_levels,
+        first=_compose(rows, d, first_levels, range(1)),
+        table=_compose(rows, d, levels, range(n)),
+    )
 
 
 def hilbert_from_z(z: np.ndarray, t: HilbertTable) -> np.ndarray:

@@ -10,6 +10,7 @@ the ids over a fixed bit width so that every column's top bit means "upper half"
 
 Everything works on pyarrow arrays with numpy / Arrow compute kernels (no per-row
 Python): this runs inside Spark Arrow UDFs on batches of ~10k rows. No pyspark import.
+The numpy sort keys come from the one value-order codec, :mod:`airflow_zorder.core.stats.value_order`.
 
 ORDER contract (what "a < b" means for every supported type; the product's promise)
 -------------------------------------------------------------------------------------
@@ -41,9 +42,12 @@ values get distinct ids (the mapping is then strictly order preserving).
 from __future__ import annotations
 
 import re
+
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
+
+from airflow_zorder.core.stats import value_order
 
 __all__ = [
     "DEFAULT_NUM_RANGES",
@@ -192,9 +196,7 @@ def _arrow_kind(t: pa.DataType) -> str | None:
         return _arrow_kind(t.value_type)
     if pa.types.is_boolean(t):
         return "bool"
-    if pa.types.is_integer(t) or (
-        pa.types.is_temporal(t) and not (pa.types.is_duration(t) or pa.types.is_interval(t))
-    ):
+    if pa.types.is_integer(t) or (pa.types.is_temporal(t) and not (pa.types.is_duration(t) or pa.types.is_interval(t))):
         return "int"
     if pa.types.is_floating(t):
         return "float"
@@ -254,64 +256,6 @@ def _as_array(values: pa.Array | pa.ChunkedArray, what: str) -> pa.Array:
     raise TypeError(f"{what} must be a pyarrow Array or ChunkedArray, got {type(values).__name__}")
 
 
-def _fixed_view(arr: pa.Array, dtype: np.dtype) -> np.ndarray:
-    """Zero-copy numpy view of a fixed-width array's data buffer (slot values under nulls are arbitrary)."""
-    n = len(arr)
-    if n == 0:
-        return np.zeros(0, dtype=dtype)
-    width = arr.type.byte_width
-    count = n * width // dtype.itemsize
-    return np.frombuffer(arr.buffers()[1], dtype=dtype, count=count, offset=arr.offset * width)
-
-
-_F64_NAN_BITS = np.int64(0x7FF8000000000000)
-_LOW63 = np.int64(0x7FFFFFFFFFFFFFFF)
-
-
-def _float_keys(arr: pa.Array) -> tuple[np.ndarray, np.ndarray]:
-    """(normalised float64 values, int64 total-order keys): -0.0 -> 0.0, every NaN -> one NaN above +inf."""
-    raw = _fixed_view(arr, np.dtype(f"float{arr.type.bit_width}"))
-    f = raw.astype(np.float64)  # always a fresh copy; float16/32 -> float64 is exact
-    with np.errstate(invalid="ignore"):  # signalling NaNs would warn
-        f += 0.0  # IEEE: -0.0 + 0.0 == +0.0
-    bits = f.view(np.int64)
-    nan = np.isnan(f)
-    if nan.any():
-        bits[nan] = _F64_NAN_BITS  # canonical quiet NaN, positive sign: above +inf
-    # Sign-magnitude -> two's complement: flip the magnitude bits of negatives.
-    keys = bits ^ ((bits >> 63) & _LOW63)
-    return f, keys
-
-
-def _decimal_keys(arr: pa.Array) -> np.ndarray:
-    """Exact order keys for decimals: int64 when precision <= 18, else big-endian sign-flipped bytes (S16/S32)."""
-    t = arr.type
-    if t.byte_width == 16 and t.precision <= 18:
-        # |unscaled| < 10**18 < 2**63: the low little-endian word *is* the value.
-        return _fixed_view(arr, np.dtype("<i8"))[0::2]
-    width = t.byte_width
-    raw = _fixed_view(arr, np.dtype("u1")).reshape(-1, width)
-    be = raw[:, ::-1].copy()  # little-endian two's complement -> big-endian
-    be[:, 0] ^= 0x80  # flip the sign bit: unsigned byte order == numeric order
-    return be.view(f"S{width}").reshape(-1)  # numpy compares S as memcmp of equal-width items
-
-
-def _order_keys(arr: pa.Array) -> np.ndarray:
-    """numpy keys whose order is the contract order, for every kind except bytes."""
-    kind = _arrow_kind(arr.type)
-    t = arr.type
-    if kind == "bool":
-        return pc.fill_null(arr, False).to_numpy(zero_copy_only=False).view(np.uint8)
-    if kind == "int":
-        signed = not pa.types.is_unsigned_integer(t)
-        return _fixed_view(arr, np.dtype(f"{'i' if signed else 'u'}{t.bit_width // 8}"))
-    if kind == "float":
-        return _float_keys(arr)[1]
-    if kind == "decimal":
-        return _decimal_keys(arr)
-    raise AssertionError(f"no numpy keys for {t}")  # pragma: no cover
-
-
 def _dense_rank(arr: pa.Array) -> np.ndarray:
     """Dense ranks (uint64, ties equal) of a string/binary array in unsigned-byte order."""
     return pc.rank(arr, sort_keys="ascending", tiebreaker="dense").to_numpy()
@@ -354,9 +298,9 @@ def compute_boundaries(sample: pa.Array | pa.ChunkedArray, num_ranges: int = DEF
     if kind == "bytes":
         keys = _dense_rank(arr)
     elif kind == "float":
-        floats, keys = _float_keys(arr)
+        floats, keys = value_order.float_keys(arr)
     else:
-        keys = _order_keys(arr)
+        keys = value_order.sort_keys(arr)
 
     order = np.argsort(keys, kind="stable")
     sorted_keys = keys[order]
@@ -427,7 +371,7 @@ def range_ids(values: pa.Array | pa.ChunkedArray, boundaries: pa.Array) -> np.nd
             ranks = _dense_rank(pa.concat_arrays([bounds, arr]))
             bkeys, vkeys = ranks[:k], ranks[k:]
         else:
-            bkeys, vkeys = _order_keys(bounds), _order_keys(arr)
+            bkeys, vkeys = value_order.sort_keys(bounds), value_order.sort_keys(arr)
         if k > 1 and bool(np.any(bkeys[1:] < bkeys[:-1])):
             raise ValueError("boundaries must be sorted ascending in the contract order")
         ids = np.searchsorted(bkeys, vkeys, side="right").astype(np.uint32)
@@ -455,4 +399,3 @@ def scale_ids(ids: np.ndarray, num_ids: int, bits: int) -> np.ndarray:
         raise ValueError(f"ids must lie in [0, {num_ids}), got [{arr.min()}, {arr.max()}]")
     wide = arr.astype(np.uint64)
     return (wide << np.uint64(bits)) // np.uint64(num_ids)
-

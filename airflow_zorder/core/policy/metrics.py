@@ -3,15 +3,18 @@
 The project's one metrics module (Airflow-free, Spark-free: numpy + pyarrow).
 Everything here works on per-file bounds of one column -- ``mins``, ``maxs``
 (Arrow arrays or numpy arrays of any orderable type) and ``has_stats`` -- as
-returned by :func:`airflow_zorder.core.stats.footer_stats.column_bounds`.
+returned by :func:`airflow_zorder.core.stats.stats_schema.column_bounds` -- or on
+stats tables (:data:`~airflow_zorder.core.stats.stats_schema.FILE_STATS_SCHEMA`,
+read directly).
 
 Layout
 ------
 1. Bound normalisation: :func:`prepare_bounds` turns typed bounds (ints,
    floats, decimals, dates, timestamps, strings, binary, bool) into
    :class:`FileBounds`: numpy sort keys with the same order and equality as
-   the values, plus per-file status masks.  Every metric is built on it, so
-   all types are handled exactly once, here.
+   the values, plus per-file status masks (floats and decimals through the
+   one value-order codec, :mod:`~airflow_zorder.core.stats.value_order`).
+   Every metric is built on it.
 2. Point-query pruning: :func:`point_query_fractions`,
    :func:`mean_point_query_fraction`.
 3. Reference values: :func:`ideal_point_query_fraction`.
@@ -51,6 +54,8 @@ from typing import Any
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
+
+from airflow_zorder.core.stats import footer_stats, stats_schema, value_order
 
 __all__ = [
     "FileBounds",
@@ -217,27 +222,26 @@ def _common_value_type(t: pa.DataType, u: pa.DataType) -> pa.DataType:
             return t  # handled by _encode (int64 / uint64 / exact fallback)
         # decimal with decimal or integer: exact common decimal type
         t, u = _as_decimal(t), _as_decimal(u)
-        return pa.unify_schemas(
-            [pa.schema([pa.field("x", t)]), pa.schema([pa.field("x", u)])], promote_options="permissive"
-        ).field("x").type
+        return (
+            pa.unify_schemas(
+                [pa.schema([pa.field("x", t)]), pa.schema([pa.field("x", u)])], promote_options="permissive"
+            )
+            .field("x")
+            .type
+        )
     if pa.types.is_timestamp(t) and pa.types.is_timestamp(u) and t.tz == u.tz:
-        return pa.unify_schemas(
-            [pa.schema([pa.field("x", t)]), pa.schema([pa.field("x", u)])], promote_options="permissive"
-        ).field("x").type  # finer unit
+        return (
+            pa.unify_schemas(
+                [pa.schema([pa.field("x", t)]), pa.schema([pa.field("x", u)])], promote_options="permissive"
+            )
+            .field("x")
+            .type
+        )  # finer unit
     if pa.types.is_date(t) and pa.types.is_timestamp(u):
         return u  # a date is midnight: exact as a timestamp (the reverse cast would truncate)
     if pa.types.is_date(t) and pa.types.is_date(u):
         return pa.date64()  # exact for both
     return t  # cast the query values to the bounds' type
-
-
-def _decimal128_low_words(a: pa.Array) -> np.ndarray:
-    buf = a.buffers()[1]
-    words = np.frombuffer(buf, dtype="<i8", count=2 * (a.offset + len(a)))
-    out = words[2 * a.offset :: 2].astype(np.int64, copy=True)
-    if a.null_count:
-        out[~_valid_mask(a)] = 0
-    return out
 
 
 def _encode(arrays: list[pa.Array]) -> list[np.ndarray]:
@@ -250,8 +254,8 @@ def _encode(arrays: list[pa.Array]) -> list[np.ndarray]:
         if keys is None:  # mixed signs beyond int64: exact via decimal ranks
             keys = _rank_keys([a.cast(pa.decimal128(38, 0)) for a in arrays])
         return keys
-    if pa.types.is_floating(t):
-        return [a.cast(pa.float64()).to_numpy(zero_copy_only=False).astype(np.float64, copy=False) for a in arrays]
+    if pa.types.is_floating(t):  # normalised values (-0.0 -> 0.0, one NaN): they double as positions
+        return [value_order.float_keys(a)[0] for a in arrays]
     if pa.types.is_boolean(t):
         return [pc.fill_null(a, False).to_numpy(zero_copy_only=False).astype(np.uint8) for a in arrays]
     if pa.types.is_temporal(t):  # date, timestamp, time, duration: integer counts of one unit
@@ -264,7 +268,7 @@ def _encode(arrays: list[pa.Array]) -> list[np.ndarray]:
         ]
     if pa.types.is_decimal(t) and t.bit_width == 128 and t.precision <= 18:
         # unscaled values fit in int64: the low word of the 128-bit two's complement is exact
-        return [_decimal128_low_words(a) for a in arrays]
+        return [value_order.decimal_keys(a) for a in arrays]
     # decimals, strings, binary and anything else orderable by Arrow: exact ranks
     return _rank_keys(arrays)
 
@@ -329,7 +333,9 @@ def prepare_bounds(
             if not both_int and val_a.type != target:
                 val_a = val_a.cast(target)
         except (pa.ArrowInvalid, pa.ArrowNotImplementedError, pa.ArrowTypeError) as exc:
-            raise TypeError(f"query values of type {val_a.type} are not comparable with bounds of type {lo_a.type}: {exc}") from exc
+            raise TypeError(
+                f"query values of type {val_a.type} are not comparable with bounds of type {lo_a.type}: {exc}"
+            ) from exc
         arrays = [lo_a, hi_a, val_a]
     elif pa.types.is_null(lo_a.type):
         arrays = [lo_a.cast(pa.int64()), hi_a.cast(pa.int64())]
@@ -456,13 +462,11 @@ def files_fraction_for_columns(
 
     ``table_dir_or_files``: a table directory (all ``*.parquet`` below it,
     hidden/underscore entries skipped), a list of Parquet files, or a stats
-    table from :func:`~airflow_zorder.core.stats.footer_stats.read_footers`.
+    stats table (:func:`~airflow_zorder.core.stats.footer_stats.read_footers`, or a snapshot).
     ``values_per_column``: query values per column, as a mapping or a
     sequence aligned with ``columns``.  Returns ``{column: mean fraction}``.
     Footers are read once for all columns.
     """
-    from airflow_zorder.core.stats import footer_stats
-
     columns = [columns] if isinstance(columns, str) else list(columns)
     if isinstance(values_per_column, Mapping):
         missing = [c for c in columns if c not in values_per_column]
@@ -487,7 +491,7 @@ def files_fraction_for_columns(
 
     out: dict[str, float] = {}
     for c in columns:
-        mins, maxs, has = footer_stats.column_bounds(stats, c)
+        mins, maxs, has = stats_schema.column_bounds(stats, c)
         if len(mins) == 0:
             raise ValueError(f"no footer statistics rows for column {c!r} (a partition column?)")
         out[c] = mean_point_query_fraction(mins, maxs, has, vals[c])
@@ -942,7 +946,7 @@ def column_clustering(
     """Clustering information of one column from its per-file bounds.
 
     ``mins``/``maxs``/``has_stats`` as for :func:`prepare_bounds` (typically
-    from :func:`~airflow_zorder.core.stats.footer_stats.column_bounds`);
+    from :func:`~airflow_zorder.core.stats.stats_schema.column_bounds`);
     ``num_clustering_columns`` is the ``d`` of the ideal ``N ** (-1/d)``.
     See :class:`ColumnClustering` for the definitions.  O(N log N).
     """
@@ -951,41 +955,6 @@ def column_clustering(
 
 
 # ----- stats tables -----------------------------------------------------------
-
-_BOUNDS_COLUMNS = ("path", "column", "arrow_type", "min", "max", "has_stats", "min_exact", "max_exact")
-
-
-def _split_by_column(stats_table: pa.Table, extra: Sequence[str]) -> dict[str, pa.Table]:
-    """Rows of each column name (one sort + slices instead of one filter per column)."""
-    wanted = [c for c in dict.fromkeys([*_BOUNDS_COLUMNS, *extra]) if c in stats_table.column_names]
-    t = stats_table.select(wanted)
-    if t.num_rows == 0:
-        return {}
-    enc = pc.dictionary_encode(t["column"]).combine_chunks()
-    codes = enc.indices.to_numpy(zero_copy_only=False)
-    names = enc.dictionary.to_pylist()
-    order = np.argsort(codes, kind="stable")
-    t = t.take(pa.array(order))
-    bounds = np.searchsorted(codes[order], np.arange(len(names) + 1))
-    return {names[i]: t.slice(int(bounds[i]), int(bounds[i + 1] - bounds[i])) for i in range(len(names))}
-
-
-def _column_bounds_fast(t: pa.Table, column: str) -> tuple[pa.Array, pa.Array, np.ndarray]:
-    """:func:`footer_stats.column_bounds` for a table holding only ``column``'s rows.
-
-    Same result; the common case (one bound type, decoded by a vectorised
-    Arrow cast) skips the per-row Python work of the general function.
-    """
-    from airflow_zorder.core.stats import footer_stats
-
-    types = pc.unique(t["arrow_type"]).to_pylist()
-    if len(types) == 1 and types[0] is not None:
-        ty = footer_stats.parse_arrow_type(types[0])
-        has = t["has_stats"].to_numpy().astype(bool, copy=True)
-        mins = footer_stats.decode_bounds(t["min"].combine_chunks(), ty)
-        maxs = footer_stats.decode_bounds(t["max"].combine_chunks(), ty)
-        return mins, maxs, has
-    return footer_stats.column_bounds(t, column)
 
 
 def _group_ids(values: pa.ChunkedArray | pa.Array) -> tuple[np.ndarray, list[Any]]:
@@ -1003,8 +972,8 @@ def partition_clustering(
 ) -> dict[Any, dict[str, ColumnClustering]]:
     """``{partition: {column: ColumnClustering}}`` from a footer stats table.
 
-    ``stats_table`` has :data:`~airflow_zorder.core.stats.footer_stats.STATS_SCHEMA`
-    (one row per (file, column)); files are grouped by ``partition_key``
+    ``stats_table`` has :data:`~airflow_zorder.core.stats.stats_schema.FILE_STATS_SCHEMA`
+    (one row per (file, column): a snapshot or footer rows); files are grouped by ``partition_key``
     (the Hive partition path, e.g. ``"dt=2024-01-01"``; ``None`` for files
     outside any partition).  ``num_clustering_columns`` defaults to
     ``len(columns)``.  Columns without rows in a partition are absent from
@@ -1012,14 +981,14 @@ def partition_clustering(
     """
     columns = [columns] if isinstance(columns, str) else list(columns)
     d = num_clustering_columns or len(columns)
-    split = _split_by_column(stats_table, [partition_key])
+    split = stats_schema.split_by_column(stats_table, [partition_key])
     out: dict[Any, dict[str, ColumnClustering]] = {}
     for c in columns:
         t = split.get(c)
         if t is None or t.num_rows == 0:
             continue
         gids, names = _group_ids(t[partition_key])
-        prep = _Prepared.of(*_column_bounds_fast(t, c))
+        prep = _Prepared.of(*stats_schema.typed_bounds(t))
         res = _cluster_groups(prep, gids, len(names), d, c).results
         for name, r in zip(names, res):
             if r.num_files:
@@ -1056,7 +1025,7 @@ def table_clustering(
     """
     columns = [columns] if isinstance(columns, str) else list(columns)
     d = num_clustering_columns or len(columns)
-    split = _split_by_column(stats_table, [partition_key])
+    split = stats_schema.split_by_column(stats_table, [partition_key])
     per_column: dict[str, dict[str, Any]] = {}
     partitions: dict[str, dict[str, Any]] = {}
     partition_ratio: dict[str, float | None] = {}
@@ -1066,7 +1035,7 @@ def table_clustering(
             per_column[c] = None  # type: ignore[assignment]
             partition_ratio[c] = None
             continue
-        prep = _Prepared.of(*_column_bounds_fast(t, c))
+        prep = _Prepared.of(*stats_schema.typed_bounds(t))
         whole = _cluster_groups(prep, None, 1, d, c).results[0]
         per_column[c] = whole.to_dict()
         gids, names = _group_ids(t[partition_key])
@@ -1076,7 +1045,9 @@ def table_clustering(
             if not r.num_files:
                 continue
             key = "" if name is None else str(name)
-            p = partitions.setdefault(key, {"num_files": 0, "ratio_to_ideal": None, "worst_column": None, "columns": {}})
+            p = partitions.setdefault(
+                key, {"num_files": 0, "ratio_to_ideal": None, "worst_column": None, "columns": {}}
+            )
             p["columns"][c] = r.to_dict()
             p["num_files"] = max(p["num_files"], r.num_files)
             if r.ratio_to_ideal is not None and (p["ratio_to_ideal"] is None or r.ratio_to_ideal > p["ratio_to_ideal"]):
@@ -1087,7 +1058,8 @@ def table_clustering(
     scored = [(v, c) for c, v in partition_ratio.items() if v is not None]
     worst_column, headline = (max(scored)[1], max(scored)[0]) if scored else (None, None)
     pscored = [(p["ratio_to_ideal"], k) for k, p in partitions.items() if p["ratio_to_ideal"] is not None]
-    num_files = int(pc.count_distinct(stats_table["path"]).as_py()) if stats_table.num_rows else 0
+    described = stats_schema.column_rows(stats_table)
+    num_files = int(pc.count_distinct(described["path"]).as_py()) if described.num_rows else 0
     return {
         "num_files": num_files,
         "columns": columns,

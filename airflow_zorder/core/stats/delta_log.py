@@ -22,7 +22,7 @@ What the rows hold, and where the log is not exact (every bound stays a valid bo
   no min/max for, such as binary) has ``has_stats`` false and ``reason = "not_in_delta_stats"``; a file
   without a stats entry ``"no_delta_stats"``; nested columns ``"nested_column"`` (as the footer reader).
   Such files "may match" every query: the metrics never prune them.
-* Text encoding: :func:`footer_stats.bounds_to_text`, the footer reader's own, on the column's Arrow type
+* Text encoding: :func:`value_order.bounds_to_text`, the footer reader's own, on the column's Arrow type
   (``arrow_type`` as the footer reader names it); keys and numbers: :func:`stats_schema.bound_columns`.
   Floats as the footer reader: NaN bounds are missing (``"nan_in_stats"``), a zero min is ``-0.0`` and a
   zero max ``+0.0``.
@@ -62,9 +62,9 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from airflow_zorder.core.stats import footer_stats
-from airflow_zorder.core.storage import locations
 from airflow_zorder.core.stats import stats_schema as ss
+from airflow_zorder.core.stats import value_order
+from airflow_zorder.core.storage import locations
 
 __all__ = [
     "DEFAULT_STRING_PREFIX_LENGTH",
@@ -90,10 +90,10 @@ PARQUET_RS_TRUNCATED_BYTES = 60
 _TIE_BREAKER = "\ufffd"
 _HIVE_DEFAULT_PARTITION = "__HIVE_DEFAULT_PARTITION__"
 # Spark's ExternalCatalogUtils.escapePathName: these characters become %XX in partition directory names
-_HIVE_ESCAPED = frozenset(chr(c) for c in range(0x01, 0x20)) | frozenset('"#%\'*/:=?\\\x7f{[]^')
+_HIVE_ESCAPED = frozenset(chr(c) for c in range(0x01, 0x20)) | frozenset("\"#%'*/:=?\\\x7f{[]^")
 # a decimal of at most 15 significant digits survives the trip through a double exactly
 _DECIMAL_EXACT_DIGITS = 15
-UTC = dt.timezone.utc
+UTC = dt.UTC
 
 
 class DeltaLogError(OSError):
@@ -104,8 +104,9 @@ def _deltalake() -> Any:
     try:
         import deltalake
     except ImportError as exc:
-        raise ImportError(f"reading a Delta Lake table through its log needs the deltalake package (delta-rs): "
-                          f"{INSTALL_HINT}") from exc
+        raise ImportError(
+            f"reading a Delta Lake table through its log needs the deltalake package (delta-rs): {INSTALL_HINT}"
+        ) from exc
     return deltalake
 
 
@@ -142,8 +143,12 @@ def delta_storage_options(arrow_options: Mapping[str, Any] | None) -> dict[str, 
     """
     if not arrow_options:
         return None
-    names = {"access_key": "AWS_ACCESS_KEY_ID", "secret_key": "AWS_SECRET_ACCESS_KEY",
-             "session_token": "AWS_SESSION_TOKEN", "region": "AWS_REGION"}
+    names = {
+        "access_key": "AWS_ACCESS_KEY_ID",
+        "secret_key": "AWS_SECRET_ACCESS_KEY",
+        "session_token": "AWS_SESSION_TOKEN",
+        "region": "AWS_REGION",
+    }
     out = {names[k]: str(v) for k, v in arrow_options.items() if k in names and v}
     endpoint = arrow_options.get("endpoint_override")
     if endpoint:
@@ -165,8 +170,9 @@ class DeltaLog:
     :param table_name: ``table_name`` of the rows (default ``table_location``)
     """
 
-    def __init__(self, table_location: str, storage_options: Mapping[str, str] | None = None, *,
-                 table_name: str | None = None) -> None:
+    def __init__(
+        self, table_location: str, storage_options: Mapping[str, str] | None = None, *, table_name: str | None = None
+    ) -> None:
         self.location = str(table_location)
         self.uri = table_uri(self.location)
         self.storage_options = dict(storage_options) if storage_options else None
@@ -215,8 +221,9 @@ class DeltaLog:
                         if h.get("version") == v:
                             found = h.get("timestamp")
                             break
-            self._commit_times[v] = (dt.datetime.fromtimestamp(found / 1000.0, UTC)
-                                     if isinstance(found, (int, float)) else None)
+            self._commit_times[v] = (
+                dt.datetime.fromtimestamp(found / 1000.0, UTC) if isinstance(found, (int, float)) else None
+            )
         return self._commit_times[v]
 
     def snapshot(self, columns: Sequence[str] | None = None, version: int | None = None) -> pa.Table:
@@ -236,8 +243,9 @@ class DeltaLog:
                 self._table = self._open()
                 self.read_at = dt.datetime.now(UTC)
             with _delta_errors(self.location):
-                rows = _rows_of(table, v, self.commit_time(v), self.location, self.table_name,
-                                list(key[1]) if key[1] else None)
+                rows = _rows_of(
+                    table, v, self.commit_time(v), self.location, self.table_name, list(key[1]) if key[1] else None
+                )
             if len(self._rows) > 8:
                 self._rows.clear()
             self._rows[key] = rows
@@ -250,10 +258,18 @@ class DeltaLog:
         v = self.version
         committed = self.commit_time(v)
         return {
-            "run_id": f"delta-log-v{v}", "schema_version": ss.SCHEMA_VERSION, "table_name": self.table_name,
-            "table_kind": "path", "table_root": self.location, "status": "ok", "snapshot_id": v,
-            "new_snapshot": False, "previous_snapshot_id": v, "method": METHOD,
-            "collected_at": _iso(self.read_at), "committed_at": _iso(committed),
+            "run_id": f"delta-log-v{v}",
+            "schema_version": ss.SCHEMA_VERSION,
+            "table_name": self.table_name,
+            "table_kind": "path",
+            "table_root": self.location,
+            "status": "ok",
+            "snapshot_id": v,
+            "new_snapshot": False,
+            "previous_snapshot_id": v,
+            "method": METHOD,
+            "collected_at": _iso(self.read_at),
+            "committed_at": _iso(committed),
         }
 
 
@@ -261,9 +277,14 @@ def _iso(t: dt.datetime | None) -> str | None:
     return None if t is None else t.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
 
 
-def snapshot_rows(table_location: str, storage_options: Mapping[str, str] | None = None,
-                  version: int | None = None, *, columns: Sequence[str] | None = None,
-                  table_name: str | None = None) -> pa.Table:
+def snapshot_rows(
+    table_location: str,
+    storage_options: Mapping[str, str] | None = None,
+    version: int | None = None,
+    *,
+    columns: Sequence[str] | None = None,
+    table_name: str | None = None,
+) -> pa.Table:
     """The stats rows (:data:`stats_schema.FILE_STATS_SCHEMA`) of a Delta table's ``version`` (default the
     latest), read from its log: one row per (live file, non-partition column); only ``columns`` if given.
 
@@ -279,8 +300,9 @@ def latest_version(table_location: str, storage_options: Mapping[str, str] | Non
     return DeltaLog(table_location, storage_options).refresh()
 
 
-def commit_time(table_location: str, storage_options: Mapping[str, str] | None = None,
-                version: int | None = None) -> dt.datetime | None:
+def commit_time(
+    table_location: str, storage_options: Mapping[str, str] | None = None, version: int | None = None
+) -> dt.datetime | None:
     """When ``version`` (default the latest) was committed (``commitInfo.timestamp``), or None."""
     return DeltaLog(table_location, storage_options).commit_time(version)
 
@@ -289,16 +311,20 @@ def commit_time(table_location: str, storage_options: Mapping[str, str] | None =
 
 
 def _bound_type(t: pa.DataType) -> pa.DataType | None:
-    """The Arrow type bounds of a column of type ``t`` are kept in (as ``footer_stats`` names them)."""
+    """The Arrow type bounds of a column of type ``t`` are kept in (as the footer reader names them)."""
     if pa.types.is_string(t) or pa.types.is_large_string(t) or pa.types.is_string_view(t):
         return pa.string()
-    if (pa.types.is_binary(t) or pa.types.is_large_binary(t) or pa.types.is_binary_view(t)
-            or pa.types.is_fixed_size_binary(t)):
+    if (
+        pa.types.is_binary(t)
+        or pa.types.is_large_binary(t)
+        or pa.types.is_binary_view(t)
+        or pa.types.is_fixed_size_binary(t)
+    ):
         return pa.binary()
     if pa.types.is_timestamp(t):
         return pa.timestamp(t.unit, "UTC" if t.tz else None)
     if pa.types.is_decimal(t):
-        return footer_stats._decimal_type(t.precision, t.scale)
+        return value_order.decimal_type(t.precision, t.scale)
     if pa.types.is_nested(t) or pa.types.is_dictionary(t) or pa.types.is_null(t):
         return None
     return t
@@ -364,8 +390,7 @@ def _widen_decimal(v: decimal.Decimal, up: bool, t: pa.DataType) -> decimal.Deci
         return max(min(w, top), -top).quantize(unit)
 
 
-def _column_rows(adds: pa.Table, column: str, col_type: pa.DataType, prefix_length: int
-                 ) -> dict[str, Any]:
+def _column_rows(adds: pa.Table, column: str, col_type: pa.DataType, prefix_length: int) -> dict[str, Any]:
     """Per-file stats of one column: typed bounds, null counts, has_stats, exact flags, reasons."""
     n = adds.num_rows
     nrec = adds["num_records"].combine_chunks() if "num_records" in adds.column_names else pa.nulls(n, pa.int64())
@@ -375,8 +400,16 @@ def _column_rows(adds: pa.Table, column: str, col_type: pa.DataType, prefix_leng
     if bt is None:  # as the footer reader: no bounds for nested columns (nor for Delta's void type)
         reason[:] = "nested_column" if pa.types.is_nested(col_type) else f"unsupported_type:{col_type}"
         typed = pa.nulls(n, pa.null())
-        return {"type": None, "min": typed, "max": typed, "nulls": pa.nulls(n, pa.int64()),
-                "has": np.zeros(n, dtype=bool), "min_exact": [None] * n, "max_exact": [None] * n, "reason": reason}
+        return {
+            "type": None,
+            "min": typed,
+            "max": typed,
+            "nulls": pa.nulls(n, pa.int64()),
+            "has": np.zeros(n, dtype=bool),
+            "min_exact": [None] * n,
+            "max_exact": [None] * n,
+            "reason": reason,
+        }
     nulls = _child(adds, "null_count", column)
     nulls = nulls.cast(pa.int64()) if nulls is not None else pa.nulls(n, pa.int64())
     lo, hi = _child(adds, "min", column), _child(adds, "max", column)
@@ -436,12 +469,26 @@ def _column_rows(adds: pa.Table, column: str, col_type: pa.DataType, prefix_leng
             los[i], his[i] = _widen_decimal(los[i], False, bt), _widen_decimal(his[i], True, bt)
             min_exact[i] = max_exact[i] = False
         lo, hi = pa.array(los, bt), pa.array(his, bt)
-    return {"type": bt, "min": lo, "max": hi, "nulls": nulls, "has": has, "min_exact": min_exact,
-            "max_exact": max_exact, "reason": reason}
+    return {
+        "type": bt,
+        "min": lo,
+        "max": hi,
+        "nulls": nulls,
+        "has": has,
+        "min_exact": min_exact,
+        "max_exact": max_exact,
+        "reason": reason,
+    }
 
 
-def _rows_of(table: Any, version: int, committed_at: dt.datetime | None, location: str, table_name: str,
-             columns: list[str] | None) -> pa.Table:
+def _rows_of(
+    table: Any,
+    version: int,
+    committed_at: dt.datetime | None,
+    location: str,
+    table_name: str,
+    columns: list[str] | None,
+) -> pa.Table:
     """FILE_STATS_SCHEMA rows of an opened DeltaTable (its loaded version)."""
     schema = pa.schema(table.schema().to_arrow())
     meta = table.metadata()
@@ -453,8 +500,7 @@ def _rows_of(table: Any, version: int, committed_at: dt.datetime | None, locatio
     mtimes = adds["modification_time"].cast(pa.int64()) if n else pa.array([], pa.int64())
     if committed_at is None:  # no commitInfo timestamp: the newest file of the version
         newest = pc.max(mtimes).as_py() if n else None
-        committed_at = (dt.datetime.fromtimestamp(newest / 1000.0, UTC) if newest is not None
-                        else dt.datetime.now(UTC))
+        committed_at = dt.datetime.fromtimestamp(newest / 1000.0, UTC) if newest is not None else dt.datetime.now(UTC)
     part_str: list[str | None] = [None] * n
     part_map: list[list[tuple[str, str | None]] | None] = [None] * n
     if part_cols:
@@ -464,52 +510,65 @@ def _rows_of(table: Any, version: int, committed_at: dt.datetime | None, locatio
             texts[c] = vals.cast(pa.string()).to_pylist() if vals is not None else [None] * n
         for i in range(n):
             part_map[i] = [(c, texts[c][i]) for c in part_cols]
-            part_str[i] = "/".join(f"{_escape_partition(c)}="
-                                   f"{_HIVE_DEFAULT_PARTITION if v is None else _escape_partition(v)}"
-                                   for c, v in part_map[i])
+            part_str[i] = "/".join(
+                f"{_escape_partition(c)}={_HIVE_DEFAULT_PARTITION if v is None else _escape_partition(v)}"
+                for c, v in part_map[i]
+            )
     wanted = [f.name for f in schema if f.name not in part_cols]
     if columns is not None:
         pick = set(columns)
         wanted = [c for c in wanted if c in pick]
     nrec = adds["num_records"].cast(pa.int64()) if "num_records" in adds.column_names else pa.nulls(n, pa.int64())
     per_file = {
-        "path": pa.array(paths, pa.string()), "partition": pa.array(part_str, pa.string()),
+        "path": pa.array(paths, pa.string()),
+        "partition": pa.array(part_str, pa.string()),
         "partition_values": pa.array(part_map, pa.map_(pa.string(), pa.string())),
         "file_size": adds["size_bytes"].cast(pa.int64()) if n else pa.array([], pa.int64()),
-        "file_mtime_ms": mtimes, "file_rows": nrec,
+        "file_mtime_ms": mtimes,
+        "file_rows": nrec,
     }
     chunks = []
     for c in wanted:
         r = _column_rows(adds, c, schema.field(c).type, prefix_length)
         arrow_type = None if r["type"] is None else str(r["type"])
-        lo_text = footer_stats.bounds_to_text(r["min"]) if r["type"] is not None else pa.nulls(n, pa.string())
-        hi_text = footer_stats.bounds_to_text(r["max"]) if r["type"] is not None else pa.nulls(n, pa.string())
+        lo_text = value_order.bounds_to_text(r["min"]) if r["type"] is not None else pa.nulls(n, pa.string())
+        hi_text = value_order.bounds_to_text(r["max"]) if r["type"] is not None else pa.nulls(n, pa.string())
         cols = {
             **per_file,
             "snapshot_id": pa.array(np.full(n, version, dtype=np.int64)),
             "table_name": pa.array([table_name] * n, pa.string()),
             "column_name": pa.array([c] * n, pa.string()),
             "arrow_type": pa.array([arrow_type] * n, pa.string()),
-            "min_value": lo_text, "max_value": hi_text,
-            "null_count": r["nulls"], "value_count": nrec,
+            "min_value": lo_text,
+            "max_value": hi_text,
+            "null_count": r["nulls"],
+            "value_count": nrec,
             "has_stats": pa.array(r["has"], pa.bool_()),
-            "min_exact": pa.array(r["min_exact"], pa.bool_()), "max_exact": pa.array(r["max_exact"], pa.bool_()),
+            "min_exact": pa.array(r["min_exact"], pa.bool_()),
+            "max_exact": pa.array(r["max_exact"], pa.bool_()),
             "reason": pa.array(r["reason"].tolist(), pa.string()),
             "method": pa.array([METHOD] * n, pa.string()),
             "collected_at": pa.array([committed_at] * n, pa.timestamp("us", tz="UTC")),
             **ss.bound_columns(lo_text, hi_text, pa.array([arrow_type] * n, pa.string())),
         }
-        chunks.append(pa.Table.from_arrays(
-            [cols[f.name].cast(f.type) if f.name in cols else pa.nulls(n, f.type) for f in ss.FILE_STATS_SCHEMA],
-            schema=ss.FILE_STATS_SCHEMA))
+        chunks.append(ss.file_stats_table(cols, n))
     rows = pa.concat_tables(chunks) if chunks else ss.empty_file_stats()
     if rows.num_rows:
         rows = rows.sort_by([("column_name", "ascending"), ("path", "ascending")])
-    run = {"run_id": f"delta-log-v{version}", "table_name": table_name, "table_kind": "path",
-           "table_root": location, "status": "ok", "snapshot_id": version, "method": METHOD,
-           "columns": wanted, "collected_at": _iso(committed_at), "files_total": n,
-           "rows_total": int(pc.sum(nrec).as_py() or 0) if n else 0, "schema_version": ss.SCHEMA_VERSION}
+    run = {
+        "run_id": f"delta-log-v{version}",
+        "table_name": table_name,
+        "table_kind": "path",
+        "table_root": location,
+        "status": "ok",
+        "snapshot_id": version,
+        "method": METHOD,
+        "columns": wanted,
+        "collected_at": _iso(committed_at),
+        "files_total": n,
+        "rows_total": int(pc.sum(nrec).as_py() or 0) if n else 0,
+        "schema_version": ss.SCHEMA_VERSION,
+    }
     meta_out = dict(ss.FILE_STATS_SCHEMA.metadata)
     meta_out[ss.RUN_METADATA_KEY] = json.dumps(run).encode()
     return rows.replace_schema_metadata(meta_out)
-

@@ -8,24 +8,30 @@ Main entry points
 -----------------
 ``read_footers(paths, columns, filesystem=None)``
     One row per (file, requested column) as a :class:`pyarrow.Table` with the
-    schema :data:`STATS_SCHEMA`.
+    stats table's one row schema,
+    :data:`~airflow_zorder.core.stats.stats_schema.FILE_STATS_SCHEMA`
+    (``method = "footer"``; the binary keys and numeric views are left null).
 ``read_footers_parallel(paths, columns, max_workers=16, filesystem=None)``
     The same table, reading the footers with a thread pool (footer reads are
     I/O bound; 2,000 local files take a fraction of a second).
 ``column_bounds(stats_table_or_files, column)``
     Typed ``(mins, maxs, has_stats)`` for one column: Arrow arrays of the
-    column's logical type plus a numpy bool mask.  This is what
-    :mod:`airflow_zorder.core.policy.metrics` consumes.
+    column's logical type plus a numpy bool mask (footers read first when
+    given paths; :func:`stats_schema.column_bounds` for a table).
+
+The footer bytes and the Thrift reader are in
+:mod:`~airflow_zorder.core.stats.parquet_footer`; the text encoding of the
+bounds in :mod:`~airflow_zorder.core.stats.value_order`.
 
 Semantics (what "never guess" means here)
 -----------------------------------------
 * Row groups are merged: min of mins, max of maxs, sum of null counts.  If
   *any* non-empty row group lacks usable min/max for the column, the file's
-  stats for that column are missing: ``has_stats`` false, ``min``/``max``
+  stats for that column are missing: ``has_stats`` false, ``min_value``/``max_value``
   null, ``reason`` says why.  An all-null row group (null_count == rows) has no
   min/max but is fully described, so it does not make the file's stats
   missing.
-* ``has_stats`` true with null ``min``/``max`` means: every value of the
+* ``has_stats`` true with null ``min_value``/``max_value`` means: every value of the
   column in that file is null (or the file has no rows).  Such a file can
   never match ``c = v``.
 * INT96 timestamps: their footer statistics are unusable (undefined sort
@@ -49,7 +55,7 @@ Semantics (what "never guess" means here)
   character incremented) and marks this with the Parquet 2.10 fields
   ``is_min_value_exact`` / ``is_max_value_exact``.  pyarrow does not expose
   these fields, so this module decodes them from the footer's Thrift bytes
-  itself (a small compact-protocol reader, only for files with a requested
+  itself (:mod:`~airflow_zorder.core.stats.parquet_footer`, only for files with a requested
   byte-array column written by something other than parquet-cpp).  Truncated
   bounds are still valid *bounds* (safe for pruning and for the metrics), but
   are flagged ``min_exact`` / ``max_exact`` = false.  When a writer does not
@@ -66,25 +72,12 @@ Semantics (what "never guess" means here)
 * Only top-level, non-repeated primitive columns have statistics here; a
   nested column gives ``reason = "nested_column"``.
 
-Text representation in the table
---------------------------------
-One table holds many columns of different types, so ``min``/``max`` are
-stored as ``string`` with a lossless, per-type text encoding; ``arrow_type``
-(``str()`` of the Arrow type) says how to decode it (:func:`decode_bounds`):
-
-=====================  ====================================================
-integers               decimal digits (``-3``, ``18446744073709551615``)
-float / double         shortest round-trip repr (``1.5``, ``-0``, ``1e+300``)
-decimal                plain decimal with the column's scale (``-4.56``)
-bool                   ``true`` / ``false``
-date32                 ISO date (``2020-01-31``)
-timestamp[unit(, tz)]  ISO ``YYYY-MM-DD HH:MM:SS[.fraction]`` with the
-                       unit's digits; UTC-adjusted timestamps end in ``Z``
-time32 / time64        integer count of the unit since midnight
-string                 the string itself
-binary                 lowercase hex of the bytes
-=====================  ====================================================
-
+Bounds in the table
+-------------------
+One table holds many columns of different types, so ``min_value``/``max_value``
+are stored as ``string`` with a lossless, per-type text encoding
+(:func:`value_order.bounds_to_text`); ``arrow_type`` (``str()`` of the Arrow
+type) says how to decode it (:func:`value_order.decode_bounds`).
 Arrow types are the logical types: string / large_string / string_view ->
 ``string``; all binary flavours and fixed_size_binary -> ``binary``; INT32/64
 decimals and byte-array decimals -> ``decimal128`` (``decimal256`` above
@@ -93,12 +86,10 @@ precision 38).
 
 from __future__ import annotations
 
+import datetime as dt
 import json
 import math
 import os
-import re
-import struct
-import urllib.parse
 from collections.abc import Iterable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
@@ -106,66 +97,21 @@ from typing import Any
 
 import numpy as np
 import pyarrow as pa
-import pyarrow.compute as pc
-import pyarrow.parquet as pq
 
-try:  # the low-level reader behind pq.ParquetFile (see _metadata_from_footer)
-    from pyarrow._parquet import ParquetReader as _ParquetReader
-except ImportError:  # pragma: no cover - other pyarrow layouts: use the public path
-    _ParquetReader = None
+from airflow_zorder.core.stats import parquet_footer, stats_schema, value_order
+from airflow_zorder.core.storage.locations import parse_partition_path
 
 __all__ = [
-    "STATS_SCHEMA",
+    "FooterRow",
     "read_footers",
     "read_footers_parallel",
     "read_file_footer",
     "column_bounds",
-    "decode_bounds",
     "list_parquet_files",
-    "hive_partition_values",
-    "parse_arrow_type",
+    "partition_of",
+    "row_count",
     "rows_to_table",
-    "bounds_to_text",
 ]
-
-# --------------------------------------------------------------------------
-# Output schema
-# --------------------------------------------------------------------------
-
-STATS_SCHEMA = pa.schema(
-    [
-        pa.field("path", pa.string(), nullable=False),
-        pa.field("column", pa.string(), nullable=False),
-        # Arrow logical type of the column in this file, str() form, see parse_arrow_type.
-        pa.field("arrow_type", pa.string()),
-        pa.field("physical_type", pa.string()),
-        # Lossless text encoding of the bounds (see module docstring); null when missing.
-        pa.field("min", pa.string()),
-        pa.field("max", pa.string()),
-        pa.field("null_count", pa.int64()),
-        # Values in the column chunk(s), nulls included (== rows for flat columns).
-        pa.field("value_count", pa.int64()),
-        # min/max usable for every row group (or the column is all null in the file).
-        pa.field("has_stats", pa.bool_(), nullable=False),
-        # True: exact; False: truncated (still a valid bound); null: unknown.
-        pa.field("min_exact", pa.bool_()),
-        pa.field("max_exact", pa.bool_()),
-        # Why has_stats is false (null when it is true).
-        pa.field("reason", pa.string()),
-        pa.field("num_row_groups", pa.int32()),
-        pa.field("file_rows", pa.int64()),
-        pa.field("file_size", pa.int64()),
-        # Hive partition path segment of the file, e.g. "dt=2024-01-01/hr=3"; null if none.
-        pa.field("partition", pa.string()),
-        pa.field("created_by", pa.string()),
-    ]
-)
-
-_MAGIC = b"PAR1"
-_MAGIC_ENCRYPTED = b"PARE"
-_TAIL_READ = 64 * 1024
-_LOCAL_TAIL_READ = 16 * 1024
-
 
 # --------------------------------------------------------------------------
 # Paths and partitions
@@ -185,9 +131,7 @@ def list_parquet_files(table_dir: str, filesystem: Any = None) -> list[str]:
         for root, dirs, files in os.walk(table_dir):
             dirs[:] = [d for d in dirs if not d.startswith(_HIDDEN_PREFIXES)]
             out.extend(
-                os.path.join(root, f)
-                for f in files
-                if f.endswith(".parquet") and not f.startswith(_HIDDEN_PREFIXES)
+                os.path.join(root, f) for f in files if f.endswith(".parquet") and not f.startswith(_HIDDEN_PREFIXES)
             )
         return sorted(out)
     from pyarrow import fs as pafs
@@ -198,345 +142,17 @@ def list_parquet_files(table_dir: str, filesystem: Any = None) -> list[str]:
     for info in filesystem.get_file_info(sel):
         if info.type != pafs.FileType.File or not info.path.endswith(".parquet"):
             continue
-        rel = info.path[len(base):].lstrip("/") if info.path.startswith(base) else info.base_name
+        rel = info.path[len(base) :].lstrip("/") if info.path.startswith(base) else info.base_name
         if any(part.startswith(_HIDDEN_PREFIXES) for part in rel.split("/")):
             continue
         out.append(info.path)
     return sorted(out)
 
 
-def hive_partition_values(path: str) -> dict[str, str]:
-    """``{key: value}`` from Hive-style ``k=v`` directory segments of ``path``.
-
-    Values are URL-unquoted (Hive/Spark escape special characters as ``%XX``).
-    Spark's ``__HIVE_DEFAULT_PARTITION__`` is returned as is.
-    """
-    parts = path.replace("\\", "/").split("/")[:-1]
-    out: dict[str, str] = {}
-    for seg in parts:
-        if "=" in seg:
-            k, _, v = seg.partition("=")
-            if k:
-                out[urllib.parse.unquote(k)] = urllib.parse.unquote(v)
-    return out
-
-
-def _partition_string(path: str) -> str | None:
-    segs = [s for s in path.replace("\\", "/").split("/")[:-1] if "=" in s and not s.startswith("=")]
+def partition_of(path: str) -> str | None:
+    """The Hive partition directory of a file (``dt=2024-01-01/hr=3``: its ``k=v`` segments), or None."""
+    segs = [seg for seg in path.replace("\\", "/").split("/")[:-1] if "=" in seg and not seg.startswith("=")]
     return "/".join(segs) or None
-
-
-# --------------------------------------------------------------------------
-# Footer bytes
-# --------------------------------------------------------------------------
-
-
-def _read_footer_bytes(path: str, filesystem: Any) -> tuple[bytes, int]:
-    """Return (thrift FileMetaData bytes, file size) with one tail read (two if huge)."""
-    if filesystem is None:
-        # Local: positional reads, and a smaller first read (local reads are cheap;
-        # typical footers are a few KiB).
-        fd = os.open(path, os.O_RDONLY)
-        try:
-            size = os.fstat(fd).st_size
-            if size < 12:
-                raise ValueError(f"{path}: not a Parquet file ({size} bytes)")
-            n = min(size, _LOCAL_TAIL_READ)
-            tail = os.pread(fd, n, size - n)
-            footer = _footer_from_tail(path, tail, size)
-            if footer is None:
-                flen = struct.unpack("<I", tail[-8:-4])[0]
-                footer = os.pread(fd, flen, size - 8 - flen)
-            return footer, size
-        finally:
-            os.close(fd)
-    with filesystem.open_input_file(path) as f:
-        size = f.size()
-        if size < 12:
-            raise ValueError(f"{path}: not a Parquet file ({size} bytes)")
-        n = min(size, _TAIL_READ)
-        tail = f.read_at(n, size - n)
-        footer = _footer_from_tail(path, tail, size)
-        if footer is None:
-            flen = struct.unpack("<I", tail[-8:-4])[0]
-            footer = f.read_at(flen, size - 8 - flen)
-        return bytes(footer), size
-
-
-def _footer_from_tail(path: str, tail: bytes, size: int) -> bytes | None:
-    magic = tail[-4:]
-    if magic == _MAGIC_ENCRYPTED:
-        raise ValueError(f"{path}: encrypted Parquet footer is not supported")
-    if magic != _MAGIC:
-        raise ValueError(f"{path}: not a Parquet file (bad magic {magic!r})")
-    flen = struct.unpack("<I", tail[-8:-4])[0]
-    if flen + 12 > size:
-        raise ValueError(f"{path}: corrupt Parquet footer length {flen}")
-    if flen + 8 <= len(tail):
-        return tail[len(tail) - 8 - flen : len(tail) - 8]
-    return None
-
-
-def _metadata_from_footer(footer: bytes) -> pq.FileMetaData:
-    buf = _MAGIC + footer + struct.pack("<I", len(footer)) + _MAGIC
-    if _ParquetReader is not None:
-        # pyarrow's reader without ``ParquetFile``'s Python set-up (nested path
-        # maps etc.), which costs more than the footer parse itself.
-        reader = _ParquetReader()
-        try:
-            reader.open(pa.BufferReader(buf))
-        except TypeError:  # pragma: no cover - a pyarrow whose private reader changed: public path
-            return pq.read_metadata(pa.BufferReader(buf))
-        return reader.metadata
-    return pq.read_metadata(pa.BufferReader(buf))
-
-
-# --------------------------------------------------------------------------
-# Minimal Thrift compact-protocol reader for Statistics.is_{min,max}_value_exact
-# --------------------------------------------------------------------------
-# parquet.thrift field ids used:
-#   FileMetaData.row_groups = 4 (list<RowGroup>)
-#   RowGroup.columns = 1 (list<ColumnChunk>)
-#   ColumnChunk.meta_data = 3 (ColumnMetaData)
-#   ColumnMetaData.statistics = 12 (Statistics)
-#   Statistics.is_max_value_exact = 7, is_min_value_exact = 8 (bool)
-
-_CT_STOP, _CT_TRUE, _CT_FALSE, _CT_BYTE, _CT_I16, _CT_I32, _CT_I64 = 0, 1, 2, 3, 4, 5, 6
-_CT_DOUBLE, _CT_BINARY, _CT_LIST, _CT_SET, _CT_MAP, _CT_STRUCT = 7, 8, 9, 10, 11, 12
-
-# Functions take (bytes, offset) and return the new offset: plain locals are
-# much faster than a reader object in CPython (footers of 2,000 files are
-# parsed in well under a second).
-
-
-def _varint(b: bytes, i: int) -> tuple[int, int]:
-    out = 0
-    shift = 0
-    while True:
-        x = b[i]
-        i += 1
-        out |= (x & 0x7F) << shift
-        if x < 0x80:
-            return out, i
-        shift += 7
-
-
-def _skip_varints(b: bytes, i: int, n: int) -> int:
-    if n and max(b[i : i + n]) < 0x80:  # all one-byte varints (typical for small counts)
-        return i + n
-    for _ in range(n):
-        while b[i] & 0x80:
-            i += 1
-        i += 1
-    return i
-
-
-def _list_header(b: bytes, i: int) -> tuple[int, int, int]:
-    h = b[i]
-    i += 1
-    n = h >> 4
-    if n == 15:
-        n, i = _varint(b, i)
-    return n, h & 0x0F, i
-
-
-def _skip(b: bytes, i: int, t: int) -> int:
-    """Skip one value of compact type ``t`` (in field context)."""
-    if t <= _CT_FALSE:
-        return i  # booleans live in the field header
-    if t == _CT_BYTE:
-        return i + 1
-    if t <= _CT_I64:
-        while b[i] & 0x80:
-            i += 1
-        return i + 1
-    if t == _CT_DOUBLE:
-        return i + 8
-    if t == _CT_BINARY:
-        n, i = _varint(b, i)
-        return i + n
-    if t == _CT_STRUCT:
-        return _skip_struct(b, i)
-    if t in (_CT_LIST, _CT_SET):
-        n, et, i = _list_header(b, i)
-        if et in (_CT_TRUE, _CT_FALSE, _CT_BYTE):
-            return i + n  # one byte per element
-        if et in (_CT_I16, _CT_I32, _CT_I64):
-            return _skip_varints(b, i, n)
-        if et == _CT_DOUBLE:
-            return i + 8 * n
-        if et == _CT_BINARY:
-            for _ in range(n):
-                m, i = _varint(b, i)
-                i += m
-            return i
-        if et == _CT_STRUCT:
-            for _ in range(n):
-                i = _skip_struct(b, i)
-            return i
-        for _ in range(n):
-            i = _skip(b, i, et)
-        return i
-    if t == _CT_MAP:
-        n, i = _varint(b, i)
-        if n:
-            kv = b[i]
-            i += 1
-            kt, vt = kv >> 4, kv & 0x0F
-            for _ in range(n):
-                i = _skip(b, i, kt if kt > _CT_FALSE else _CT_BYTE)
-                i = _skip(b, i, vt if vt > _CT_FALSE else _CT_BYTE)
-        return i
-    raise ValueError(f"bad thrift compact type {t}")
-
-
-def _skip_struct(b: bytes, i: int) -> int:
-    while True:
-        h = b[i]
-        i += 1
-        t = h & 0x0F
-        if t == _CT_STOP:
-            return i
-        if not h >> 4:  # long form: zigzag varint field id follows
-            while b[i] & 0x80:
-                i += 1
-            i += 1
-        if t <= _CT_FALSE:
-            continue
-        if _CT_I16 <= t <= _CT_I64:
-            while b[i] & 0x80:
-                i += 1
-            i += 1
-        elif t == _CT_BINARY:
-            n, i = _varint(b, i)
-            i += n
-        else:
-            i = _skip(b, i, t)
-
-
-def _field(b: bytes, i: int, last: int) -> tuple[int, int, int]:
-    """Read a field header: (field id, type, new offset); type 0 = stop."""
-    h = b[i]
-    i += 1
-    t = h & 0x0F
-    if t == _CT_STOP:
-        return 0, 0, i
-    d = h >> 4
-    if d:
-        return last + d, t, i
-    z, i = _varint(b, i)
-    return (z >> 1) ^ -(z & 1), t, i
-
-
-def _exact_flags(footer: bytes) -> list[list[tuple[bool | None, bool | None]]]:
-    """``flags[row_group][leaf_column] = (is_min_value_exact, is_max_value_exact)``.
-
-    ``None`` where the writer did not set the field (or there are no statistics).
-    """
-    b = footer
-    out: list[list[tuple[bool | None, bool | None]]] = []
-    i = 0
-    fid = 0
-    while True:
-        fid, t, i = _field(b, i, fid)
-        if t == _CT_STOP:
-            return out
-        if fid == 4 and t == _CT_LIST:  # FileMetaData.row_groups
-            n, _, i = _list_header(b, i)
-            for _ in range(n):
-                cols, i = _rg_flags(b, i)
-                out.append(cols)
-        else:
-            i = _skip(b, i, t)
-
-
-def _rg_flags(b: bytes, i: int) -> tuple[list[tuple[bool | None, bool | None]], int]:
-    cols: list[tuple[bool | None, bool | None]] = []
-    fid = 0
-    while True:
-        fid, t, i = _field(b, i, fid)
-        if t == _CT_STOP:
-            return cols, i
-        if fid == 1 and t == _CT_LIST:  # RowGroup.columns
-            n, _, i = _list_header(b, i)
-            for _ in range(n):
-                flags, i = _chunk_flags(b, i)
-                cols.append(flags)
-        else:
-            i = _skip(b, i, t)
-
-
-def _chunk_flags(b: bytes, i: int) -> tuple[tuple[bool | None, bool | None], int]:
-    res: tuple[bool | None, bool | None] = (None, None)
-    fid = 0
-    while True:  # field loop with scalar skipping inlined (hot path)
-        h = b[i]
-        i += 1
-        t = h & 0x0F
-        if t == _CT_STOP:
-            return res, i
-        d = h >> 4
-        if d:
-            fid += d
-        else:
-            z, i = _varint(b, i)
-            fid = (z >> 1) ^ -(z & 1)
-        if fid == 3 and t == _CT_STRUCT:  # ColumnChunk.meta_data
-            res, i = _colmeta_flags(b, i)
-        elif t <= _CT_FALSE:
-            pass
-        elif _CT_I16 <= t <= _CT_I64:
-            while b[i] & 0x80:
-                i += 1
-            i += 1
-        elif t == _CT_BINARY:
-            n, i = _varint(b, i)
-            i += n
-        else:
-            i = _skip(b, i, t)
-
-
-def _colmeta_flags(b: bytes, i: int) -> tuple[tuple[bool | None, bool | None], int]:
-    res: tuple[bool | None, bool | None] = (None, None)
-    fid = 0
-    while True:  # field loop with scalar skipping inlined (hot path)
-        h = b[i]
-        i += 1
-        t = h & 0x0F
-        if t == _CT_STOP:
-            return res, i
-        d = h >> 4
-        if d:
-            fid += d
-        else:
-            z, i = _varint(b, i)
-            fid = (z >> 1) ^ -(z & 1)
-        if fid == 12 and t == _CT_STRUCT:  # ColumnMetaData.statistics
-            mn: bool | None = None
-            mx: bool | None = None
-            sfid = 0
-            while True:
-                sfid, st, i = _field(b, i, sfid)
-                if st == _CT_STOP:
-                    break
-                if sfid == 7 and st <= _CT_FALSE:  # is_max_value_exact
-                    mx = st == _CT_TRUE
-                elif sfid == 8 and st <= _CT_FALSE:  # is_min_value_exact
-                    mn = st == _CT_TRUE
-                else:
-                    i = _skip(b, i, st)
-            res = (mn, mx)
-        elif t <= _CT_FALSE:
-            pass
-        elif _CT_I16 <= t <= _CT_I64:
-            while b[i] & 0x80:
-                i += 1
-            i += 1
-        elif t == _CT_BINARY:
-            n, i = _varint(b, i)
-            i += n
-        else:
-            i = _skip(b, i, t)
 
 
 # --------------------------------------------------------------------------
@@ -557,10 +173,6 @@ class _ColType:
     reason: str | None = None  # why unsupported
 
 
-def _decimal_type(p: int, s: int) -> pa.DataType:
-    return pa.decimal128(p, s) if p <= 38 else pa.decimal256(p, s)
-
-
 def _column_type(col: Any) -> _ColType:
     """Arrow logical type + extraction kind for a Parquet leaf ``ColumnSchema``."""
     phys = col.physical_type
@@ -569,7 +181,7 @@ def _column_type(col: Any) -> _ColType:
     if phys == "INT96":
         return _ColType(pa.timestamp("ns"), _K_RAW, "int96")
     if ltt == "DECIMAL":
-        return _ColType(_decimal_type(col.precision, col.scale), _K_DECIMAL)
+        return _ColType(value_order.decimal_type(col.precision, col.scale), _K_DECIMAL)
     if phys == "BOOLEAN":
         return _ColType(pa.bool_(), _K_BOOL)
     if phys == "FLOAT":
@@ -583,8 +195,14 @@ def _column_type(col: Any) -> _ColType:
         if ltt == "INT":
             bw, signed = int(js["bitWidth"]), bool(js["isSigned"])
             t = {
-                (8, True): pa.int8(), (16, True): pa.int16(), (32, True): pa.int32(), (64, True): pa.int64(),
-                (8, False): pa.uint8(), (16, False): pa.uint16(), (32, False): pa.uint32(), (64, False): pa.uint64(),
+                (8, True): pa.int8(),
+                (16, True): pa.int16(),
+                (32, True): pa.int32(),
+                (64, True): pa.int64(),
+                (8, False): pa.uint8(),
+                (16, False): pa.uint16(),
+                (32, False): pa.uint32(),
+                (64, False): pa.uint64(),
             }[(bw, signed)]
             return _ColType(t, _K_INT)
         if ltt == "DATE":
@@ -621,49 +239,15 @@ def _lt_json(lt: Any) -> dict:
     return d
 
 
-_TYPE_SIMPLE = {
-    "int8": pa.int8(), "int16": pa.int16(), "int32": pa.int32(), "int64": pa.int64(),
-    "uint8": pa.uint8(), "uint16": pa.uint16(), "uint32": pa.uint32(), "uint64": pa.uint64(),
-    "halffloat": pa.float16(), "float": pa.float32(), "double": pa.float64(),
-    "bool": pa.bool_(), "date32[day]": pa.date32(), "date64[ms]": pa.date64(),
-    "string": pa.string(), "large_string": pa.string(), "string_view": pa.string(),
-    "binary": pa.binary(), "large_binary": pa.binary(), "binary_view": pa.binary(),
-}
-_RE_DECIMAL = re.compile(r"^decimal(32|64|128|256)\((\d+), (-?\d+)\)$")
-_RE_TS = re.compile(r"^timestamp\[(s|ms|us|ns)(?:, tz=(.+))?\]$")
-_RE_TIME = re.compile(r"^time(32|64)\[(s|ms|us|ns)\]$")
-
-
-def parse_arrow_type(s: str) -> pa.DataType:
-    """Inverse of ``str(type)`` for the scalar types that can carry bounds.
-
-    Strings and binaries of every flavour map to ``string`` / ``binary``
-    (``fixed_size_binary[n]`` too): bounds compare the same way.
-    """
-    t = _TYPE_SIMPLE.get(s)
-    if t is not None:
-        return t
-    m = _RE_DECIMAL.match(s)
-    if m:
-        return _decimal_type(int(m.group(2)), int(m.group(3)))
-    m = _RE_TS.match(s)
-    if m:
-        return pa.timestamp(m.group(1), m.group(2))
-    m = _RE_TIME.match(s)
-    if m:
-        return pa.time32(m.group(2)) if m.group(1) == "32" else pa.time64(m.group(2))
-    if s.startswith("fixed_size_binary["):
-        return pa.binary()
-    raise ValueError(f"unsupported Arrow type for bounds: {s!r}")
-
-
 # --------------------------------------------------------------------------
 # Reading one footer
 # --------------------------------------------------------------------------
 
 
 @dataclass
-class _Row:
+class FooterRow:
+    """One (file, column) of :func:`read_file_footer`, before :func:`rows_to_table` (typed python bounds)."""
+
     path: str
     column: str
     ctype: _ColType | None
@@ -682,6 +266,39 @@ class _Row:
     partition: str | None
     created_by: str | None
 
+    @classmethod
+    def without_stats(
+        cls,
+        path: str,
+        column: str,
+        reason: str,
+        num_row_groups: int,
+        file_rows: int,
+        file_size: int,
+        partition: str | None,
+        created_by: str | None,
+    ) -> FooterRow:
+        """A (file, column) the footer gives no bounds for, and why (``reason``)."""
+        return cls(
+            path,
+            column,
+            None,
+            None,
+            None,
+            None,
+            None,
+            None,
+            False,
+            None,
+            None,
+            reason,
+            num_row_groups,
+            file_rows,
+            file_size,
+            partition,
+            created_by,
+        )
+
 
 def _stat_value(s: Any, kind: int, is_min: bool) -> Any:
     if kind == _K_RAW:
@@ -695,9 +312,7 @@ def _stat_value(s: Any, kind: int, is_min: bool) -> Any:
 _PLAN_CACHE: tuple | None = None
 
 
-def _schema_plan(
-    schema: Any, num_columns: int
-) -> tuple[dict[str, int], set[str], dict[int, _ColType], list[str]]:
+def _schema_plan(schema: Any, num_columns: int) -> tuple[dict[str, int], set[str], dict[int, _ColType], list[str]]:
     """(leaf index by name, nested top-level names, column types (filled lazily), top-level names in order)."""
     global _PLAN_CACHE
     cached = _PLAN_CACHE
@@ -726,23 +341,22 @@ def read_file_footer(
     columns: Sequence[str] | None,
     filesystem: Any = None,
     on_error: str = "raise",
-) -> list[_Row]:
+) -> list[FooterRow]:
     """Statistics for one file (internal row objects; see :func:`read_footers`).
 
     ``columns=None``: every top-level column of the file, in schema order
     (an unreadable file then gives no rows with ``on_error="missing"``).
-    :func:`rows_to_table` turns the rows into a :data:`STATS_SCHEMA` table.
+    :func:`rows_to_table` turns the rows into a ``FILE_STATS_SCHEMA`` table.
     """
     try:
-        footer, size = _read_footer_bytes(path, filesystem)
-        md = _metadata_from_footer(footer)
+        footer, size = parquet_footer.read_footer_bytes(path, filesystem)
+        md = parquet_footer.metadata_from_footer(footer)
     except Exception as exc:  # noqa: BLE001 - reported per file when asked
         if on_error == "raise":
             raise
-        part = _partition_string(path)
+        part = partition_of(path)
         return [
-            _Row(path, c, None, None, None, None, None, None, False, None, None,
-                 f"unreadable_file:{type(exc).__name__}: {exc}", 0, 0, 0, part, None)
+            FooterRow.without_stats(path, c, f"unreadable_file:{type(exc).__name__}: {exc}", 0, 0, 0, part, None)
             for c in (columns or ())
         ]
 
@@ -751,8 +365,8 @@ def read_file_footer(
     leaf_of, nested_tops, type_of, top_names = _schema_plan(schema, md.num_columns)
     if columns is None:
         columns = top_names
-    partition_keys = hive_partition_values(path)
-    part = _partition_string(path)
+    part = partition_of(path)
+    partition_keys = parse_partition_path(part, strict=False) if part else {}
     num_rgs = md.num_row_groups
     file_rows = md.num_rows
     rgs = [md.row_group(r) for r in range(num_rgs)]
@@ -780,15 +394,14 @@ def read_file_footer(
 
     if need_flags:
         try:
-            flags = _exact_flags(footer)
+            flags = parquet_footer.exact_flags(footer)
         except Exception:  # noqa: BLE001 - unknown exactness rather than failure
             flags = None
 
-    rows: list[_Row] = []
+    rows: list[FooterRow] = []
     for name, idx, ctype, reason in plans:
         if idx is None:
-            rows.append(_Row(path, name, None, None, None, None, None, None, False, None, None,
-                             reason, num_rgs, file_rows, size, part, created_by))
+            rows.append(FooterRow.without_stats(path, name, reason, num_rgs, file_rows, size, part, created_by))
             continue
         phys = schema.column(idx).physical_type
         kind = ctype.kind
@@ -865,8 +478,27 @@ def read_file_footer(
             mn_exact = mx_exact = None
         elif mn is None:
             mn_exact = mx_exact = None  # all null: no bounds
-        rows.append(_Row(path, name, ctype, phys, mn, mx, nulls, values, has, mn_exact, mx_exact,
-                         reason, num_rgs, file_rows, size, part, created_by))
+        rows.append(
+            FooterRow(
+                path,
+                name,
+                ctype,
+                phys,
+                mn,
+                mx,
+                nulls,
+                values,
+                has,
+                mn_exact,
+                mx_exact,
+                reason,
+                num_rgs,
+                file_rows,
+                size,
+                part,
+                created_by,
+            )
+        )
     return rows
 
 
@@ -884,58 +516,12 @@ def _typed_array(values: list, t: pa.DataType) -> pa.Array:
     return pa.array(values, t)
 
 
-def _to_text(arr: pa.Array) -> pa.Array:
-    t = arr.type
-    if pa.types.is_binary(t):
-        return pa.array([None if v is None else v.hex() for v in arr.to_pylist()], pa.string())
-    if pa.types.is_time32(t):
-        return arr.view(pa.int32()).cast(pa.string())
-    if pa.types.is_time64(t):
-        return arr.view(pa.int64()).cast(pa.string())
-    if pa.types.is_string(t):
-        return arr
-    return arr.cast(pa.string())
+def rows_to_table(rows: list[FooterRow], *, table_name: str = "", collected_at: dt.datetime | None = None) -> pa.Table:
+    """The stats rows (``FILE_STATS_SCHEMA``, ``method = "footer"``) of :func:`read_file_footer` rows.
 
-
-def bounds_to_text(values: pa.Array) -> pa.Array:
-    """The table's lossless text encoding (``min``/``max`` column) of typed bound values.
-
-    Inverse of :func:`decode_bounds`.  Timestamps with a zone are written in
-    UTC (``...Z``), as footer bounds of UTC-adjusted columns are.
+    ``table_name`` and ``collected_at`` (default now) are stamped on every row; the partition comes from the
+    path, ``snapshot_id`` is 0 (the store numbers snapshots), binary keys and numeric views are left null.
     """
-    if isinstance(values, pa.ChunkedArray):
-        values = values.combine_chunks()
-    t = values.type
-    if pa.types.is_timestamp(t) and t.tz is not None and t.tz != "UTC":
-        values = values.cast(pa.timestamp(t.unit, "UTC"))
-    elif pa.types.is_large_string(t) or pa.types.is_string_view(t):
-        values = values.cast(pa.string())
-    elif pa.types.is_large_binary(t) or pa.types.is_binary_view(t) or pa.types.is_fixed_size_binary(t):
-        values = values.cast(pa.binary())
-    return _to_text(values)
-
-
-def decode_bounds(text: pa.Array, t: pa.DataType) -> pa.Array:
-    """Decode the table's text encoding (``min``/``max`` column) to Arrow type ``t``."""
-    if isinstance(text, pa.ChunkedArray):
-        text = text.combine_chunks()
-    if pa.types.is_binary(t):
-        return pa.array([None if v is None else bytes.fromhex(v) for v in text.to_pylist()], pa.binary())
-    if pa.types.is_time32(t):
-        return text.cast(pa.int32()).view(t)
-    if pa.types.is_time64(t):
-        return text.cast(pa.int64()).view(t)
-    if pa.types.is_string(t):
-        return text.cast(pa.string())
-    return text.cast(t)
-
-
-def rows_to_table(rows: list[_Row]) -> pa.Table:
-    """A :data:`STATS_SCHEMA` table from :func:`read_file_footer` rows."""
-    return _rows_to_table(rows)
-
-
-def _rows_to_table(rows: list[_Row]) -> pa.Table:
     n = len(rows)
     mins: list[str | None] = [None] * n
     maxs: list[str | None] = [None] * n
@@ -944,33 +530,41 @@ def _rows_to_table(rows: list[_Row]) -> pa.Table:
         if r.ctype is not None and r.ctype.arrow is not None:
             groups.setdefault(r.ctype.arrow, []).append(i)
     for t, idxs in groups.items():
-        lo = _to_text(_typed_array([rows[i].min for i in idxs], t)).to_pylist()
-        hi = _to_text(_typed_array([rows[i].max for i in idxs], t)).to_pylist()
+        lo = value_order.bounds_to_text(_typed_array([rows[i].min for i in idxs], t)).to_pylist()
+        hi = value_order.bounds_to_text(_typed_array([rows[i].max for i in idxs], t)).to_pylist()
         for j, i in enumerate(idxs):
             mins[i] = lo[j]
             maxs[i] = hi[j]
+    values_of: dict[str, list[tuple[str, str]]] = {}
+    for r in rows:
+        if r.partition is not None and r.partition not in values_of:
+            values_of[r.partition] = list(parse_partition_path(r.partition, strict=False).items())
+    when = collected_at or dt.datetime.now(dt.UTC)
     cols = {
+        "snapshot_id": pa.repeat(pa.scalar(0, pa.int64()), n),
+        "table_name": pa.repeat(pa.scalar(table_name, pa.string()), n),
         "path": [r.path for r in rows],
-        "column": [r.column for r in rows],
-        "arrow_type": [
-            str(r.ctype.arrow) if r.ctype is not None and r.ctype.arrow is not None else None for r in rows
-        ],
+        "partition": [r.partition for r in rows],
+        "partition_values": [None if r.partition is None else values_of[r.partition] for r in rows],
+        "file_size": [r.file_size for r in rows],
+        "file_rows": [r.file_rows for r in rows],
+        "num_row_groups": [r.num_row_groups for r in rows],
+        "created_by": [r.created_by for r in rows],
+        "column_name": [r.column for r in rows],
+        "arrow_type": [str(r.ctype.arrow) if r.ctype is not None and r.ctype.arrow is not None else None for r in rows],
         "physical_type": [r.physical_type for r in rows],
-        "min": mins,
-        "max": maxs,
+        "min_value": mins,
+        "max_value": maxs,
         "null_count": [r.null_count for r in rows],
         "value_count": [r.value_count for r in rows],
         "has_stats": [r.has_stats for r in rows],
         "min_exact": [r.min_exact for r in rows],
         "max_exact": [r.max_exact for r in rows],
         "reason": [r.reason for r in rows],
-        "num_row_groups": [r.num_row_groups for r in rows],
-        "file_rows": [r.file_rows for r in rows],
-        "file_size": [r.file_size for r in rows],
-        "partition": [r.partition for r in rows],
-        "created_by": [r.created_by for r in rows],
+        "method": pa.repeat(pa.scalar("footer", pa.string()), n),
+        "collected_at": pa.repeat(pa.scalar(when, pa.timestamp("us", tz="UTC")), n),
     }
-    return pa.Table.from_pydict(cols, schema=STATS_SCHEMA)
+    return stats_schema.file_stats_table(cols, n)
 
 
 def _normalise_args(paths: Iterable[str] | str, columns: Sequence[str] | str) -> tuple[list[str], list[str]]:
@@ -987,7 +581,7 @@ def _normalise_args(paths: Iterable[str] | str, columns: Sequence[str] | str) ->
 
 def row_count(path: str, filesystem: Any = None) -> int:
     """Rows in one Parquet file, from its footer (one tail read)."""
-    return int(_metadata_from_footer(_read_footer_bytes(path, filesystem)[0]).num_rows)
+    return int(parquet_footer.metadata_from_footer(parquet_footer.read_footer_bytes(path, filesystem)[0]).num_rows)
 
 
 def read_footers(
@@ -998,7 +592,7 @@ def read_footers(
 ) -> pa.Table:
     """Footer statistics of ``columns`` in each file of ``paths``, sequentially.
 
-    Returns a table with :data:`STATS_SCHEMA`, one row per (file, column) in
+    Returns stats rows (:func:`rows_to_table`), one per (file, column) in
     input order (files, then columns), except partition columns (skipped).
 
     ``filesystem``: an optional ``pyarrow.fs.FileSystem``; paths are then in
@@ -1009,10 +603,10 @@ def read_footers(
     paths, columns = _normalise_args(paths, columns)
     if on_error not in ("raise", "missing"):
         raise ValueError("on_error must be 'raise' or 'missing'")
-    rows: list[_Row] = []
+    rows: list[FooterRow] = []
     for p in paths:
         rows.extend(read_file_footer(p, columns, filesystem, on_error))
-    return _rows_to_table(rows)
+    return rows_to_table(rows)
 
 
 def read_footers_parallel(
@@ -1038,53 +632,22 @@ def read_footers_parallel(
     chunk = max(1, min(64, len(paths) // (workers * 4) or 1))
     batches = [paths[i : i + chunk] for i in range(0, len(paths), chunk)]
 
-    def work(batch: list[str]) -> list[_Row]:
-        out: list[_Row] = []
+    def work(batch: list[str]) -> list[FooterRow]:
+        out: list[FooterRow] = []
         for p in batch:
             out.extend(read_file_footer(p, columns, filesystem, on_error))
         return out
 
-    rows: list[_Row] = []
+    rows: list[FooterRow] = []
     with ThreadPoolExecutor(max_workers=workers, thread_name_prefix="footer") as ex:
         for part in ex.map(work, batches):
             rows.extend(part)
-    return _rows_to_table(rows)
+    return rows_to_table(rows)
 
 
 # --------------------------------------------------------------------------
 # Typed bounds for one column
 # --------------------------------------------------------------------------
-
-
-_FAMILIES = (
-    pa.types.is_integer,
-    pa.types.is_floating,
-    pa.types.is_decimal,
-    pa.types.is_timestamp,
-    pa.types.is_date,
-    pa.types.is_time,
-)
-
-
-def _common_type(column: str, types: list[pa.DataType]) -> pa.DataType:
-    """The type all files' bounds of ``column`` are cast to, without losing exactness.
-
-    Widening inside one family is allowed (int32 + int64, float + double,
-    decimal(5,2) + decimal(15,3), timestamp[us] + timestamp[ns]); mixing
-    families (e.g. decimal and double) raises ``TypeError`` rather than
-    producing rounded bounds.
-    """
-    distinct = list(dict.fromkeys(types))
-    if len(distinct) == 1:
-        return distinct[0]
-    for fam in _FAMILIES:
-        if all(fam(t) for t in distinct):
-            if fam is pa.types.is_timestamp and len({t.tz for t in distinct}) > 1:
-                break
-            return pa.unify_schemas(
-                [pa.schema([pa.field("x", t)]) for t in distinct], promote_options="permissive"
-            ).field("x").type
-    raise TypeError(f"column {column!r} has incompatible types across files: {[str(t) for t in distinct]}")
 
 
 def column_bounds(
@@ -1097,60 +660,12 @@ def column_bounds(
 ) -> tuple[pa.Array, pa.Array, np.ndarray]:
     """Typed ``(mins, maxs, has_stats)`` of ``column``, one entry per file row.
 
-    ``stats_table_or_files`` is a table from :func:`read_footers` (rows of
-    other columns are ignored) or file paths (read with
-    :func:`read_footers_parallel`).  ``mins``/``maxs`` are Arrow arrays of the
-    column's logical type (unified across files with Arrow's permissive
-    promotion when files disagree, e.g. int32 and int64 -> int64); null where
-    stats are missing or the file's values are all null.  ``has_stats`` is a
-    numpy bool array: false = unknown bounds, the file may contain anything.
-
-    ``exact_only=True`` treats bounds that are not known to be exact
-    (``min_exact``/``max_exact`` false *or* null, i.e. truncated or unknown)
-    as missing.  The default keeps them: truncated bounds are still bounds.
+    ``stats_table_or_files`` is a stats table (rows of other columns are
+    ignored) or file paths (their footers read with :func:`read_footers_parallel`);
+    see :func:`stats_schema.column_bounds` for the result and ``exact_only``.
     """
     if isinstance(stats_table_or_files, pa.Table):
         table = stats_table_or_files
     else:
         table = read_footers_parallel(stats_table_or_files, [column], max_workers, filesystem)
-    sel = pc.equal(table["column"], column)
-    t = table.filter(sel)
-    n = t.num_rows
-    has = t["has_stats"].to_numpy(zero_copy_only=False).astype(bool, copy=True)
-    type_strs = t["arrow_type"].to_pylist()
-    distinct = {s for s in type_strs if s is not None}
-    if not distinct:
-        empty_t = pa.null()
-        return pa.nulls(n, empty_t), pa.nulls(n, empty_t), np.zeros(n, dtype=bool)
-    types = {s: parse_arrow_type(s) for s in distinct}
-    target = _common_type(column, list(types.values()))
-    mins_text = t["min"].combine_chunks()
-    maxs_text = t["max"].combine_chunks()
-    if len(distinct) == 1 and None not in type_strs:
-        mins = decode_bounds(mins_text, target)
-        maxs = decode_bounds(maxs_text, target)
-    else:
-        mins_l: list = [None] * n
-        maxs_l: list = [None] * n
-        for s, ty in types.items():
-            idx = np.flatnonzero(np.array([x == s for x in type_strs]))
-            take = pa.array(idx)
-            lo = decode_bounds(mins_text.take(take), ty).cast(target).to_pylist()
-            hi = decode_bounds(maxs_text.take(take), ty).cast(target).to_pylist()
-            for j, i in enumerate(idx):
-                mins_l[i] = lo[j]
-                maxs_l[i] = hi[j]
-        mins = pa.array(mins_l, target)
-        maxs = pa.array(maxs_l, target)
-    if exact_only:
-        ex = pc.and_(
-            pc.fill_null(t["min_exact"], False), pc.fill_null(t["max_exact"], False)
-        ).to_numpy(zero_copy_only=False)
-        bounded = pc.is_valid(mins).to_numpy(zero_copy_only=False)
-        drop = has & bounded & ~ex
-        if drop.any():
-            has = has & ~drop
-            keep = pa.array(~drop)
-            mins = pc.if_else(keep, mins, pa.scalar(None, target))
-            maxs = pc.if_else(keep, maxs, pa.scalar(None, target))
-    return mins, maxs, has
+    return stats_schema.column_bounds(table, column, exact_only=exact_only)

@@ -1,8 +1,11 @@
 """The stats table: its versioned schema, and the typed / order-preserving bound columns.
 
-The project's ONE definition of what the statistics collector
-(``spark_jobs/collect_stats.py``) writes and what the sensor, the UI and the
-metrics read.  Airflow-free and Spark-free (pyarrow + numpy).  Storage layout,
+The project's ONE definition of a stats row: what the footer reader
+(:mod:`~airflow_zorder.core.stats.footer_stats`), the Delta log reader
+(:mod:`~airflow_zorder.core.stats.delta_log`) and the statistics collector
+(``spark_jobs/collect_stats.py``) emit, what the store writes, and what the
+metrics, the pruning evaluator, the policy, the hook and the UI read -- one
+record per on-disk concept, shared by writer and reader.  Airflow-free and Spark-free (pyarrow + numpy).  Storage layout,
 atomic snapshots and the readers live in :mod:`airflow_zorder.core.stats.stats_store`.
 
 Three record kinds, all easy to read from Spark SQL, DuckDB and pyarrow (no
@@ -23,12 +26,12 @@ column is named with an SQL reserved word such as ``table`` or ``column``):
 Bounds: three representations per row
 -------------------------------------
 ``min_value`` / ``max_value`` (string)
-    Lossless text, the encoding of :mod:`~airflow_zorder.core.stats.footer_stats`
+    Lossless text, the encoding of :mod:`~airflow_zorder.core.stats.value_order`
     (integers in decimal digits, doubles in shortest round-trip form, decimals
     with the column's scale, ISO dates / timestamps with the unit's digits and
     a ``Z`` for UTC-adjusted ones, strings as is, binary as lowercase hex).
     ``arrow_type`` names the type; exact typed values come back with
-    ``footer_stats.decode_bounds(text, footer_stats.parse_arrow_type(t))``, or
+    ``value_order.decode_bounds(text, value_order.parse_arrow_type(t))``, or
     for one column with :func:`column_bounds`.  In SQL, ``CAST(min_value AS
     DECIMAL(15,2))`` / ``DATE`` / ``TIMESTAMP`` / ``BIGINT`` / ``DOUBLE`` is
     exact too (``unhex`` for binary).
@@ -42,7 +45,7 @@ Bounds: three representations per row
     times, booleans, full strings (UTF-8 bytes, no truncation) and binary.
     Spark, DuckDB and pyarrow all compare binary values byte-wise, so a
     pruning filter is ``min_key <= k AND k <= max_key`` with
-    ``k = order_key(value, arrow_type)``.  Keys of different columns are not
+    ``k = value_order.order_key(value, arrow_type)`` (encodings there).  Keys of different columns are not
     comparable with each other.
 ``min_num`` / ``max_num`` (double)
     Lossy numeric view for charts and quick looks only -- never for pruning:
@@ -55,18 +58,20 @@ Other row semantics (see :data:`FILE_STATS_SCHEMA` field comments):
 true with null bounds = every value is null (or the file has no rows).
 Floating point bounds exclude NaN for both methods (the Parquet rule);
 ``nan_count`` says how many NaN there are when known (the scan counts them;
-footers cannot, so it is null for footer rows).
+footers cannot, so it is null for footer rows).  Rows read straight from
+footers (not through the collector) leave the keys and numeric views null.
 """
 
 from __future__ import annotations
 
-import decimal
-import struct
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
+
+from airflow_zorder.core.stats import value_order
 
 __all__ = [
     "SCHEMA_VERSION",
@@ -76,13 +81,15 @@ __all__ = [
     "RUNS_SCHEMA",
     "EVENTS_SCHEMA",
     "METHODS",
-    "order_key",
-    "order_keys",
-    "numeric_values",
-    "bound_columns",
-    "column_bounds",
-    "to_footer_stats",
+    "BOUNDS_FIELDS",
     "empty_file_stats",
+    "file_stats_table",
+    "replace_columns",
+    "column_rows",
+    "split_by_column",
+    "bound_columns",
+    "typed_bounds",
+    "column_bounds",
 ]
 
 #: Bumped whenever a field is added, removed or changes meaning.  Written into
@@ -128,7 +135,9 @@ FILE_STATS_SCHEMA = pa.schema(
         pa.field("max_exact", pa.bool_()),
         pa.field("reason", pa.string()),  # why has_stats is false, or a note (e.g. column_not_in_file)
         # -- provenance
-        pa.field("method", pa.string()),  # 'footer' | 'scan' | 'delta_log' (core.stats.delta_log: read from a Delta log)
+        pa.field(
+            "method", pa.string()
+        ),  # 'footer' | 'scan' | 'delta_log' (core.stats.delta_log: read from a Delta log)
         pa.field("error", pa.string()),  # the file could not be read (retried next run); null = fine
         pa.field("collected_at", pa.timestamp("us", tz="UTC"), nullable=False),  # when this row was read
     ],
@@ -207,191 +216,54 @@ def empty_file_stats() -> pa.Table:
     return FILE_STATS_SCHEMA.empty_table()
 
 
-# --------------------------------------------------------------------------
-# Order-preserving keys
-# --------------------------------------------------------------------------
-# Encodings (big-endian throughout; keys are only compared within one column):
-#   integers, dates (days), times (ns since midnight): 9 bytes = v + 2**63 as an
-#       unsigned 72-bit number (covers int64 and uint64 alike)
-#   floats: 8 bytes, the IEEE-754 double with the sign bit flipped for positives
-#       and all bits flipped for negatives; -0.0 keyed as +0.0, NaN as the
-#       canonical quiet NaN (above +inf)
-#   timestamps (any unit, any zone): 8 bytes of the whole seconds (int64, sign
-#       bit flipped) + 4 bytes of nanoseconds within the second
-#   decimals: scale-independent variable-length key: 0x80 for zero; else a sign
-#       byte (0x40 negative, 0xC0 positive), then the decimal exponent E (value
-#       = 0.d1d2d3... x 10**E) as 4 bytes (E + 2**31), the significant digits as
-#       ASCII without trailing zeros, and a 0x00 terminator; for negatives every
-#       byte after the sign byte is inverted
-#   booleans: 1 byte; strings: their UTF-8 bytes; binary: the bytes
-
-_SIGN64 = np.uint64(1 << 63)
+def file_stats_table(columns: Mapping[str, Any], num_rows: int) -> pa.Table:
+    """:data:`FILE_STATS_SCHEMA` rows from ``{field: Arrow array or list}``; fields not given are null."""
+    arrays = []
+    for f in FILE_STATS_SCHEMA:
+        v = columns.get(f.name)
+        if v is None:
+            arrays.append(pa.nulls(num_rows, f.type))
+        elif isinstance(v, (pa.Array, pa.ChunkedArray)):
+            arrays.append(v.cast(f.type))
+        else:
+            arrays.append(pa.array(v, f.type))
+    return pa.Table.from_arrays(arrays, schema=FILE_STATS_SCHEMA)
 
 
-def _int_key_np(v: np.ndarray, unsigned: bool) -> np.ndarray:
-    """(n, 9) uint8 keys of int64 / uint64 values."""
-    n = len(v)
-    out = np.zeros((n, 9), dtype=np.uint8)
-    if unsigned:
-        u = v.astype(np.uint64, copy=False)
-        out[:, 0] = (u >> np.uint64(63)).astype(np.uint8)
-        low = u ^ _SIGN64
-    else:
-        low = v.astype(np.int64, copy=False).view(np.uint64) ^ _SIGN64
-    out[:, 1:] = low.astype(">u8").view(np.uint8).reshape(n, 8)
-    return out
+def replace_columns(rows: pa.Table, values: Mapping[str, Any]) -> pa.Table:
+    """``rows`` with the named fields replaced by ``{field: Arrow array or list}`` (cast to the schema's types)."""
+    for name, v in values.items():
+        f = FILE_STATS_SCHEMA.field(name)
+        arr = v.cast(f.type) if isinstance(v, (pa.Array, pa.ChunkedArray)) else pa.array(v, f.type)
+        rows = rows.set_column(rows.schema.get_field_index(name), f, arr)
+    return rows
 
 
-def _float_key_np(v: np.ndarray) -> np.ndarray:
-    f = v.astype(np.float64, copy=True)
-    f[f == 0] = 0.0  # -0.0 -> +0.0
-    f[np.isnan(f)] = np.nan  # canonical quiet NaN (positive)
-    bits = f.view(np.uint64)
-    neg = (bits & _SIGN64) != 0
-    key = np.where(neg, ~bits, bits | _SIGN64)
-    return key.astype(">u8").view(np.uint8).reshape(len(v), 8)
+def column_rows(stats: pa.Table) -> pa.Table:
+    """The rows that describe a column: without the placeholder row (null ``column_name``) of a file that has none."""
+    if stats["column_name"].null_count:
+        return stats.filter(pc.is_valid(stats["column_name"]))
+    return stats
 
 
-_PER_SECOND = {"s": 1, "ms": 1_000, "us": 1_000_000, "ns": 1_000_000_000}
+#: The fields typed bounds are read from (:func:`typed_bounds`).
+BOUNDS_FIELDS = ("path", "column_name", "arrow_type", "min_value", "max_value", "has_stats", "min_exact", "max_exact")
 
 
-def _timestamp_key_np(v: np.ndarray, unit: str) -> np.ndarray:
-    per = _PER_SECOND[unit]
-    secs, frac = np.divmod(v.astype(np.int64), per)
-    nanos = (frac * (1_000_000_000 // per)).astype(np.uint32)
-    out = np.zeros((len(v), 12), dtype=np.uint8)
-    out[:, :8] = (secs.view(np.uint64) ^ _SIGN64).astype(">u8").view(np.uint8).reshape(len(v), 8)
-    out[:, 8:] = nanos.astype(">u4").view(np.uint8).reshape(len(v), 4)
-    return out
-
-
-def _decimal_key(d: decimal.Decimal) -> bytes:
-    if d.is_zero():
-        return b"\x80"
-    sign, digits, exp = d.as_tuple()
-    ds = "".join(map(str, digits)).lstrip("0")
-    stripped = ds.rstrip("0")
-    exp += len(ds) - len(stripped)
-    e = len(stripped) + exp
-    body = struct.pack(">I", e + (1 << 31)) + stripped.encode("ascii") + b"\x00"
-    if sign:
-        return b"\x40" + bytes(255 - b for b in body)
-    return b"\xc0" + body
-
-
-def _rows_to_binary(mat: np.ndarray, valid: np.ndarray) -> pa.Array:
-    n, w = mat.shape
-    data = pa.py_buffer(np.ascontiguousarray(mat).tobytes())
-    offsets = pa.py_buffer((np.arange(n + 1, dtype=np.int32) * w).tobytes())
-    validity = None
-    if not valid.all():
-        validity = pa.array(valid).buffers()[1]
-    return pa.Array.from_buffers(pa.binary(), n, [validity, offsets, data], null_count=int((~valid).sum()))
-
-
-def _valid_np(arr: pa.Array) -> np.ndarray:
-    return np.asarray(pc.is_valid(arr).to_numpy(zero_copy_only=False), dtype=bool)
-
-
-def order_keys(values: pa.Array | pa.ChunkedArray) -> pa.Array:
-    """Order-preserving binary keys of an Arrow array of bound values (null stays null).
-
-    See the module docstring for the encodings.  Raises ``TypeError`` for
-    types without a total order (nested, null, dictionary, ...).
-    """
-    if isinstance(values, pa.ChunkedArray):
-        values = values.combine_chunks()
-    t = values.type
-    n = len(values)
-    valid = _valid_np(values)
-    if n == 0:
-        return pa.array([], pa.binary())
-    if pa.types.is_string(t) or pa.types.is_large_string(t) or pa.types.is_string_view(t):
-        return values.cast(pa.string()).cast(pa.binary())
-    if pa.types.is_binary(t) or pa.types.is_large_binary(t) or pa.types.is_binary_view(t) or pa.types.is_fixed_size_binary(t):
-        return values.cast(pa.binary())
-    if pa.types.is_boolean(t):
-        b = np.asarray(values.fill_null(False).to_numpy(zero_copy_only=False), dtype=np.uint8).reshape(n, 1)
-        return _rows_to_binary(b, valid)
-    if pa.types.is_integer(t):
-        filled = values.fill_null(0).to_numpy(zero_copy_only=False)
-        return _rows_to_binary(_int_key_np(filled, pa.types.is_unsigned_integer(t)), valid)
-    if pa.types.is_floating(t):
-        filled = values.cast(pa.float64()).fill_null(0.0).to_numpy(zero_copy_only=False)
-        return _rows_to_binary(_float_key_np(filled), valid)
-    if pa.types.is_date32(t):
-        filled = values.view(pa.int32()).fill_null(0).to_numpy(zero_copy_only=False).astype(np.int64)
-        return _rows_to_binary(_int_key_np(filled, False), valid)
-    if pa.types.is_date64(t):
-        ms = values.view(pa.int64()).fill_null(0).to_numpy(zero_copy_only=False)
-        return _rows_to_binary(_int_key_np(np.floor_divide(ms, 86_400_000), False), valid)
-    if pa.types.is_time32(t) or pa.types.is_time64(t):
-        raw = values.view(pa.int32() if pa.types.is_time32(t) else pa.int64()).fill_null(0)
-        ns = raw.to_numpy(zero_copy_only=False).astype(np.int64) * (1_000_000_000 // _PER_SECOND[t.unit])
-        return _rows_to_binary(_int_key_np(ns, False), valid)
-    if pa.types.is_timestamp(t):
-        raw = values.view(pa.int64()).fill_null(0).to_numpy(zero_copy_only=False)
-        return _rows_to_binary(_timestamp_key_np(raw, t.unit), valid)
-    if pa.types.is_decimal(t):
-        return pa.array([None if v is None else _decimal_key(v) for v in values.to_pylist()], pa.binary())
-    raise TypeError(f"no order key for Arrow type {t}")
-
-
-def order_key(value: Any, arrow_type: str | pa.DataType) -> bytes | None:
-    """The key of one value (e.g. a query literal) as it would be stored for a column of ``arrow_type``.
-
-    ``arrow_type`` is the stats row's ``arrow_type`` string (or an Arrow
-    type).  ``None`` gives ``None``.  Python values are converted with Arrow
-    (``int``, ``float``, ``Decimal``, ``str``, ``bytes``, ``date``,
-    ``datetime``, ``time``, ``bool``); a text in the stats encoding is
-    accepted too (decoded with :func:`footer_stats.decode_bounds`).
-    """
-    from airflow_zorder.core.stats import footer_stats
-
-    t = footer_stats.parse_arrow_type(arrow_type) if isinstance(arrow_type, str) else arrow_type
-    if value is None:
-        return None
-    if pa.types.is_decimal(t):  # the key is scale-independent: any exact decimal value will do
-        d = value if isinstance(value, decimal.Decimal) else decimal.Decimal(str(value))
-        if not d.is_finite():
-            raise ValueError(f"not a finite decimal: {value!r}")
-        return _decimal_key(d)
-    if isinstance(value, str) and not pa.types.is_string(t):
-        arr = footer_stats.decode_bounds(pa.array([value], pa.string()), t)
-    else:
-        arr = pa.array([value], t)
-    return order_keys(arr)[0].as_py()
-
-
-# --------------------------------------------------------------------------
-# Lossy numeric view
-# --------------------------------------------------------------------------
-
-
-def numeric_values(values: pa.Array | pa.ChunkedArray) -> pa.Array:
-    """float64 view of bound values for charts (see module doc); null for strings and binary."""
-    if isinstance(values, pa.ChunkedArray):
-        values = values.combine_chunks()
-    t = values.type
-    n = len(values)
-
-    def f64(a: pa.Array) -> pa.Array:
-        return a.cast(pa.float64(), safe=False)  # large integers round: this view is lossy by design
-
-    if pa.types.is_decimal(t):
-        return pa.array([None if v is None else float(v) for v in values.to_pylist()], pa.float64())
-    if pa.types.is_integer(t) or pa.types.is_floating(t):
-        return f64(values)
-    if pa.types.is_boolean(t):
-        return f64(values.cast(pa.int8()))
-    if pa.types.is_date32(t):
-        return f64(values.view(pa.int32()))
-    if pa.types.is_date64(t):
-        return pc.divide(f64(values.view(pa.int64())), 86_400_000.0)
-    if pa.types.is_timestamp(t) or pa.types.is_time32(t) or pa.types.is_time64(t):
-        raw = f64(values.view(pa.int32() if pa.types.is_time32(t) else pa.int64()))
-        return pc.divide(raw, float(_PER_SECOND[t.unit]))
-    return pa.nulls(n, pa.float64())
+def split_by_column(stats: pa.Table, extra: Sequence[str] = ()) -> dict[str, pa.Table]:
+    """``{column name: its rows}`` with :data:`BOUNDS_FIELDS` plus ``extra`` (one sort and slices, not one filter per column)."""
+    stats = column_rows(stats)
+    wanted = [c for c in dict.fromkeys([*BOUNDS_FIELDS, *extra]) if c in stats.column_names]
+    t = stats.select(wanted)
+    if t.num_rows == 0:
+        return {}
+    enc = pc.dictionary_encode(t["column_name"]).combine_chunks()
+    codes = enc.indices.to_numpy(zero_copy_only=False)
+    names = enc.dictionary.to_pylist()
+    order = np.argsort(codes, kind="stable")
+    t = t.take(pa.array(order))
+    bounds = np.searchsorted(codes[order], np.arange(len(names) + 1))
+    return {names[i]: t.slice(int(bounds[i]), int(bounds[i + 1] - bounds[i])) for i in range(len(names))}
 
 
 def bound_columns(
@@ -402,10 +274,9 @@ def bound_columns(
     """``min_key``, ``max_key``, ``min_num``, ``max_num`` for rows given as text bounds + type strings.
 
     Rows are grouped by ``arrow_type`` and each group is decoded once with
-    :func:`footer_stats.decode_bounds`; rows without a type (or with an
+    :func:`value_order.decode_bounds`; rows without a type (or with an
     undecodable one) get nulls.
     """
-    from airflow_zorder.core.stats import footer_stats
 
     def flat(a: pa.Array | pa.ChunkedArray) -> pa.Array:
         return a.combine_chunks() if isinstance(a, pa.ChunkedArray) else a
@@ -416,8 +287,12 @@ def bound_columns(
     out_nums = {"min_num": np.full(n, np.nan), "max_num": np.full(n, np.nan)}
     num_valid = {"min_num": np.zeros(n, dtype=bool), "max_num": np.zeros(n, dtype=bool)}
     if n == 0:
-        return {"min_key": pa.array([], pa.binary()), "max_key": pa.array([], pa.binary()),
-                "min_num": pa.array([], pa.float64()), "max_num": pa.array([], pa.float64())}
+        return {
+            "min_key": pa.array([], pa.binary()),
+            "max_key": pa.array([], pa.binary()),
+            "min_num": pa.array([], pa.float64()),
+            "max_num": pa.array([], pa.float64()),
+        }
     has_bound = np.asarray(pc.or_(pc.is_valid(lo_t), pc.is_valid(hi_t)).to_numpy(zero_copy_only=False), dtype=bool)
     if not has_bound.any():
         pass
@@ -431,17 +306,17 @@ def bound_columns(
             if not len(idx):
                 continue
             try:
-                t = footer_stats.parse_arrow_type(name)
+                t = value_order.parse_arrow_type(name)
             except ValueError:
                 continue
             take = pa.array(idx)
             for side, text in (("min", lo_t), ("max", hi_t)):
-                vals = footer_stats.decode_bounds(text.take(take), t)
-                keys = order_keys(vals).to_pylist()
+                vals = value_order.decode_bounds(text.take(take), t)
+                keys = value_order.order_keys(vals).to_pylist()
                 kl = out_keys[f"{side}_key"]
                 for j, i in enumerate(idx):
                     kl[i] = keys[j]
-                nums = numeric_values(vals)
+                nums = value_order.numeric_values(vals)
                 nv = np.asarray(pc.is_valid(nums).to_numpy(zero_copy_only=False), dtype=bool)
                 out_nums[f"{side}_num"][idx] = nums.fill_null(0.0).to_numpy(zero_copy_only=False)
                 num_valid[f"{side}_num"][idx] = nv
@@ -455,55 +330,100 @@ def bound_columns(
 
 
 # --------------------------------------------------------------------------
-# Bridges to the rest of the core
+# Typed bounds
 # --------------------------------------------------------------------------
 
-_TO_FOOTER = {
-    "path": "path",
-    "column_name": "column",
-    "arrow_type": "arrow_type",
-    "physical_type": "physical_type",
-    "min_value": "min",
-    "max_value": "max",
-    "null_count": "null_count",
-    "value_count": "value_count",
-    "has_stats": "has_stats",
-    "min_exact": "min_exact",
-    "max_exact": "max_exact",
-    "reason": "reason",
-    "num_row_groups": "num_row_groups",
-    "file_rows": "file_rows",
-    "file_size": "file_size",
-    "partition": "partition",
-    "created_by": "created_by",
-}
+_FAMILIES = (
+    pa.types.is_integer,
+    pa.types.is_floating,
+    pa.types.is_decimal,
+    pa.types.is_timestamp,
+    pa.types.is_date,
+    pa.types.is_time,
+)
 
 
-def to_footer_stats(stats: pa.Table) -> pa.Table:
-    """A stats-table slice in :data:`footer_stats.STATS_SCHEMA` form (names ``column``, ``min``, ``max``, ...).
+def _common_type(column: str | None, types: list[pa.DataType]) -> pa.DataType:
+    """The type all files' bounds of ``column`` are cast to, without losing exactness.
 
-    This is what :func:`footer_stats.column_bounds` and the
-    :mod:`~airflow_zorder.core.policy.metrics` functions (``table_clustering``,
-    ``partition_clustering``, ...) take.  Rows without a column name
-    (placeholder rows) are dropped.
+    Widening inside one family is allowed (int32 + int64, float + double,
+    decimal(5,2) + decimal(15,3), timestamp[us] + timestamp[ns]); mixing
+    families (e.g. decimal and double) raises ``TypeError`` rather than
+    producing rounded bounds.
     """
-    from airflow_zorder.core.stats import footer_stats
+    distinct = list(dict.fromkeys(types))
+    if len(distinct) == 1:
+        return distinct[0]
+    for fam in _FAMILIES:
+        if all(fam(t) for t in distinct):
+            if fam is pa.types.is_timestamp and len({t.tz for t in distinct}) > 1:
+                break
+            return (
+                pa.unify_schemas([pa.schema([pa.field("x", t)]) for t in distinct], promote_options="permissive")
+                .field("x")
+                .type
+            )
+    raise TypeError(f"column {column!r} has incompatible types across files: {[str(t) for t in distinct]}")
 
-    if "column_name" in stats.column_names:
-        stats = stats.filter(pc.is_valid(stats["column_name"]))
-    cols = []
-    for f in footer_stats.STATS_SCHEMA:
-        src = next((k for k, v in _TO_FOOTER.items() if v == f.name), None)
-        if src is not None and src in stats.column_names:
-            cols.append(stats[src].cast(f.type))
-        else:
-            cols.append(pa.nulls(stats.num_rows, f.type))
-    return pa.Table.from_arrays(cols, schema=footer_stats.STATS_SCHEMA)
+
+def typed_bounds(rows: pa.Table, *, exact_only: bool = False) -> tuple[pa.Array, pa.Array, np.ndarray]:
+    """Typed ``(mins, maxs, has_stats)`` of rows that all describe one column (see :func:`column_bounds`).
+
+    The common case (one bound type) is one vectorised decode; files that
+    disagree on the type are decoded per type and unified.
+    """
+    n = rows.num_rows
+    has = rows["has_stats"].to_numpy(zero_copy_only=False).astype(bool, copy=True)
+    distinct = pc.unique(rows["arrow_type"]).to_pylist()
+    names = [s for s in distinct if s is not None]
+    if not names:
+        return pa.nulls(n, pa.null()), pa.nulls(n, pa.null()), np.zeros(n, dtype=bool)
+    column = rows["column_name"][0].as_py() if "column_name" in rows.column_names else None
+    types = {s: value_order.parse_arrow_type(s) for s in names}
+    target = _common_type(column, list(types.values()))
+    mins_text = rows["min_value"].combine_chunks()
+    maxs_text = rows["max_value"].combine_chunks()
+    if len(distinct) == 1:
+        mins = value_order.decode_bounds(mins_text, target)
+        maxs = value_order.decode_bounds(maxs_text, target)
+    else:
+        mins_l: list = [None] * n
+        maxs_l: list = [None] * n
+        type_col = rows["arrow_type"]
+        for s, ty in types.items():
+            idx = np.flatnonzero(pc.fill_null(pc.equal(type_col, s), False).to_numpy(zero_copy_only=False))
+            take = pa.array(idx)
+            lo = value_order.decode_bounds(mins_text.take(take), ty).cast(target).to_pylist()
+            hi = value_order.decode_bounds(maxs_text.take(take), ty).cast(target).to_pylist()
+            for j, i in enumerate(idx):
+                mins_l[i] = lo[j]
+                maxs_l[i] = hi[j]
+        mins = pa.array(mins_l, target)
+        maxs = pa.array(maxs_l, target)
+    if exact_only:
+        ex = pc.and_(pc.fill_null(rows["min_exact"], False), pc.fill_null(rows["max_exact"], False)).to_numpy(
+            zero_copy_only=False
+        )
+        bounded = pc.is_valid(mins).to_numpy(zero_copy_only=False)
+        drop = has & bounded & ~ex
+        if drop.any():
+            has = has & ~drop
+            keep = pa.array(~drop)
+            mins = pc.if_else(keep, mins, pa.scalar(None, target))
+            maxs = pc.if_else(keep, maxs, pa.scalar(None, target))
+    return mins, maxs, has
 
 
-def column_bounds(stats: pa.Table, column: str, *, exact_only: bool = False):
-    """Typed ``(mins, maxs, has_stats)`` of one column from a stats table (see :func:`footer_stats.column_bounds`)."""
-    from airflow_zorder.core.stats import footer_stats
+def column_bounds(stats: pa.Table, column: str, *, exact_only: bool = False) -> tuple[pa.Array, pa.Array, np.ndarray]:
+    """Typed ``(mins, maxs, has_stats)`` of ``column``, one entry per file row of ``stats``.
 
-    sel = stats.filter(pc.equal(stats["column_name"], column))
-    return footer_stats.column_bounds(to_footer_stats(sel), column, exact_only=exact_only)
+    ``mins``/``maxs`` are Arrow arrays of the column's logical type (unified
+    across files with Arrow's permissive promotion when files disagree, e.g.
+    int32 and int64 -> int64); null where stats are missing or the file's
+    values are all null.  ``has_stats`` is a numpy bool array: false =
+    unknown bounds, the file may contain anything.  ``exact_only=True``
+    treats bounds not known to be exact (``min_exact``/``max_exact`` false
+    *or* null, i.e. truncated or unknown) as missing; by default they are
+    kept: truncated bounds are still bounds.
+    """
+    return typed_bounds(stats.filter(pc.equal(stats["column_name"], column)), exact_only=exact_only)

@@ -70,9 +70,11 @@ import pyarrow.json as pajson
 import pyarrow.parquet as pq
 from pyarrow import fs as pafs
 
+from airflow_zorder.core.jobs.options import default_stats_location
 from airflow_zorder.core.stats import stats_schema as ss
 from airflow_zorder.core.storage import locations
 from airflow_zorder.core.storage.faults import fault_point
+from airflow_zorder.core.storage.filesystems import join
 
 __all__ = [
     "StatsNotFoundError",
@@ -118,22 +120,13 @@ class StatsConflictError(RuntimeError):
 
 
 def default_location(table_home: str) -> str:
-    """The default stats location of a table: ``<table home>/_zorder/stats``."""
-    return _join(table_home, "_zorder", STATS_DIR)
-
-
-def _join(base: str, *parts: str) -> str:
-    out = base.rstrip("/") if base not in ("/", "") else base
-    for p in parts:
-        p = p.strip("/")
-        if p:
-            out = out + p if out.endswith("/") else out + "/" + p
-    return out
+    """The default stats location of a table: ``<table home>/_zorder/stats`` (the jobs' one rule)."""
+    return default_stats_location(table_home)
 
 
 def snapshot_path(location: str, snapshot_id: int) -> str:
     """Path of a snapshot's file under ``location``."""
-    return _join(location, FILES_DIR, f"snapshot-{int(snapshot_id):012d}.parquet")
+    return join(location, FILES_DIR, f"snapshot-{int(snapshot_id):012d}.parquet")
 
 
 def run_file_name(run: Mapping[str, Any]) -> str:
@@ -150,8 +143,8 @@ def _safe(s: Any) -> str:
 
 
 def _stamp(ts: Any) -> str:
-    t = as_datetime(ts) or dt.datetime.now(dt.timezone.utc)
-    return t.astimezone(dt.timezone.utc).strftime("%Y%m%dT%H%M%S%fZ")
+    t = as_datetime(ts) or dt.datetime.now(dt.UTC)
+    return t.astimezone(dt.UTC).strftime("%Y%m%dT%H%M%S%fZ")
 
 
 def as_datetime(ts: Any) -> dt.datetime | None:
@@ -164,20 +157,20 @@ def as_datetime(ts: Any) -> dt.datetime | None:
     if ts is None or (isinstance(ts, str) and not ts.strip()):
         return None
     if isinstance(ts, dt.datetime):
-        return ts if ts.tzinfo else ts.replace(tzinfo=dt.timezone.utc)
+        return ts if ts.tzinfo else ts.replace(tzinfo=dt.UTC)
     if isinstance(ts, (int, float)):
-        return dt.datetime.fromtimestamp(float(ts), dt.timezone.utc)
+        return dt.datetime.fromtimestamp(float(ts), dt.UTC)
     s = str(ts).strip().replace(" ", "T")
     if s.endswith("Z"):
         s = s[:-1] + "+00:00"
     t = dt.datetime.fromisoformat(s)
-    return t if t.tzinfo else t.replace(tzinfo=dt.timezone.utc)
+    return t if t.tzinfo else t.replace(tzinfo=dt.UTC)
 
 
 def iso_utc(ts: Any = None) -> str:
     """``YYYY-mm-ddTHH:MM:SS.ffffffZ`` (what the JSON records hold; parsed by Spark, DuckDB and pyarrow)."""
-    t = as_datetime(ts) or dt.datetime.now(dt.timezone.utc)
-    return t.astimezone(dt.timezone.utc).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+    t = as_datetime(ts) or dt.datetime.now(dt.UTC)
+    return t.astimezone(dt.UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
 
 
 # --------------------------------------------------------------------------
@@ -227,7 +220,7 @@ class StatsIO:
     def read_json_lines(self, directory: str, schema: pa.Schema) -> pa.Table:
         """All JSON-lines files directly in ``directory`` as one table with ``schema``."""
         names = sorted(n for n in self.list_names(directory) if n.endswith(".json"))
-        chunks = [self.read_bytes(_join(directory, n)).rstrip(b"\n") for n in names]
+        chunks = [self.read_bytes(join(directory, n)).rstrip(b"\n") for n in names]
         return _parse_json_lines(chunks, schema)
 
 
@@ -297,7 +290,8 @@ class ArrowIO(StatsIO):
     def list_names(self, directory: str) -> list[str]:
         sel = pafs.FileSelector(directory, allow_not_found=True, recursive=False)
         return sorted(
-            i.base_name for i in self.fs.get_file_info(sel)
+            i.base_name
+            for i in self.fs.get_file_info(sel)
             if i.type == pafs.FileType.File and not i.base_name.startswith((".", "_"))
         )
 
@@ -326,7 +320,8 @@ class ArrowIO(StatsIO):
         )
         sel = pafs.FileSelector(directory, recursive=False)
         files = sorted(
-            i.path for i in self.fs.get_file_info(sel)
+            i.path
+            for i in self.fs.get_file_info(sel)
             if i.type == pafs.FileType.File and i.base_name.endswith(".json") and not i.base_name.startswith((".", "_"))
         )
         if not files:
@@ -436,7 +431,7 @@ def resolve_io(location: str, filesystem: Any = None) -> tuple[StatsIO, str]:
 
 def _snapshot_ids(io: StatsIO, base: str) -> list[int]:
     out = []
-    for name in io.list_names(_join(base, FILES_DIR)):
+    for name in io.list_names(join(base, FILES_DIR)):
         m = _SNAP_RE.match(name)
         if m:
             out.append(int(m.group(1)))
@@ -445,7 +440,7 @@ def _snapshot_ids(io: StatsIO, base: str) -> list[int]:
 
 def _read_pointer(io: StatsIO, base: str) -> dict[str, Any] | None:
     try:
-        return json.loads(io.read_text(_join(base, POINTER)))
+        return json.loads(io.read_text(join(base, POINTER)))
     except FileNotFoundError:
         return None
     except (ValueError, OSError):
@@ -475,8 +470,9 @@ def latest_snapshot_id(location: str, filesystem: Any = None) -> int | None:
     return _latest_id(io, base)
 
 
-def load_snapshot(location: str, snapshot_id: int, filesystem: Any = None,
-                  columns: Sequence[str] | None = None) -> pa.Table:
+def load_snapshot(
+    location: str, snapshot_id: int, filesystem: Any = None, columns: Sequence[str] | None = None
+) -> pa.Table:
     """One snapshot's rows (all, or only those of ``columns``)."""
     io, base = resolve_io(location, filesystem)
     return _load(io, base, snapshot_id, columns)
@@ -496,14 +492,8 @@ def _load(io: StatsIO, base: str, snapshot_id: int, columns: Sequence[str] | Non
 
 def _conform(t: pa.Table) -> pa.Table:
     """Cast to the current :data:`FILE_STATS_SCHEMA` (adds missing nullable fields as nulls)."""
-    cols = []
-    for f in ss.FILE_STATS_SCHEMA:
-        if f.name in t.column_names:
-            cols.append(t[f.name].cast(f.type))
-        else:
-            cols.append(pa.nulls(t.num_rows, f.type))
-    return pa.Table.from_arrays(cols, schema=ss.FILE_STATS_SCHEMA.remove_metadata()).replace_schema_metadata(
-        t.schema.metadata or ss.FILE_STATS_SCHEMA.metadata)
+    rows = ss.file_stats_table({name: t[name] for name in t.column_names}, t.num_rows)
+    return rows.replace_schema_metadata(t.schema.metadata or ss.FILE_STATS_SCHEMA.metadata)
 
 
 def load_latest(location: str, filesystem: Any = None, columns: Sequence[str] | None = None) -> pa.Table:
@@ -528,10 +518,10 @@ def load_latest(location: str, filesystem: Any = None, columns: Sequence[str] | 
 def check_writable(location: str, filesystem: Any = None) -> None:
     """Create the stats directories and write/delete a probe file; OSError with a clear message if impossible."""
     io, base = resolve_io(location, filesystem)
-    probe = _join(base, FILES_DIR, f".probe-{uuid.uuid4().hex}")
+    probe = join(base, FILES_DIR, f".probe-{uuid.uuid4().hex}")
     try:
         for d in (FILES_DIR, RUNS_DIR):
-            io.mkdirs(_join(base, d))
+            io.mkdirs(join(base, d))
         io.write_bytes(probe, b"probe")
         io.delete(probe)
     except Exception as exc:  # noqa: BLE001 - one clear message for every store
@@ -550,15 +540,16 @@ def _snapshot_bytes(rows: pa.Table, run: Mapping[str, Any]) -> bytes:
 def _sorted_rows(rows: pa.Table, snapshot_id: int) -> pa.Table:
     rows = _conform(rows)
     idx = rows.schema.get_field_index("snapshot_id")
-    rows = rows.set_column(idx, ss.FILE_STATS_SCHEMA.field("snapshot_id"),
-                           pa.array([snapshot_id] * rows.num_rows, pa.int64()))
+    rows = rows.set_column(
+        idx, ss.FILE_STATS_SCHEMA.field("snapshot_id"), pa.array([snapshot_id] * rows.num_rows, pa.int64())
+    )
     if rows.num_rows:
         rows = rows.sort_by([("column_name", "ascending"), ("path", "ascending")])
     return rows
 
 
 def _write_run_record(io: StatsIO, base: str, run: Mapping[str, Any]) -> str:
-    path = _join(base, RUNS_DIR, run_file_name(run))
+    path = join(base, RUNS_DIR, run_file_name(run))
     io.write_text(path, json.dumps(run, default=str, separators=(",", ":")) + "\n")
     return path
 
@@ -572,7 +563,7 @@ def _write_pointer(io: StatsIO, base: str, run: Mapping[str, Any], snapshot_id: 
         "table_name": run.get("table_name"),
         "collected_at": run.get("collected_at"),
     }
-    io.write_text(_join(base, POINTER), json.dumps(ptr, default=str) + "\n")
+    io.write_text(join(base, POINTER), json.dumps(ptr, default=str) + "\n")
 
 
 def repair(location: str, filesystem: Any = None) -> list[int]:
@@ -594,7 +585,7 @@ def _repair(io: StatsIO, base: str) -> list[int]:
     if isinstance(ptr_id, int) and ptr_id >= ids[-1]:
         return []
     fixed = []
-    runs = set(io.list_names(_join(base, RUNS_DIR)))
+    runs = set(io.list_names(join(base, RUNS_DIR)))
     run = None
     for sid in [i for i in ids if not isinstance(ptr_id, int) or i > ptr_id]:
         md = pq.read_schema(pa.BufferReader(io.read_bytes(snapshot_path(base, sid)))).metadata or {}
@@ -634,7 +625,7 @@ def write_snapshot(
     run["collected_at"] = iso_utc(run.get("collected_at"))  # a datetime must not break the pointer after the commit
     run.update(snapshot_id=sid, new_snapshot=True, previous_snapshot_id=prev, schema_version=ss.SCHEMA_VERSION)
     data = _snapshot_bytes(_sorted_rows(rows, sid), run)
-    io.mkdirs(_join(base, FILES_DIR))
+    io.mkdirs(join(base, FILES_DIR))
     fault_point("stats_before_publish")
     try:
         io.publish_bytes(snapshot_path(base, sid), data)  # ---- COMMIT POINT ----
@@ -662,7 +653,7 @@ def write_run(location: str, run: dict[str, Any], filesystem: Any = None) -> Non
     run.setdefault("collected_at", iso_utc())
     sid = _latest_id(io, base)
     run.update(snapshot_id=sid, new_snapshot=False, previous_snapshot_id=sid, schema_version=ss.SCHEMA_VERSION)
-    io.mkdirs(_join(base, RUNS_DIR))
+    io.mkdirs(join(base, RUNS_DIR))
     _write_run_record(io, base, run)
 
 
@@ -674,7 +665,7 @@ def write_run(location: str, run: dict[str, Any], filesystem: Any = None) -> Non
 def load_runs(location: str, filesystem: Any = None) -> pa.Table:
     """Every collection run's record (RUNS_SCHEMA), oldest first."""
     io, base = resolve_io(location, filesystem)
-    t = io.read_json_lines(_join(base, RUNS_DIR), ss.RUNS_SCHEMA)
+    t = io.read_json_lines(join(base, RUNS_DIR), ss.RUNS_SCHEMA)
     if t.num_rows:
         t = t.sort_by([("collected_at", "ascending"), ("run_id", "ascending")])
     return t
@@ -687,10 +678,10 @@ def latest_run(location: str, filesystem: Any = None) -> dict[str, Any] | None:
     still confirms the latest snapshot is current (``collected_at`` is when the table was last checked).
     """
     io, base = resolve_io(location, filesystem)
-    names = [n for n in io.list_names(_join(base, RUNS_DIR)) if n.startswith("run-") and n.endswith(".json")]
+    names = [n for n in io.list_names(join(base, RUNS_DIR)) if n.startswith("run-") and n.endswith(".json")]
     for name in sorted(names, reverse=True):
         try:
-            lines = io.read_text(_join(base, RUNS_DIR, name)).strip().splitlines()
+            lines = io.read_text(join(base, RUNS_DIR, name)).strip().splitlines()
             if lines:
                 return json.loads(lines[-1])
         except (FileNotFoundError, ValueError):
@@ -698,49 +689,14 @@ def latest_run(location: str, filesystem: Any = None) -> dict[str, Any] | None:
     return None
 
 
-def load_history(
-    location: str,
-    filesystem: Any = None,
-    clustering_columns: Sequence[str] | None = None,
-) -> pa.Table:
-    """Health over time: one row per collection run (RUNS_SCHEMA), oldest first.
+def load_history(location: str, filesystem: Any = None) -> pa.Table:
+    """The collection runs over time: one record per run (RUNS_SCHEMA), oldest first.
 
-    With ``clustering_columns``, adds per run the clustering summary of the
-    snapshot it left (``headline``: files a point query reads relative to an
-    ideal layout, 1.0 = ideal; ``worst_column``; ``average_depth`` of the
-    worst column), computed with :func:`metrics.table_clustering` on that
-    snapshot (null for snapshots removed by the retention).  Events (e.g.
-    re-clustering runs) are in :func:`load_events`.
+    Each run's ``snapshot_id`` names the snapshot it left; the clustering
+    summary of those snapshots is :func:`airflow_zorder.core.policy.history.clustering_history`.
+    Events (e.g. re-clustering runs) are in :func:`load_events`.  The same rows as :func:`load_runs`.
     """
-    io, base = resolve_io(location, filesystem)
-    runs = io.read_json_lines(_join(base, RUNS_DIR), ss.RUNS_SCHEMA)
-    if runs.num_rows:
-        runs = runs.sort_by([("collected_at", "ascending"), ("run_id", "ascending")])
-    if not clustering_columns:
-        return runs
-    from airflow_zorder.core.policy import metrics
-
-    cols = list(clustering_columns)
-    kept = set(_snapshot_ids(io, base))
-    cache: dict[int, tuple[float | None, str | None, float | None]] = {}
-    headline, worst, depth = [], [], []
-    for sid in runs["snapshot_id"].to_pylist():
-        if sid not in cache:
-            val: tuple[float | None, str | None, float | None] = (None, None, None)
-            if sid is not None and sid in kept:
-                snap = _load(io, base, sid, cols)
-                summary = metrics.table_clustering(ss.to_footer_stats(snap), cols)
-                w = summary.get("worst_column")
-                pc_ = (summary.get("per_column") or {}).get(w) or {}
-                val = (summary.get("headline"), w, pc_.get("average_depth"))
-            cache[sid] = val
-        h, w, d = cache[sid]
-        headline.append(h)
-        worst.append(w)
-        depth.append(d)
-    return (runs.append_column("headline", pa.array(headline, pa.float64()))
-                .append_column("worst_column", pa.array(worst, pa.string()))
-                .append_column("average_depth", pa.array(depth, pa.float64())))
+    return load_runs(location, filesystem)
 
 
 # --------------------------------------------------------------------------
@@ -779,8 +735,8 @@ def record_event(location: str, event: Mapping[str, Any], filesystem: Any = None
     for k in ("columns", "partitions"):
         if rec.get(k) is not None:
             rec[k] = [str(x) for x in rec[k]]
-    path = _join(base, EVENTS_DIR, _event_file_name(rec))
-    io.mkdirs(_join(base, EVENTS_DIR))
+    path = join(base, EVENTS_DIR, _event_file_name(rec))
+    io.mkdirs(join(base, EVENTS_DIR))
     io.write_text(path, json.dumps(rec, default=str, separators=(",", ":")) + "\n")
     return path
 
@@ -790,7 +746,9 @@ def cluster_event(result: Mapping[str, Any]) -> dict[str, Any]:
     before = result.get("before") or {}
     after = result.get("after") or {}
     parts = [p.get("partition") if isinstance(p, Mapping) else str(p) for p in result.get("partitions") or []]
-    details = {k: result.get(k) for k in ("kind", "partition_columns", "phases", "skipped", "messages") if result.get(k)}
+    details = {
+        k: result.get(k) for k in ("kind", "partition_columns", "phases", "skipped", "messages") if result.get(k)
+    }
     return {
         "kind": "cluster",
         "run_id": result.get("run_id"),
@@ -814,7 +772,7 @@ def cluster_event(result: Mapping[str, Any]) -> dict[str, Any]:
 def load_events(location: str, filesystem: Any = None, kind: str | None = None) -> pa.Table:
     """Events (EVENTS_SCHEMA), oldest first; only those of ``kind`` if given."""
     io, base = resolve_io(location, filesystem)
-    t = io.read_json_lines(_join(base, EVENTS_DIR), ss.EVENTS_SCHEMA)
+    t = io.read_json_lines(join(base, EVENTS_DIR), ss.EVENTS_SCHEMA)
     if kind is not None and t.num_rows:
         t = t.filter(pc.equal(t["kind"], kind))
     if t.num_rows:
@@ -839,9 +797,16 @@ def change_signal(location: str, filesystem: Any = None, *, ignore_run_id: str |
     """
     io, base = resolve_io(location, filesystem)
     ids = _snapshot_ids(io, base)
-    runs = [n for n in io.list_names(_join(base, RUNS_DIR)) if n.startswith("run-") and n.endswith(".json")]
+    runs = [n for n in io.list_names(join(base, RUNS_DIR)) if n.startswith("run-") and n.endswith(".json")]
     own = f"{_safe(ignore_run_id)}.json" if ignore_run_id else None
-    events = [n for n in io.list_names(_join(base, EVENTS_DIR))
-              if n.startswith("event-") and n.endswith(".json") and not (own and n.split("-", 2)[-1] == own)]
-    return {"snapshot_id": ids[-1] if ids else None, "last_run": max(runs, default=None),
-            "events": len(events), "last_event": max(events, default=None)}
+    events = [
+        n
+        for n in io.list_names(join(base, EVENTS_DIR))
+        if n.startswith("event-") and n.endswith(".json") and not (own and n.split("-", 2)[-1] == own)
+    ]
+    return {
+        "snapshot_id": ids[-1] if ids else None,
+        "last_run": max(runs, default=None),
+        "events": len(events),
+        "last_event": max(events, default=None),
+    }

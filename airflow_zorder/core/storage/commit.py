@@ -325,8 +325,13 @@ def begin(
         )
     now = time.time()
     journal = Journal(
-        run_id=run_id, table=table, state=STAGING, created_at=now, updated_at=now,
-        inputs=inputs, info=dict(info or {}),
+        run_id=run_id,
+        table=table,
+        state=STAGING,
+        created_at=now,
+        updated_at=now,
+        inputs=inputs,
+        info=dict(info or {}),
     )
     path = journal_path(table, run_id)
     if fs.exists(path):
@@ -353,9 +358,7 @@ def _changed_inputs(fs: FileSystem, inputs: Sequence[FileInfo]) -> list[str]:
             if c is None:
                 problems.append(f"{f.path} (deleted)")
             elif c.size != f.size or c.mtime_ms != f.mtime_ms:
-                problems.append(
-                    f"{f.path} (size {f.size} -> {c.size}, mtime_ms {f.mtime_ms} -> {c.mtime_ms})"
-                )
+                problems.append(f"{f.path} (size {f.size} -> {c.size}, mtime_ms {f.mtime_ms} -> {c.mtime_ms})")
     return problems
 
 
@@ -491,8 +494,7 @@ def _rollback_after_failed_record(fs: FileSystem, journal: Journal, exc: BaseExc
     try:
         rollback(fs, journal)
     except Exception:  # noqa: BLE001 - e.g. still no space to record rolled_back; recover() finishes it
-        log.exception("run %s: rollback after a failed commit record failed (recover() will finish it)",
-                      journal.run_id)
+        log.exception("run %s: rollback after a failed commit record failed (recover() will finish it)", journal.run_id)
 
 
 def mark_committed(fs: FileSystem, journal: Journal) -> None:

@@ -31,14 +31,24 @@ from typing import Any
 
 INSTALL_HINT = "pip install 'airflow-zorder[delta]'"
 # Table features a rewrite of whole data files with dataChange=false keeps valid (delta-rs writes them too).
-SUPPORTED_FEATURES = frozenset({
-    "appendOnly", "invariants", "checkConstraints", "changeDataFeed", "generatedColumns", "timestampNtz",
-    "domainMetadata", "v2Checkpoint", "vacuumProtocolCheck", "inCommitTimestamp",
-})
+SUPPORTED_FEATURES = frozenset(
+    {
+        "appendOnly",
+        "invariants",
+        "checkConstraints",
+        "changeDataFeed",
+        "generatedColumns",
+        "timestampNtz",
+        "domainMetadata",
+        "v2Checkpoint",
+        "vacuumProtocolCheck",
+        "inCommitTimestamp",
+    }
+)
 DEFAULT_NUM_INDEXED_COLS = 32  # delta.dataSkippingNumIndexedCols
 STRING_PREFIX_LENGTH = 32  # Delta Spark's stats prefix for strings (UTF-16 code units)
 METADATA_KEY = "zorder"  # custom commit metadata: {"zorder": {"curve": ..., "columns": ..., "run_id": ...}}
-UTC = dt.timezone.utc
+UTC = dt.UTC
 
 
 class DeltaRewriteRefusedError(ValueError):
@@ -73,7 +83,9 @@ def _deltalake() -> Any:
     try:
         import deltalake
     except ImportError as exc:
-        raise ImportError(f"clustering a Delta Lake table needs the deltalake package (delta-rs): {INSTALL_HINT}") from exc
+        raise ImportError(
+            f"clustering a Delta Lake table needs the deltalake package (delta-rs): {INSTALL_HINT}"
+        ) from exc
     return deltalake
 
 
@@ -93,21 +105,25 @@ def check_rewritable(table: Any) -> None:
         raise DeltaRewriteRefusedError(
             f"{where} uses deletion vectors: rewriting its files would bring deleted rows back. Purge them "
             "first (Delta Spark: REORG TABLE ... APPLY (PURGE)) and disable them "
-            "(ALTER TABLE ... SET TBLPROPERTIES ('delta.enableDeletionVectors' = 'false')); the table is untouched")
+            "(ALTER TABLE ... SET TBLPROPERTIES ('delta.enableDeletionVectors' = 'false')); the table is untouched"
+        )
     mode = str(config.get("delta.columnMapping.mode") or "none").lower()
     if mode != "none":
         raise DeltaRewriteRefusedError(
             f"{where} uses column mapping (delta.columnMapping.mode = {mode}): its files' physical column names "
-            "differ from the schema's, which the rewrite does not translate yet; the table is untouched")
+            "differ from the schema's, which the rewrite does not translate yet; the table is untouched"
+        )
     unsupported = sorted(features - SUPPORTED_FEATURES - {"columnMapping"})
     if unsupported:
         raise DeltaRewriteRefusedError(
             f"{where} uses table features the rewrite does not support: {', '.join(unsupported)} "
-            f"(supported: {', '.join(sorted(SUPPORTED_FEATURES))}); the table is untouched")
+            f"(supported: {', '.join(sorted(SUPPORTED_FEATURES))}); the table is untouched"
+        )
     if protocol.min_reader_version > 3 or protocol.min_writer_version > 7:
         raise DeltaRewriteRefusedError(
             f"{where} needs Delta protocol reader {protocol.min_reader_version} / writer "
-            f"{protocol.min_writer_version}, newer than this provider knows; the table is untouched")
+            f"{protocol.min_writer_version}, newer than this provider knows; the table is untouched"
+        )
 
 
 def read_snapshot(table: Any) -> DeltaSnapshot:
@@ -120,12 +136,17 @@ def read_snapshot(table: Any) -> DeltaSnapshot:
     cols = set(adds.column_names)
     rows = adds.to_pylist()
     files = tuple(
-        DeltaFile(path=r["path"], size=int(r["size_bytes"]),
-                  partition_values={p: _partition_text(r.get(f"partition.{p}")) for p in parts},
-                  num_records=int(r["num_records"]) if "num_records" in cols and r["num_records"] is not None else None)
-        for r in rows)
-    return DeltaSnapshot(version=int(table.version()), files=files, partition_columns=parts,
-                         configuration=dict(meta.configuration or {}))
+        DeltaFile(
+            path=r["path"],
+            size=int(r["size_bytes"]),
+            partition_values={p: _partition_text(r.get(f"partition.{p}")) for p in parts},
+            num_records=int(r["num_records"]) if "num_records" in cols and r["num_records"] is not None else None,
+        )
+        for r in rows
+    )
+    return DeltaSnapshot(
+        version=int(table.version()), files=files, partition_columns=parts, configuration=dict(meta.configuration or {})
+    )
 
 
 def _partition_text(v: Any) -> str | None:
@@ -223,8 +244,10 @@ def file_stats(metadata: Any, columns: Sequence[str]) -> str:
     min_json = {c: b for c, v in mins.items() if complete.get(c) and (b := _json_bound(v, upper=False)) is not None}
     max_json = {c: b for c, v in maxs.items() if complete.get(c) and (b := _json_bound(v, upper=True)) is not None}
     null_json = {c: n for c, n in nulls.items() if complete.get(c, True)}
-    return json.dumps({"numRecords": int(metadata.num_rows), "minValues": min_json, "maxValues": max_json,
-                       "nullCount": null_json}, separators=(",", ":"))
+    return json.dumps(
+        {"numRecords": int(metadata.num_rows), "minValues": min_json, "maxValues": max_json, "nullCount": null_json},
+        separators=(",", ":"),
+    )
 
 
 # --------------------------------------------------------------------------- the commit
@@ -236,7 +259,7 @@ def relative_path(table_root: str, file_path: str) -> str:
     root = table_root.rstrip("/") + "/"
     if not file_path.startswith(root):
         raise ValueError(f"{file_path} is not inside the table {table_root}")
-    return file_path[len(root):]
+    return file_path[len(root) :]
 
 
 def commit_rewrite(
@@ -257,29 +280,48 @@ def commit_rewrite(
 
     now = int(dt.datetime.now(UTC).timestamp() * 1000)
     actions: list[Any] = [
-        RemoveAction(path=f.path, data_change=False, deletion_timestamp=now, size=f.size,
-                     partition_values=dict(f.partition_values))
-        for f in removed]
+        RemoveAction(
+            path=f.path,
+            data_change=False,
+            deletion_timestamp=now,
+            size=f.size,
+            partition_values=dict(f.partition_values),
+        )
+        for f in removed
+    ]
     actions += [
-        AddAction(path=f.path, size=f.size, partition_values=dict(f.partition_values), modification_time=now,
-                  data_change=False, stats=stats)
-        for f, stats in added]
+        AddAction(
+            path=f.path,
+            size=f.size,
+            partition_values=dict(f.partition_values),
+            modification_time=now,
+            data_change=False,
+            stats=stats,
+        )
+        for f, stats in added
+    ]
     meta = table.metadata()
     marker = json.dumps(dict(run), sort_keys=True, default=str)
     props = CommitProperties(custom_metadata={METADATA_KEY: marker})
     read_version = int(table.version())
     try:
-        table.create_write_transaction(actions, mode="append", schema=table.schema(),
-                                       partition_by=list(meta.partition_columns or ()) or None,
-                                       commit_properties=props)
+        table.create_write_transaction(
+            actions,
+            mode="append",
+            schema=table.schema(),
+            partition_by=list(meta.partition_columns or ()) or None,
+            commit_properties=props,
+        )
     except CommitFailedError as exc:
         raise DeltaConcurrentChangeError(
             f"Delta table {table.table_uri}: another writer changed files this clustering run rewrote after "
             f"version {read_version} (a delete, update, merge or overwrite); the run's files were not committed. "
-            f"Re-run the clustering on the new version. ({exc})") from exc
+            f"Re-run the clustering on the new version. ({exc})"
+        ) from exc
     table.update_incremental()
     for entry in table.history(limit=int(table.version()) - read_version):  # newest first
         if entry.get(METADATA_KEY) == marker:
             return int(entry["version"])
-    raise RuntimeError(f"Delta table {table.table_uri}: the clustering commit is not in the log after version "
-                       f"{read_version}")
+    raise RuntimeError(
+        f"Delta table {table.table_uri}: the clustering commit is not in the log after version {read_version}"
+    )

@@ -127,7 +127,7 @@ def relpath(base: str, path: str) -> str:
     prefix = base.rstrip("/") + "/"
     if not path.startswith(prefix) or len(path) == len(prefix):
         raise ValueError(f"{path!r} is not under {base!r}")
-    return path[len(prefix):]
+    return path[len(prefix) :]
 
 
 # --------------------------------------------------------------------------- local
@@ -223,7 +223,8 @@ class LocalFileSystem:
     """:class:`FileSystem` on the local disk; accepts plain paths and ``file:`` URIs."""
 
     @staticmethod
-    def _local(path: str) -> str:
+    def local_path(path: str) -> str:
+        """The OS path of a plain path or ``file:`` URI; ValueError for any other store's URI."""
         if "://" in path and not path.startswith("file:"):
             raise ValueError(
                 f"{path!r} is not a local path; use HadoopFileSystem (pass a SparkSession to filesystem_for)"
@@ -232,19 +233,19 @@ class LocalFileSystem:
 
     def list_files(self, path: str, recursive: bool = True) -> list[FileInfo]:
         """Files under ``path`` (spelled like ``path``), sorted; missing path -> []."""
-        return list_os_files(self._local(path), path, recursive)
+        return list_os_files(self.local_path(path), path, recursive)
 
     def exists(self, path: str) -> bool:
         """True if a file or directory is at ``path``."""
-        return os.path.lexists(self._local(path))
+        return os.path.lexists(self.local_path(path))
 
     def mkdirs(self, path: str) -> None:
         """``mkdir -p``."""
-        os.makedirs(self._local(path), exist_ok=True)
+        os.makedirs(self.local_path(path), exist_ok=True)
 
     def rename(self, src: str, dst: str) -> None:
         """Atomic no-replace rename (renameat2 RENAME_NOREPLACE); creates dst's parent dirs."""
-        s, d = self._local(src), self._local(dst)
+        s, d = self.local_path(src), self.local_path(dst)
         parent = os.path.dirname(d)
         if parent:
             os.makedirs(parent, exist_ok=True)
@@ -252,7 +253,7 @@ class LocalFileSystem:
 
     def delete(self, path: str, recursive: bool = False) -> bool:
         """Delete a file or (if ``recursive`` or empty) a directory; False if absent."""
-        p = self._local(path)
+        p = self.local_path(path)
         if not os.path.lexists(p):
             return False
         if os.path.isdir(p) and not os.path.islink(p):
@@ -266,12 +267,12 @@ class LocalFileSystem:
 
     def read_text(self, path: str) -> str:
         """UTF-8 content of a file."""
-        with open(self._local(path), encoding="utf-8") as f:
+        with open(self.local_path(path), encoding="utf-8") as f:
             return f.read()
 
     def read_tail(self, path: str, n: int) -> bytes:
         """Last ``n`` bytes of a file."""
-        with open(self._local(path), "rb") as f:
+        with open(self.local_path(path), "rb") as f:
             f.seek(0, os.SEEK_END)
             f.seek(max(0, f.tell() - n))
             return f.read()
@@ -288,7 +289,7 @@ class LocalFileSystem:
 
     def write_text_atomic(self, path: str, text: str) -> None:
         """Write a fsynced temp file beside ``path`` then ``os.replace`` it over ``path``."""
-        target = self._local(path)
+        target = self.local_path(path)
         tmp = self._write_temp(target, text)
         try:
             os.replace(tmp, target)
@@ -299,7 +300,7 @@ class LocalFileSystem:
 
     def create_exclusive(self, path: str, text: str) -> bool:
         """Hard-link a complete temp file to ``path`` (fails if it exists): atomic and never partial."""
-        target = self._local(path)
+        target = self.local_path(path)
         tmp = self._write_temp(target, text)
         try:
             try:
@@ -322,7 +323,7 @@ class LocalFileSystem:
 
     def modified_ms(self, path: str) -> int:
         """mtime in ms."""
-        return os.stat(self._local(path)).st_mtime_ns // 1_000_000
+        return os.stat(self.local_path(path)).st_mtime_ns // 1_000_000
 
 
 def _crc_side_file(path: str) -> str:
@@ -656,7 +657,7 @@ class HadoopFileSystem:
 def os_path(fs: FileSystem, path: str) -> str | None:
     """The path on this machine's disk when ``fs`` keeps ``path`` there (read it directly), else None."""
     if isinstance(fs, LocalFileSystem):
-        return fs._local(path)
+        return fs.local_path(path)
     if isinstance(fs, HadoopFileSystem):
         return fs._local_path(path)
     return None

@@ -21,6 +21,7 @@ import threading
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
+from urllib.parse import unquote
 
 __all__ = [
     "Location",
@@ -29,20 +30,49 @@ __all__ = [
     "describe_error",
     "is_path_table",
     "parse_location",
+    "parse_partition_path",
 ]
 
 #: the store family of each scheme; a scheme not listed is opened through fsspec
 STORE_OF_SCHEME: dict[str, str] = {
-    "": "local", "file": "local",
-    "s3": "s3", "s3a": "s3", "s3n": "s3",
-    "gs": "gcs", "gcs": "gcs",
-    "abfs": "azure", "abfss": "azure", "az": "azure",
-    "hdfs": "hdfs", "viewfs": "hdfs",
+    "": "local",
+    "file": "local",
+    "s3": "s3",
+    "s3a": "s3",
+    "s3n": "s3",
+    "gs": "gcs",
+    "gcs": "gcs",
+    "abfs": "azure",
+    "abfss": "azure",
+    "az": "azure",
+    "hdfs": "hdfs",
+    "viewfs": "hdfs",
 }
 
 
 class StorageError(OSError):
     """A location could not be read or written; the message names the location, the cause and the fix."""
+
+
+def parse_partition_path(path: str, *, strict: bool = True) -> dict[str, str]:
+    """``{key: value}`` of the Hive ``k=v`` segments of a directory path (``dt=2024-01-01/city=New%20York``).
+
+    Keys and values are URL-unquoted (Hive/Spark escape special characters as ``%XX``); Spark's
+    ``__HIVE_DEFAULT_PARTITION__`` is returned as is.  ``strict``: the path is a partition directory
+    relative to the table, so a segment that is not ``k=v`` makes it no partition (``{}``); otherwise such
+    segments (and ``=v`` ones) are skipped, for a full path that merely contains partition directories.
+    """
+    out: dict[str, str] = {}
+    for seg in (path if strict else path.replace("\\", "/")).split("/"):
+        if not seg:
+            continue
+        k, eq, v = seg.partition("=")
+        if not eq or (not strict and not k):
+            if strict:
+                return {}
+            continue
+        out[unquote(k)] = unquote(v)
+    return out
 
 
 def is_path_table(table: str) -> bool:
@@ -113,7 +143,7 @@ def parse_location(location: str | os.PathLike[str]) -> Location:
     if not isinstance(raw, str) or not raw.strip():
         raise ValueError("a location must be a non-empty path or URI")
     if raw.startswith("file:"):
-        rest = raw[len("file:"):]
+        rest = raw[len("file:") :]
         if rest.startswith("//"):
             host, sep, tail = rest[2:].partition("/")
             if host not in ("", "localhost"):
@@ -190,8 +220,10 @@ def _open(loc: Location, opts: dict[str, Any]) -> Any:
     try:
         import fsspec
     except ImportError as exc:  # pragma: no cover - fsspec ships with Airflow
-        raise StorageError(f"cannot open {loc.raw!r}: no pyarrow filesystem for {loc.scheme}:// and fsspec "
-                           "is not installed (pip install fsspec and the scheme's fsspec package)") from exc
+        raise StorageError(
+            f"cannot open {loc.raw!r}: no pyarrow filesystem for {loc.scheme}:// and fsspec "
+            "is not installed (pip install fsspec and the scheme's fsspec package)"
+        ) from exc
     try:
         fsspec_fs = fsspec.filesystem(loc.scheme, **opts)
     except (ImportError, ValueError) as exc:
@@ -210,14 +242,28 @@ def _fsspec_path(fs: Any, loc: Location) -> str:
 # --------------------------------------------------------------------------- errors
 
 _ERROR_HINTS = (
-    (("ACCESS_DENIED", "AccessDenied", "InvalidAccessKeyId", "SignatureDoesNotMatch", "403", "Forbidden",
-      "PermissionDenied", "AuthorizationFailure"),
-     "access denied: check the connection's credentials (aws: login = access key id, password = secret key, "
-     "or role_arn) and that they may read {bucket}"),
-    (("NO_SUCH_BUCKET", "NoSuchBucket", "bucket does not exist", "ContainerNotFound"),
-     "bucket {bucket} does not exist: check the location's bucket name"),
-    (("Could not resolve host", "Connection refused", "couldn't connect", "Failed to connect", "NETWORK_CONNECTION"),
-     "the store did not answer: check the connection's endpoint_url / region and the network"),
+    (
+        (
+            "ACCESS_DENIED",
+            "AccessDenied",
+            "InvalidAccessKeyId",
+            "SignatureDoesNotMatch",
+            "403",
+            "Forbidden",
+            "PermissionDenied",
+            "AuthorizationFailure",
+        ),
+        "access denied: check the connection's credentials (aws: login = access key id, password = secret key, "
+        "or role_arn) and that they may read {bucket}",
+    ),
+    (
+        ("NO_SUCH_BUCKET", "NoSuchBucket", "bucket does not exist", "ContainerNotFound"),
+        "bucket {bucket} does not exist: check the location's bucket name",
+    ),
+    (
+        ("Could not resolve host", "Connection refused", "couldn't connect", "Failed to connect", "NETWORK_CONNECTION"),
+        "the store did not answer: check the connection's endpoint_url / region and the network",
+    ),
 )
 
 

@@ -132,7 +132,7 @@ def _proc_stat(pid: int) -> tuple[str, str] | None:
     line = _read_first_line(f"/proc/{pid}/stat")
     if line is None:
         return None
-    fields = line[line.rfind(")") + 2:].split()  # after "pid (comm) "
+    fields = line[line.rfind(")") + 2 :].split()  # after "pid (comm) "
     if len(fields) < 20:
         return None
     return fields[0], fields[19]

@@ -68,24 +68,36 @@ ListNames = Callable[[str], Iterable[str]]
 _NAMES = {DELTA: "Delta Lake", HUDI: "Apache Hudi", ICEBERG: "Apache Iceberg"}
 
 _WHY = {
-    DELTA: ("its truth is _delta_log/, not the files in the directory: rewriting the directory would break "
-            "Delta readers (the log names every data file) and bring back deleted rows (files removed by a "
-            "delete or an overwrite stay in the directory until VACUUM)"),
-    HUDI: ("its truth is the .hoodie/ timeline, not the files in the directory: rewriting the directory would "
-           "break Hudi readers (file names carry file-group ids and commit times) and bring back updated or "
-           "deleted rows (older file slices stay in the directory until the cleaner removes them)"),
-    ICEBERG: ("its truth is metadata/ (table metadata, snapshots and manifests), not the files in the directory: "
-              "rewriting the directory would break Iceberg readers (manifests name every data file by path) and "
-              "bring back deleted rows (files of older snapshots stay until the snapshots are expired)"),
+    DELTA: (
+        "its truth is _delta_log/, not the files in the directory: rewriting the directory would break "
+        "Delta readers (the log names every data file) and bring back deleted rows (files removed by a "
+        "delete or an overwrite stay in the directory until VACUUM)"
+    ),
+    HUDI: (
+        "its truth is the .hoodie/ timeline, not the files in the directory: rewriting the directory would "
+        "break Hudi readers (file names carry file-group ids and commit times) and bring back updated or "
+        "deleted rows (older file slices stay in the directory until the cleaner removes them)"
+    ),
+    ICEBERG: (
+        "its truth is metadata/ (table metadata, snapshots and manifests), not the files in the directory: "
+        "rewriting the directory would break Iceberg readers (manifests name every data file by path) and "
+        "bring back deleted rows (files of older snapshots stay until the snapshots are expired)"
+    ),
 }
 
 _INSTEAD = {
-    DELTA: ("use Delta's own OPTIMIZE ... ZORDER BY (or liquid clustering) for now; re-clustering Delta tables "
-            "through the Delta log is planned"),
-    HUDI: ("use Hudi's own clustering for now (hoodie.clustering.* with "
-           "hoodie.layout.optimize.strategy=z-order or hilbert)"),
-    ICEBERG: ("use Iceberg's own rewrite_data_files procedure for now (strategy => 'sort', "
-              "sort_order => 'zorder(col1, col2)')"),
+    DELTA: (
+        "use Delta's own OPTIMIZE ... ZORDER BY (or liquid clustering) for now; re-clustering Delta tables "
+        "through the Delta log is planned"
+    ),
+    HUDI: (
+        "use Hudi's own clustering for now (hoodie.clustering.* with "
+        "hoodie.layout.optimize.strategy=z-order or hilbert)"
+    ),
+    ICEBERG: (
+        "use Iceberg's own rewrite_data_files procedure for now (strategy => 'sort', "
+        "sort_order => 'zorder(col1, col2)')"
+    ),
 }
 
 
@@ -125,9 +137,11 @@ def _message(fmt: str, table: str, evidence: str, enclosing: str | None) -> str:
         what = f"table {table} lies inside {kind}, {enclosing} (found: {evidence}), so it is not"
     else:
         what = f"table {table} is {kind} (found: {evidence}), not"
-    return (f"{what} a plain Parquet directory. Refused: {_WHY.get(fmt, 'its own metadata is its truth')}. "
-            "The table was left untouched (nothing was locked, moved or written). "
-            f"What to do: {_INSTEAD.get(fmt, 'use its own maintenance')}.")
+    return (
+        f"{what} a plain Parquet directory. Refused: {_WHY.get(fmt, 'its own metadata is its truth')}. "
+        "The table was left untouched (nothing was locked, moved or written). "
+        f"What to do: {_INSTEAD.get(fmt, 'use its own maintenance')}."
+    )
 
 
 def _basename(name: str) -> str:
@@ -239,8 +253,13 @@ def _provider_format(provider: str) -> str | None:
     return None
 
 
-def catalog_table_format(provider: str | None, *, input_format: str | None = None, serde: str | None = None,
-                         properties: Mapping[str, str] | None = None) -> tuple[str, str] | None:
+def catalog_table_format(
+    provider: str | None,
+    *,
+    input_format: str | None = None,
+    serde: str | None = None,
+    properties: Mapping[str, str] | None = None,
+) -> tuple[str, str] | None:
     """(format, evidence) of a catalog table from its metadata; None for anything else.
 
     ``provider`` is Spark's (the ``Provider`` row of ``DESCRIBE TABLE EXTENDED``, ``CatalogTable.provider``):
@@ -257,8 +276,11 @@ def catalog_table_format(provider: str | None, *, input_format: str | None = Non
         fmt = _provider_format(props.get(key, ""))
         if fmt:
             return fmt, f"table property {key}={props[key]}"
-    for label, value in (("InputFormat", input_format), ("SerDe", serde),
-                         ("storage handler", props.get("storage_handler"))):
+    for label, value in (
+        ("InputFormat", input_format),
+        ("SerDe", serde),
+        ("storage handler", props.get("storage_handler")),
+    ):
         v = (value or "").lower()
         if "hudi" in v or "hoodie" in v:
             return HUDI, f"{label} {value}"
@@ -269,8 +291,14 @@ def catalog_table_format(provider: str | None, *, input_format: str | None = Non
     return None
 
 
-def refuse_foreign_catalog_table(table: str, provider: str | None, *, input_format: str | None = None,
-                                 serde: str | None = None, properties: Mapping[str, str] | None = None) -> None:
+def refuse_foreign_catalog_table(
+    table: str,
+    provider: str | None,
+    *,
+    input_format: str | None = None,
+    serde: str | None = None,
+    properties: Mapping[str, str] | None = None,
+) -> None:
     """Raise :class:`ForeignTableFormatError` when the catalog table is a Delta, Hudi or Iceberg table.
 
     Check the table's location with :func:`refuse_foreign_format` too: a table registered as plain

@@ -18,8 +18,14 @@ PARAMS = {"table": "", "conn_id": ""}
 
 def delta_watch_dag(dag_id: str, **sensor_kwargs) -> DAG:
     with DAG(dag_id, schedule=None, start_date=START, params=PARAMS, catchup=False, tags=["zorder-tests"]) as dag:
-        FileOverlapSensor(task_id="watch", table="{{ params.table }}", conn_id="{{ params.conn_id }}",
-                          columns="a,b", poke_interval=0.5, **sensor_kwargs)
+        FileOverlapSensor(
+            task_id="watch",
+            table="{{ params.table }}",
+            conn_id="{{ params.conn_id }}",
+            columns="a,b",
+            poke_interval=0.5,
+            **sensor_kwargs,
+        )
     return dag
 
 

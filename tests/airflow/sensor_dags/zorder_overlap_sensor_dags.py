@@ -27,12 +27,16 @@ def units_the_job_would_rewrite(table: str, partitions: str) -> list[str]:
 
 def watch_dag(dag_id: str, **sensor_kwargs) -> DAG:
     with DAG(dag_id, schedule=None, start_date=START, params=PARAMS, catchup=False, tags=["zorder-tests"]) as dag:
-        watch = FileOverlapSensor(task_id="watch", table="{{ params.table }}", columns="{{ params.columns }}",
-                                  **sensor_kwargs)
+        watch = FileOverlapSensor(
+            task_id="watch", table="{{ params.table }}", columns="{{ params.columns }}", **sensor_kwargs
+        )
         recluster = PythonOperator(
-            task_id="recluster", python_callable=units_the_job_would_rewrite,
-            op_kwargs={"table": "{{ params.table }}",
-                       "partitions": "{{ ti.xcom_pull(task_ids='watch')['partitions'] | tojson }}"},
+            task_id="recluster",
+            python_callable=units_the_job_would_rewrite,
+            op_kwargs={
+                "table": "{{ params.table }}",
+                "partitions": "{{ ti.xcom_pull(task_ids='watch')['partitions'] | tojson }}",
+            },
         )
         watch >> recluster
     return dag
@@ -41,11 +45,13 @@ def watch_dag(dag_id: str, **sensor_kwargs) -> DAG:
 poke = watch_dag("zorder_overlap_poke", mode="poke", poke_interval=0.5, timeout=60)
 reschedule = watch_dag("zorder_overlap_reschedule", mode="reschedule", poke_interval=1, timeout=60)
 deferrable = watch_dag("zorder_overlap_deferrable", deferrable=True, poke_interval=0.5, timeout=60)
-deferrable_recheck = watch_dag("zorder_overlap_deferrable_recheck", deferrable=True, poke_interval=0.5, timeout=60,
-                               min_interval_since_cluster=2)
+deferrable_recheck = watch_dag(
+    "zorder_overlap_deferrable_recheck", deferrable=True, poke_interval=0.5, timeout=60, min_interval_since_cluster=2
+)
 # neither mode nor deferrable: poke, unless [operators] default_deferrable was on when the provider was imported
 default_mode = watch_dag("zorder_overlap_default_mode", poke_interval=0.5, timeout=60)
 soft_fail = watch_dag("zorder_overlap_soft_fail", mode="poke", poke_interval=0.5, timeout=1.5, soft_fail=True)
-deferrable_soft_fail = watch_dag("zorder_overlap_deferrable_soft_fail", deferrable=True, poke_interval=0.5,
-                                 timeout=1.5, soft_fail=True)
+deferrable_soft_fail = watch_dag(
+    "zorder_overlap_deferrable_soft_fail", deferrable=True, poke_interval=0.5, timeout=1.5, soft_fail=True
+)
 decide_once = watch_dag("zorder_overlap_decide_once", decide_once=True)

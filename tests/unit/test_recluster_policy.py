@@ -10,10 +10,10 @@ import pyarrow as pa
 import pytest
 
 from airflow_zorder.core.policy import recluster_policy
-from airflow_zorder.core.stats import stats_schema, stats_store
 from airflow_zorder.core.policy.recluster_policy import HealthPolicy, evaluate
+from airflow_zorder.core.stats import stats_schema, stats_store
 
-UTC = dt.timezone.utc
+UTC = dt.UTC
 T0 = dt.datetime(2026, 3, 1, 12, 0, tzinfo=UTC)  # stats collected
 NOW = T0 + timedelta(hours=1)
 
@@ -24,16 +24,32 @@ def snapshot(files: list[dict], collected_at: dt.datetime = T0) -> pa.Table:
     for f in files:
         part = f.get("partition")
         for c, (lo, hi) in f["cols"].items():
-            rows.append({
-                "snapshot_id": 3, "table_name": "t", "path": f["path"], "partition": part,
-                "partition_values": [tuple(part.split("=", 1))] if part else None, "file_size": f.get("size", 1000),
-                "file_mtime_ms": int(f.get("mtime", T0 - timedelta(days=1)).timestamp() * 1000), "file_rows": 10,
-                "num_row_groups": 1, "created_by": "test", "column_name": c, "arrow_type": "int64",
-                "physical_type": "INT64", "min_value": None if lo is None else str(lo),
-                "max_value": None if hi is None else str(hi), "null_count": 0, "value_count": 10,
-                "has_stats": lo is not None, "min_exact": True, "max_exact": True, "method": "footer",
-                "collected_at": collected_at,
-            })
+            rows.append(
+                {
+                    "snapshot_id": 3,
+                    "table_name": "t",
+                    "path": f["path"],
+                    "partition": part,
+                    "partition_values": [tuple(part.split("=", 1))] if part else None,
+                    "file_size": f.get("size", 1000),
+                    "file_mtime_ms": int(f.get("mtime", T0 - timedelta(days=1)).timestamp() * 1000),
+                    "file_rows": 10,
+                    "num_row_groups": 1,
+                    "created_by": "test",
+                    "column_name": c,
+                    "arrow_type": "int64",
+                    "physical_type": "INT64",
+                    "min_value": None if lo is None else str(lo),
+                    "max_value": None if hi is None else str(hi),
+                    "null_count": 0,
+                    "value_count": 10,
+                    "has_stats": lo is not None,
+                    "min_exact": True,
+                    "max_exact": True,
+                    "method": "footer",
+                    "collected_at": collected_at,
+                }
+            )
     t = pa.Table.from_pylist(rows, schema=stats_schema.FILE_STATS_SCHEMA)
     for k, v in stats_schema.bound_columns(t["min_value"], t["max_value"], t["arrow_type"]).items():
         t = t.set_column(t.schema.get_field_index(k), stats_schema.FILE_STATS_SCHEMA.field(k), v)
@@ -135,8 +151,14 @@ def test_policy_validation_and_round_trip():
     pol = HealthPolicy(max_stats_age=600, min_interval_since_cluster=None, per_column={"a": 3})
     assert pol.max_stats_age == timedelta(minutes=10) and pol.per_column == {"a": 3.0}
     assert HealthPolicy.from_dict(json.loads(json.dumps(pol.to_dict()))) == pol
-    for bad in (dict(aggregate="median"), dict(max_ratio_to_ideal=0), dict(per_column={"a": -1}),
-                dict(min_new_data_fraction=1.5), dict(max_partitions=0), dict(max_stats_age="1h")):
+    for bad in (
+        dict(aggregate="median"),
+        dict(max_ratio_to_ideal=0),
+        dict(per_column={"a": -1}),
+        dict(min_new_data_fraction=1.5),
+        dict(max_partitions=0),
+        dict(max_stats_age="1h"),
+    ):
         with pytest.raises(ValueError):
             HealthPolicy(**bad)
     with pytest.raises(ValueError, match="max_ratio"):
@@ -151,7 +173,9 @@ def test_stale_stats_hold_even_when_degraded():
     p = evaluate(snap, now=T0 + timedelta(hours=30))
     assert p["decision"] == "hold" and p["degraded"]
     assert p["reasons"][0].startswith("stats are 30.0 h old") and "max_stats_age 24.0 h" in p["reasons"][0]
-    assert evaluate(snap, policy=HealthPolicy(max_stats_age=None), now=T0 + timedelta(days=30))["decision"] == "recluster"
+    assert (
+        evaluate(snap, policy=HealthPolicy(max_stats_age=None), now=T0 + timedelta(days=30))["decision"] == "recluster"
+    )
     # stats confirmed current by a later collection run (nothing new found) are fresh
     p = evaluate(snap, now=T0 + timedelta(hours=30), collected_at=T0 + timedelta(hours=29))
     assert p["decision"] == "recluster" and p["stats_age_s"] == 3600.0
@@ -185,8 +209,9 @@ def test_recent_clustering_holds_a_degraded_table():
     ev = [cluster_event(T0 + timedelta(minutes=20))]
     p = evaluate(snap, events=ev, now=T0 + timedelta(minutes=40))
     assert p["decision"] == "hold"
-    assert p["reasons"][0] == ("degraded, but held: the last re-clustering finished 20 min ago "
-                               "(min_interval_since_cluster 60 min)")
+    assert p["reasons"][0] == (
+        "degraded, but held: the last re-clustering finished 20 min ago (min_interval_since_cluster 60 min)"
+    )
     assert evaluate(snap, events=ev, now=T0 + timedelta(minutes=81))["decision"] == "recluster"
     # a failed / no-op clustering run is not a re-clustering
     ev_noop = [cluster_event(T0 + timedelta(minutes=20), status="noop")]
@@ -201,7 +226,9 @@ def test_too_little_new_data_since_the_last_clustering_holds():
     ev = [cluster_event(cl)]
     p = evaluate(snapshot(files), events=ev, policy=HealthPolicy(min_new_data_fraction=0.3), now=NOW)
     assert p["decision"] == "hold" and p["new_data_fraction"] == pytest.approx(0.25)
-    assert "only 25% of the bytes were written since the last re-clustering (min_new_data_fraction 30%)" in p["reasons"][0]
+    assert (
+        "only 25% of the bytes were written since the last re-clustering (min_new_data_fraction 30%)" in p["reasons"][0]
+    )
     p = evaluate(snapshot(files), events=ev, policy=HealthPolicy(min_new_data_fraction=0.2), now=NOW)
     assert p["decision"] == "recluster"
 
@@ -243,8 +270,12 @@ def test_files_without_stats_are_counted_as_read_and_noted():
 
 
 def test_partition_output_lists_only_degraded_partitions_worst_first():
-    files = (grid(partition="day=2026-01-01") + grid(partition="day=2026-01-02", scramble=("a", "b"))
-             + grid(partition="day=2026-01-03", scramble=("b",)) + grid(partition="day=2026-01-04"))
+    files = (
+        grid(partition="day=2026-01-01")
+        + grid(partition="day=2026-01-02", scramble=("a", "b"))
+        + grid(partition="day=2026-01-03", scramble=("b",))
+        + grid(partition="day=2026-01-04")
+    )
     p = evaluate(snapshot(files), now=NOW)
     assert p["decision"] == "recluster" and p["num_partitions"] == 4
     assert p["partitions"] == ["day=2026-01-02", "day=2026-01-03"]  # both 4.0x: ties by name
@@ -253,7 +284,9 @@ def test_partition_output_lists_only_degraded_partitions_worst_first():
     assert p["reasons"][0].startswith("2 of 4 partitions need re-clustering: day=2026-01-02 (")
     # within partitions: b reads 2 of 4 partitions fully -> (4+16+16+4)/(4*4) = 2.5x
     assert p["columns"]["b"]["partition_ratio"] == pytest.approx(2.5)
-    assert any(r.startswith("b: within partitions, a point query reads 62% of a partition's files, 2.5x") for r in p["reasons"])
+    assert any(
+        r.startswith("b: within partitions, a point query reads 62% of a partition's files, 2.5x") for r in p["reasons"]
+    )
     # the clustering job's --partitions accepts the list as JSON (what an XCom renders to)
     from spark_jobs.table import parse_partitions
 
@@ -269,7 +302,9 @@ def test_healthy_partitioned_table_lists_nothing():
 
 def test_new_partition_degrades_while_the_table_average_is_fine():
     """Thirty clustered days and one new scrambled day: the new day is re-clustered, not the table."""
-    files = [f for d in range(1, 31) for f in grid(partition=f"day={d:02d}")] + grid(partition="day=31", scramble=("a", "b"))
+    files = [f for d in range(1, 31) for f in grid(partition=f"day={d:02d}")] + grid(
+        partition="day=31", scramble=("a", "b")
+    )
     p = evaluate(snapshot(files), now=NOW)
     assert p["columns"]["a"]["partition_ratio"] < 1.2  # the table-level figure alone would say healthy
     assert p["decision"] == "recluster" and p["partitions"] == ["day=31"]
@@ -285,8 +320,11 @@ def test_small_partitions_are_not_listed_and_the_list_is_capped():
 
 
 def test_thousands_of_partitions_keep_the_payload_small():
-    files = [{"path": f"day={d}/f{i}", "partition": f"day={d}", "cols": {"a": (0, 99)}}
-             for d in range(3000) for i in range(2)]
+    files = [
+        {"path": f"day={d}/f{i}", "partition": f"day={d}", "cols": {"a": (0, 99)}}
+        for d in range(3000)
+        for i in range(2)
+    ]
     p = evaluate(snapshot(files), policy=HealthPolicy(max_ratio_to_ideal=1.5, max_partitions=None), now=NOW)
     assert p["partitions_degraded"] == 3000 and len(p["partitions"]) == 3000
     assert len(p["worst_partitions"]) == recluster_policy.WORST_PARTITIONS_LISTED and p["worst_partitions_truncated"]
@@ -331,18 +369,71 @@ def test_next_recheck_at_is_the_first_time_based_guard_ahead():
     assert p["decision"] == "hold" and recluster_policy.next_recheck_at(p) == ts(T0 + timedelta(minutes=80)) + 1
     assert evaluate(snap, events=ev, now=T0 + timedelta(minutes=80, seconds=1))["decision"] == "recluster"
     # the payload's own policy is the default; another policy or clock can be given
-    p = evaluate(snap, events=ev, policy=HealthPolicy(min_interval_since_cluster=timedelta(hours=2)),
-                 now=T0 + timedelta(minutes=40))
+    p = evaluate(
+        snap,
+        events=ev,
+        policy=HealthPolicy(min_interval_since_cluster=timedelta(hours=2)),
+        now=T0 + timedelta(minutes=40),
+    )
     assert recluster_policy.next_recheck_at(p) == ts(T0 + timedelta(minutes=140)) + 1
-    assert recluster_policy.next_recheck_at(p, now=T0 + timedelta(minutes=141)) == ts(T0 + timedelta(hours=24, minutes=30)) + 1
+    assert (
+        recluster_policy.next_recheck_at(p, now=T0 + timedelta(minutes=141))
+        == ts(T0 + timedelta(hours=24, minutes=30)) + 1
+    )
     # a healthy table's last clustering does not matter: only the stats' age
     p = evaluate(snapshot(grid(), collected_at=T0 + timedelta(minutes=30)), events=ev, now=T0 + timedelta(minutes=40))
-    assert p["decision"] == "healthy" and recluster_policy.next_recheck_at(p) == ts(T0 + timedelta(hours=24, minutes=30)) + 1
+    assert (
+        p["decision"] == "healthy"
+        and recluster_policy.next_recheck_at(p) == ts(T0 + timedelta(hours=24, minutes=30)) + 1
+    )
     # stale already, or collected before the last clustering: only new stats help, the clock does not
     p = evaluate(snapshot(grid(scramble=("b",))), now=T0 + timedelta(hours=30))
     assert p["decision"] == "hold" and recluster_policy.next_recheck_at(p) is None
-    p = evaluate(snapshot(grid(scramble=("b",))), events=[cluster_event(T0 + timedelta(minutes=10))],
-                 policy=HealthPolicy(min_interval_since_cluster=None, max_stats_age=None), now=NOW)
+    p = evaluate(
+        snapshot(grid(scramble=("b",))),
+        events=[cluster_event(T0 + timedelta(minutes=10))],
+        policy=HealthPolicy(min_interval_since_cluster=None, max_stats_age=None),
+        now=NOW,
+    )
     assert p["decision"] == "hold" and recluster_policy.next_recheck_at(p) is None
     # a minimal payload (e.g. a decision event without details) has nothing to go on
-    assert recluster_policy.next_recheck_at({"decision": "healthy", "policy": HealthPolicy().to_dict()}, now=NOW) is None
+    assert (
+        recluster_policy.next_recheck_at({"decision": "healthy", "policy": HealthPolicy().to_dict()}, now=NOW) is None
+    )
+
+
+# --------------------------------------------------------------------------- the steps on their own
+
+
+def test_format_percent_is_the_one_share_formatter():
+    from airflow_zorder.core.policy.formatting import format_percent
+
+    # fixed decimals (the UI, the demo report): what f"{x:.1%}" gives
+    for x in (0.4349, 0.0, 1.0, 0.00049, 2, 0.123456):
+        assert format_percent(x) == f"{x:.1%}"
+    assert format_percent(0.4349, 0) == "43%"
+    # two significant digits (the decision's reasons)
+    assert [format_percent(x, None) for x in (0.41, 0.041, 0.00041, 0.1)] == ["41%", "4.1%", "0.041%", "10%"]
+    # missing values
+    assert format_percent(None) == format_percent(float("nan")) == "—"
+    assert format_percent(None, missing="-") == "-"
+
+
+def test_choose_columns_and_guards_as_steps():
+    from airflow_zorder.core.policy.column_choice import choose_columns
+    from airflow_zorder.core.policy.guards import GuardFindings
+
+    # the last clustering's columns that have stats, d from the clustering (its third column has no stats)
+    last = cluster_event(T0, columns=("a", "b", "c"))
+    choice = choose_columns(["a", "b"], None, [last], last_cluster=last)
+    assert (choice.columns, choice.source, choice.num_clustering_columns) == (["a", "b"], "last_cluster_event", 3)
+    assert choice.notes == ["columns of the last re-clustering without statistics (not evaluated): ['c']"]
+    assert choose_columns(["a", "b"], "b", None, last_cluster=None).num_clustering_columns == 1
+    with pytest.raises(ValueError, match=r"unknown column\(s\) \['x'\].* of t have \['a', 'b'\]"):
+        choose_columns(["a", "b"], ["x"], None, last_cluster=None, table="t")
+    # stale and small hold whatever the score; thrash only holds a degraded table
+    assert GuardFindings(stale=["old"]).decision(degraded=True) == "hold"
+    assert GuardFindings(small=["tiny"]).decision(degraded=False) == "hold"
+    assert GuardFindings(thrash=["just now"]).decision(degraded=False) == "healthy"
+    assert GuardFindings(thrash=["just now"]).decision(degraded=True) == "hold"
+    assert GuardFindings().decision(degraded=True) == "recluster"

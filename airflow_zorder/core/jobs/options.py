@@ -1,0 +1,468 @@
+"""The two Spark jobs' contract: their typed options and command lines, one name-list parser, one stats-location rule.
+
+The operators build spark-submit's application arguments with ``to_args()``; the entry scripts
+(``spark_jobs/cluster_table.py``, ``spark_jobs/collect_stats.py``) parse their argv with ``from_args()``.
+Imported at DAG parse time and shipped to executors: standard library and Airflow-free core only.
+"""
+
+from __future__ import annotations
+
+import argparse
+import ast
+import json
+import time
+import uuid
+from collections.abc import Sequence
+from dataclasses import MISSING, dataclass, field, fields
+from typing import Any, Literal, get_args
+
+from airflow_zorder.core.jobs.file_sizing import DEFAULT_TARGET_FILE_SIZE, parse_size
+from airflow_zorder.core.storage.filesystems import join
+from airflow_zorder.core.storage.locations import is_path_table
+
+__all__ = [
+    "CLUSTER_ACTIONS",
+    "CURVES",
+    "DEFAULT_NUM_RANGES",
+    "DEFAULT_SALT_BITS",
+    "KEY_ENGINES",
+    "STATS_METHODS",
+    "VERIFY_MODES",
+    "ClusterAction",
+    "ClusterOptions",
+    "CollectOptions",
+    "Curve",
+    "KeyEngine",
+    "StatsMethod",
+    "VerifyMode",
+    "check_choice",
+    "default_stats_location",
+    "new_run_id",
+    "parse_name_args",
+    "parse_names",
+    "stats_location_for",
+]
+
+# --------------------------------------------------------------------------- typed choices
+
+Curve = Literal["zorder", "hilbert", "linear"]
+CURVES: tuple[str, ...] = get_args(Curve)  # = airflow_zorder.core.layout.curves.CURVES (tested)
+VerifyMode = Literal["observe", "full"]
+VERIFY_MODES: tuple[str, ...] = get_args(VerifyMode)
+ClusterAction = Literal["cluster", "recover", "cleanup"]
+CLUSTER_ACTIONS: tuple[str, ...] = get_args(ClusterAction)
+KeyEngine = Literal["auto", "jvm", "arrow"]
+KEY_ENGINES: tuple[str, ...] = get_args(KeyEngine)
+StatsMethod = Literal["auto", "footer", "scan"]
+STATS_METHODS: tuple[str, ...] = get_args(StatsMethod)
+
+# = core.layout.ranges.DEFAULT_NUM_RANGES and core.layout.curve_keys.DEFAULT_SALT_BITS (tested); restated
+# here so that building a command line (at DAG parse time) does not import numpy.
+DEFAULT_NUM_RANGES = 1024
+DEFAULT_SALT_BITS = 16
+STATS_SUBDIR = ("_zorder", "stats")
+
+
+def check_choice(what: str, value: Any, choices: Sequence[str]) -> None:
+    """Refuse a value outside ``choices`` (None means unset) with a message naming the parameter."""
+    if value is not None and value not in choices:
+        raise ValueError(f"{what}={value!r} is not one of {', '.join(choices)}")
+
+
+def new_run_id() -> str:
+    """A run id: ``YYYYmmddTHHMMSS-<8 hex>`` (the operators choose it, so the task knows it before the run)."""
+    return time.strftime("%Y%m%dT%H%M%S") + "-" + uuid.uuid4().hex[:8]
+
+
+# --------------------------------------------------------------------------- names and locations
+
+
+def parse_names(value: Any, what: str = "names") -> list[str] | None:
+    """Names from a list/tuple, a JSON or Python list literal (e.g. a rendered XCom), or ``a,b`` / lines.
+
+    ``None`` and ``""`` give ``None``; list items that are dicts (``{"day": "2026-01-01"}``) become
+    Hive paths ``day=2026-01-01``. The one parser for columns and partitions, in operators and jobs.
+    """
+    if value is None:
+        return None
+    if isinstance(value, str):
+        text = value.strip()
+        if not text:
+            return None
+        if not text.startswith("["):
+            return [x.strip() for x in text.replace("\n", ",").split(",") if x.strip()]
+        try:
+            value = json.loads(text)
+        except ValueError:
+            try:
+                value = ast.literal_eval(text)
+            except (ValueError, SyntaxError) as exc:
+                raise ValueError(
+                    f"{what}: cannot read {text[:80]!r} as a list; pass a list, a JSON list or comma-separated names"
+                ) from exc
+    if isinstance(value, (list, tuple, set)):
+        out = []
+        for item in value:
+            if isinstance(item, dict):
+                out.append("/".join(f"{k}={v}" for k, v in item.items()))
+            elif item is not None and str(item).strip():
+                out.append(str(item).strip())
+        return out
+    raise ValueError(f"{what}: expected a list or a comma-separated string, got {type(value).__name__}")
+
+
+def parse_name_args(values: Sequence[str] | None, what: str = "names") -> list[str] | None:
+    """Names from a repeatable command-line flag: each value parsed by :func:`parse_names`, in order."""
+    if values is None:
+        return None
+    return [n for v in values for n in parse_names(v, what) or []]
+
+
+def default_stats_location(table_home: str) -> str:
+    """Where a table's stats live unless told otherwise: ``<table home>/_zorder/stats``."""
+    return join(table_home, *STATS_SUBDIR)
+
+
+def stats_location_for(table: str, stats_location: str | None = None, home: str | None = None) -> str | None:
+    """The one stats-location rule: a given location wins, else ``<home>/_zorder/stats``.
+
+    A path table is its own home when ``home`` (resolved by a job) is not known; a catalog table's
+    home is only known to the metastore, so without ``stats_location`` or ``home`` this is None.
+    """
+    if stats_location and stats_location.strip():
+        return stats_location.strip()
+    if home:
+        return default_stats_location(home)
+    if is_path_table(table):
+        return default_stats_location(table)
+    return None
+
+
+# --------------------------------------------------------------------------- command-line helpers
+
+
+class _CommandLine:
+    """``to_args`` for a job's options dataclass: ``_FLAGS`` lists its (field, flag) pairs after --table/--columns."""
+
+    _FLAGS: tuple[tuple[str, str], ...] = ()
+    table: str  # the dataclass's fields (annotations only: the subclasses declare them)
+    columns: list[str] | None
+
+    def to_args(self) -> list[str]:
+        """The job's command line: ``--table`` and ``--columns``, then every option that is not the default.
+
+        Booleans are the flag alone, lists a JSON list (a comma inside a name survives).
+        """
+        args = ["--table", self.table, *(["--columns", ",".join(self.columns)] if self.columns else [])]
+        defaults = {f.name: f.default for f in fields(self) if f.default is not MISSING}  # type: ignore[arg-type]
+        for name, flag in self._FLAGS:
+            value = getattr(self, name)
+            if value is None or (name in defaults and value == defaults[name]):
+                continue
+            if isinstance(value, bool):
+                args += [flag] if value else []
+            elif isinstance(value, list):
+                args += [flag, json.dumps(value)]
+            else:
+                args += [flag, str(value)]
+        return args
+
+
+def _job_parser(prog: str, description: str) -> argparse.ArgumentParser:
+    """An argument parser with the ``--table`` every job takes."""
+    p = argparse.ArgumentParser(prog=prog, description=description)
+    p.add_argument("--table", required=True, help="Parquet directory (path or URI) or catalog table name db.table")
+    return p
+
+
+# --------------------------------------------------------------------------- the clustering job
+
+
+@dataclass
+class ClusterOptions(_CommandLine):
+    """What to cluster and how (``spark_jobs/cluster_table.py``); ``to_args``/``from_args`` are its command line."""
+
+    table: str
+    columns: list[str] = field(default_factory=list)
+    curve: str = "zorder"  # one of CURVES
+    target_file_size: int = DEFAULT_TARGET_FILE_SIZE
+    num_files: int | None = None
+    partitions: list[str] | None = None
+    num_ranges: int = DEFAULT_NUM_RANGES
+    salt_bits: int = DEFAULT_SALT_BITS
+    verify: str = "observe"  # one of VERIFY_MODES
+    compression: str = "snappy"
+    retention_hours: float = 168.0
+    lock_ttl_s: int = 600
+    key_engine: str = "auto"  # one of KEY_ENGINES
+    seed: int = 42  # not a flag: the sampling seed of benchmarks and tests
+    run_id: str = field(default_factory=new_run_id)
+    stats_location: str | None = None  # where the run's event is recorded; default <table home>/_zorder/stats
+    action: str = "cluster"  # one of CLUSTER_ACTIONS
+    result_json: str | None = None  # write the JSON result here (local path)
+
+    _FLAGS = (
+        ("curve", "--curve"),
+        ("target_file_size", "--target-file-size"),
+        ("num_files", "--num-files"),
+        ("partitions", "--partitions"),
+        ("num_ranges", "--num-ranges"),
+        ("salt_bits", "--salt-bits"),
+        ("verify", "--verify"),
+        ("compression", "--compression"),
+        ("retention_hours", "--retention-hours"),
+        ("lock_ttl_s", "--lock-ttl"),
+        ("key_engine", "--key-engine"),
+        ("stats_location", "--stats-location"),
+        ("action", "--action"),
+        ("run_id", "--run-id"),
+        ("result_json", "--result-json"),
+    )
+
+    def __post_init__(self) -> None:
+        for what, value, choices in (
+            ("curve", self.curve, CURVES),
+            ("verify", self.verify, VERIFY_MODES),
+            ("action", self.action, CLUSTER_ACTIONS),
+            ("key_engine", self.key_engine, KEY_ENGINES),
+        ):
+            check_choice(what, value, choices)
+
+    @staticmethod
+    def parser() -> argparse.ArgumentParser:
+        """The job's argument parser (``--help`` lists every flag)."""
+        p = _job_parser("cluster_table.py", "re-cluster a Parquet table along a Z-order or Hilbert curve (or linearly)")
+        p.add_argument("--columns", default="", help="comma-separated clustering columns (1 to 16)")
+        p.add_argument("--curve", default="zorder", choices=CURVES)
+        p.add_argument(
+            "--target-file-size", default="512MB", help="output file size target, e.g. 128MB, 1g (default 512MB)"
+        )
+        p.add_argument(
+            "--num-files",
+            type=int,
+            default=None,
+            help="exact number of output files per unit (overrides the target size)",
+        )
+        p.add_argument(
+            "--partitions",
+            action="append",
+            default=None,
+            help="partition(s) to re-cluster, as k=v[/k2=v2]; repeat, comma-separate or pass a JSON list; default all",
+        )
+        p.add_argument("--num-ranges", type=int, default=DEFAULT_NUM_RANGES, help="range ids per column (default 1024)")
+        p.add_argument(
+            "--salt-bits",
+            type=int,
+            default=DEFAULT_SALT_BITS,
+            help="bits of row-hash salt below the key against skew; 0 disables",
+        )
+        p.add_argument(
+            "--verify",
+            default="observe",
+            choices=VERIFY_MODES,
+            help="observe: count+checksum of the rows read and of the rows reaching the writer (carried "
+            "hashes; 1 row in 16 re-hashed), and staged footers; full: also re-read and re-hash the "
+            "staged files",
+        )
+        p.add_argument("--compression", default="snappy")
+        p.add_argument(
+            "--retention-hours", type=float, default=168.0, help="keep replaced files this long (default 7 days)"
+        )
+        p.add_argument(
+            "--lock-ttl", type=int, default=600, help="seconds after which a silent lock owner is presumed dead"
+        )
+        p.add_argument(
+            "--stats-location",
+            default=None,
+            help="the table's stats store, where the run's event is recorded (path or URI); "
+            "default <table home>/_zorder/stats",
+        )
+        p.add_argument("--result-json", default=None, help="write the JSON result here (local path)")
+        p.add_argument(
+            "--action",
+            default="cluster",
+            choices=CLUSTER_ACTIONS,
+            help="cluster (default); recover: finish/roll back an interrupted run only; "
+            "cleanup: purge expired files only",
+        )
+        p.add_argument("--run-id", default=None)
+        p.add_argument(
+            "--key-engine",
+            default="auto",
+            choices=KEY_ENGINES,
+            help="where curve keys are computed: JVM expressions (auto picks them whenever the key fits "
+            "8 bytes and no column is binary/timestamp_ntz/collated) or an Arrow UDF (default auto)",
+        )
+        return p
+
+    @classmethod
+    def from_args(cls, argv: Sequence[str] | None = None) -> ClusterOptions:
+        """Parse the job's argv; bad values exit 2 naming the flag, before any SparkSession starts."""
+        p = cls.parser()
+        a = p.parse_args(argv)
+        try:
+            cols = parse_names(a.columns, "--columns") or []
+        except ValueError as exc:
+            p.error(str(exc))
+        if a.action == "cluster" and not cols:
+            p.error("--columns is required: name 1 to 16 clustering columns, comma-separated")
+        if a.num_files is not None and a.num_files < 1:
+            p.error(
+                f"--num-files must be at least 1, got {a.num_files} (leave it out to size files by --target-file-size)"
+            )
+        if not 1 <= a.num_ranges <= 2**31:
+            p.error(f"--num-ranges must be between 1 and 2**31, got {a.num_ranges}")
+        if not 0 <= a.salt_bits <= 32:
+            p.error(f"--salt-bits must be between 0 and 32, got {a.salt_bits}")
+        if a.lock_ttl < 1:
+            p.error(f"--lock-ttl must be at least 1 second, got {a.lock_ttl}")
+        if not 0 <= a.retention_hours < float("inf"):
+            p.error(f"--retention-hours must be a number of hours >= 0, got {a.retention_hours}")
+        try:
+            target = parse_size(a.target_file_size)
+        except ValueError as exc:
+            p.error(f"--target-file-size: {exc}")
+        try:
+            partitions = parse_name_args(a.partitions, "--partitions") or None
+        except ValueError as exc:  # a malformed JSON list
+            p.error(f"--partitions: cannot read {a.partitions!r} as k=v[/k2=v2] values or a JSON list: {exc}")
+        opts = cls(
+            table=a.table,
+            columns=cols,
+            curve=a.curve,
+            target_file_size=target,
+            num_files=a.num_files,
+            partitions=partitions,
+            num_ranges=a.num_ranges,
+            salt_bits=a.salt_bits,
+            verify=a.verify,
+            compression=a.compression,
+            retention_hours=a.retention_hours,
+            lock_ttl_s=a.lock_ttl,
+            key_engine=a.key_engine,
+            stats_location=a.stats_location,
+            action=a.action,
+            result_json=a.result_json,
+        )
+        if a.run_id:
+            opts.run_id = a.run_id
+        return opts
+
+
+# --------------------------------------------------------------------------- the stats job
+
+
+def _collect_columns(names: list[str] | None) -> list[str] | None:
+    """Columns to collect: ``all`` / ``*`` (or none) means every column (None)."""
+    if not names or (len(names) == 1 and names[0].lower() in ("all", "*")):
+        return None
+    return names
+
+
+@dataclass
+class CollectOptions(_CommandLine):
+    """What statistics to collect and where (``spark_jobs/collect_stats.py``); ``to_args``/``from_args`` are its command line."""
+
+    table: str
+    columns: list[str] | None = None  # None (or ["all"]): all columns
+    method: str = "auto"  # one of STATS_METHODS
+    stats_location: str | None = None  # default: <table home>/_zorder/stats
+    stats_table: str | None = None  # also register the stats as this catalog table
+    full: bool = False  # ignore the previous snapshot
+    keep_snapshots: int | None = None  # keep only the newest N snapshot files (runs are always kept)
+    parallelism: int | None = None  # footer tasks (default: the cluster's default parallelism)
+    run_id: str = field(default_factory=new_run_id)
+    allow_errors: bool = False  # exit 0 even when some files could not be read
+    result_json: str | None = None  # write the JSON result here (local path)
+
+    _FLAGS = (
+        ("method", "--method"),
+        ("stats_location", "--stats-location"),
+        ("stats_table", "--stats-table"),
+        ("full", "--full"),
+        ("keep_snapshots", "--keep-snapshots"),
+        ("parallelism", "--parallelism"),
+        ("allow_errors", "--allow-errors"),
+        ("run_id", "--run-id"),
+        ("result_json", "--result-json"),
+    )
+
+    def __post_init__(self) -> None:
+        self.columns = _collect_columns(self.columns)
+
+    @staticmethod
+    def parser() -> argparse.ArgumentParser:
+        """The job's argument parser (``--help`` lists every flag)."""
+        p = _job_parser(
+            "collect_stats.py", "collect per-file, per-column statistics of a Parquet table into its stats table"
+        )
+        p.add_argument(
+            "--columns",
+            action="append",
+            default=None,
+            help="columns to collect: 'all' (default) or comma-separated names (repeatable, or a JSON list)",
+        )
+        p.add_argument(
+            "--method",
+            default="auto",
+            choices=STATS_METHODS,
+            help="footer: Parquet footers only; scan: compute from the data; "
+            "auto (default): footers, scan only where footer stats are missing, INT96 or truncated",
+        )
+        p.add_argument(
+            "--stats-location",
+            default=None,
+            help="where the stats table lives (path or URI); default <table home>/_zorder/stats",
+        )
+        p.add_argument(
+            "--stats-table",
+            default=None,
+            help="also register the stats as catalog tables NAME (file stats) and NAME_runs (run records)",
+        )
+        p.add_argument("--full", action="store_true", help="read every file again, ignoring the previous snapshot")
+        p.add_argument(
+            "--keep-snapshots",
+            type=int,
+            default=None,
+            help="keep only the newest N snapshot files (run records are always kept); default all",
+        )
+        p.add_argument(
+            "--parallelism", type=int, default=None, help="footer-reading tasks (default: default parallelism)"
+        )
+        p.add_argument(
+            "--allow-errors",
+            action="store_true",
+            help="exit 0 even when some files could not be read (their rows carry the error)",
+        )
+        p.add_argument("--result-json", default=None, help="write the JSON result here (local path)")
+        p.add_argument("--run-id", default=None)
+        return p
+
+    @classmethod
+    def from_args(cls, argv: Sequence[str] | None = None) -> CollectOptions:
+        """Parse the job's argv; bad values exit 2 naming the flag, before any SparkSession starts."""
+        p = cls.parser()
+        a = p.parse_args(argv)
+        if a.keep_snapshots is not None and a.keep_snapshots < 0:
+            p.error(f"--keep-snapshots must be >= 1 (0 keeps every snapshot), got {a.keep_snapshots}")
+        if a.parallelism is not None and a.parallelism < 1:
+            p.error(f"--parallelism must be at least 1, got {a.parallelism}")
+        try:
+            columns = parse_name_args(a.columns, "--columns")
+        except ValueError as exc:
+            p.error(str(exc))
+        opts = cls(
+            table=a.table,
+            columns=columns,
+            method=a.method,
+            stats_location=a.stats_location,
+            stats_table=a.stats_table,
+            full=a.full,
+            keep_snapshots=a.keep_snapshots,
+            parallelism=a.parallelism,
+            allow_errors=a.allow_errors,
+            result_json=a.result_json,
+        )
+        if a.run_id:
+            opts.run_id = a.run_id
+        return opts
