@@ -228,7 +228,7 @@ def machine() -> dict[str, Any]:
     except OSError:
         pass
     java = subprocess.run(["java", "-version"], capture_output=True, text=True).stderr.splitlines()
-    git = lambda *x: subprocess.run(["git", *x], cwd=REPO, capture_output=True, text=True).stdout.strip()  # noqa: E731
+    git = lambda *x: subprocess.run(["git", *x], cwd=REPO, capture_output=True, text=True).stdout.rstrip()  # noqa: E731
     return {
         "cpus": os.cpu_count(),
         "cpu_model": cpu,

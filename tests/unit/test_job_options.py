@@ -93,3 +93,15 @@ def test_one_stats_location_rule():
     assert stats_location_for("db.t") is None  # a catalog table's home is only known to the metastore
     assert stats_location_for("db.t", home="/wh/t") == "/wh/t/_zorder/stats"
     assert stats_location_for("db.t", "", home="/wh/t") == "/wh/t/_zorder/stats"
+
+
+def test_name_list_forms_the_operators_accept():
+    """The forms the operators took before the job contract (formerly ``as_name_list``), unchanged."""
+    assert parse_names(None, "x") is None and parse_names(" ", "x") is None
+    assert parse_names("a, b,,c", "x") == ["a", "b", "c"]
+    assert parse_names('["k=1/j=2"]', "x") == ["k=1/j=2"]
+    assert parse_names("['a', 'b']", "x") == ["a", "b"]
+    assert parse_names([{"k": 1, "j": "x"}], "x") == ["k=1/j=x"]
+    assert parse_names([], "x") == []
+    with pytest.raises(ValueError, match="cannot read"):
+        parse_names("[not a list", "partitions")
