@@ -31,6 +31,7 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+from typing import Any
 
 REPO = Path(__file__).resolve().parent.parent
 if str(REPO) not in sys.path:
@@ -62,9 +63,22 @@ def build_table(root: Path, files: int, commits: int, seed: int = 0) -> dict[str
     return {"write_s": time.perf_counter() - started, "reused": False}
 
 
+def _peak_rss_mb() -> float:
+    """This process's peak RSS: ``VmHWM`` (reset by exec), not ``ru_maxrss``, which keeps the peak of the
+    process that forked it (``run_all.py``'s, ~0.9 GB, when ``make bench`` runs this)."""
+    try:
+        for line in Path("/proc/self/status").read_text().splitlines():
+            if line.startswith("VmHWM:"):
+                return int(line.split()[1]) / 1024.0
+    except OSError:
+        pass
+    import resource
+
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0
+
+
 def measure(table: str, repeat: int) -> dict[str, object]:
     """The child process: time the sensor's decision; prints one JSON line."""
-    import resource
 
     os.environ.setdefault("AIRFLOW_HOME", tempfile.mkdtemp(prefix="bench-delta-airflow-"))
     os.environ.setdefault("AIRFLOW__CORE__LOAD_EXAMPLES", "False")
@@ -72,7 +86,7 @@ def measure(table: str, repeat: int) -> dict[str, object]:
     from airflow_zorder.core.stats import delta_log
     from airflow_zorder.hooks.file_stats import FileStatsHook
 
-    rss_imports_mb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0
+    rss_imports_mb = _peak_rss_mb()
     first_hook = FileStatsHook(table)
     first = first_hook.evaluate(columns=COLUMNS)
     first_s = time.perf_counter() - t0
@@ -115,7 +129,7 @@ def measure(table: str, repeat: int) -> dict[str, object]:
         "log_read_s": statistics.median(read),
         "rows_s": statistics.median(rows),
         "rss_after_imports_mb": rss_imports_mb,
-        "peak_rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0,
+        "peak_rss_mb": _peak_rss_mb(),
     }
 
 
@@ -128,6 +142,36 @@ def run_child(table: Path, repeat: int) -> dict[str, object]:
         cwd=REPO,
     )
     return json.loads(out.stdout.strip().splitlines()[-1])
+
+
+def run(table: Path, files: int, commits: int, repeat: int) -> dict[str, Any]:
+    """Build (or reuse) the table, then measure without and with a checkpoint; the figures as a dict.
+
+    A reused table that already has a checkpoint is measured with it only.  ``make bench`` (``run_all.py``)
+    calls this and keeps the table in its work directory.
+    """
+    from deltalake import DeltaTable
+
+    started = time.perf_counter()
+    built = build_table(table, files, commits)
+    dt_ = DeltaTable(str(table))
+    info = {"files": len(dt_.file_uris()), "version": dt_.version(), **built}
+    results: dict[str, Any] = {
+        "table": info,
+        "goal_s": GOAL_S,
+        "repeat": repeat,
+        "measured_utc": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+    }
+    if not (table / "_delta_log" / "_last_checkpoint").exists():
+        results["no_checkpoint"] = run_child(table, repeat)
+        dt_.create_checkpoint()
+    results["checkpoint"] = run_child(table, repeat)
+    results["total_s"] = time.perf_counter() - started
+    try:
+        results["load_avg"] = os.getloadavg()
+    except OSError:
+        pass
+    return results
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -143,29 +187,11 @@ def main(argv: list[str] | None = None) -> int:
         print(json.dumps(measure(args.measure, args.repeat)))
         return 0
 
-    from deltalake import DeltaTable
-
     base = Path(args.dir) if args.dir else Path(tempfile.mkdtemp(prefix="bench-delta-"))
     table = base / "events"
     try:
-        started = time.perf_counter()
-        built = build_table(table, args.files, args.commits)
-        dt_ = DeltaTable(str(table))
-        info = {"files": len(dt_.file_uris()), "version": dt_.version(), **built}
-        print(
-            f"table: {info['files']} files, version {info['version']}, "
-            f"written in {info['write_s']:.1f} s{' (reused)' if built['reused'] else ''}"
-        )
-        results: dict[str, object] = {"table": info}
-        if not (table / "_delta_log" / "_last_checkpoint").exists():  # a reused table may have one already
-            results["no_checkpoint"] = run_child(table, args.repeat)
-            dt_.create_checkpoint()
-        results["checkpoint"] = run_child(table, args.repeat)
-        results["total_s"] = time.perf_counter() - started
-        try:
-            results["load_avg"] = os.getloadavg()
-        except OSError:
-            pass
+        results = run(table, args.files, args.commits, args.repeat)
+        info = results["table"]
         print(
             f"{'log':<14} {'decision':<10} {'first call':>10} {'cold (med)':>11} {'log read':>9} "
             f"{'rows':>7} {'warm (med)':>11} {'signal':>8} {'peak RSS (imports)':>19}"

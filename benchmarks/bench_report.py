@@ -681,6 +681,37 @@ def render_doc(res: dict, out_dir: Path, doc: Path) -> str:
             f"{_f(c / d)}x | {s['footer_step_cold_s']:.2f} |"
         )
     p("")
+    ds_ = res.get("delta_sensor")
+    if ds_:
+        p("## The sensor's decision on a Delta table's log")
+        p("")
+        if "error" in ds_:
+            p(f"Not measured in this run: {ds_['error']}")
+        else:
+            t = ds_["table"]
+            p(
+                f'`FileOverlapSensor`\'s decision (`FileStatsHook(table).evaluate(columns=["a", "b", "c"])`) on a local '
+                f"Delta table of {t['files']:,} files written by delta-rs in {t['version'] + 1} commits, read through its "
+                f"`_delta_log/` with no Spark and no stats job (`benchmarks/bench_delta_sensor.py`, in its own process). "
+                f"*cold*: a new hook (the whole log read, the stats rows built, the metrics computed); *warm*: the same "
+                f"hook again (no new commit); *signal*: the trigger's change check. Medians of {ds_.get('repeat', 5)}; "
+                f"the process's first call (Airflow's imports included) apart. Goal: a cold decision under "
+                f"{ds_.get('goal_s', 1.0):g} s."
+                + (f" Measured at {ds_['measured_utc'].replace('T', ' ')[:16]} UTC." if ds_.get("measured_utc") else "")
+            )
+            p("")
+            p(
+                "| log | decision | cold s | log read s | stats rows s | warm s | signal ms | first call s | peak RSS MB |"
+            )
+            p("| --- | --- | --- | --- | --- | --- | --- | --- | --- |")
+            for name, label in (("no_checkpoint", "JSON commits only"), ("checkpoint", "with a checkpoint")):
+                r = ds_.get(name)
+                if r:
+                    p(
+                        f"| {label} | {r['decision']} | {r['cold_s']:.3f} | {r['log_read_s']:.3f} | {r['rows_s']:.3f} | "
+                        f"{r['warm_s']:.3f} | {r['signal_s'] * 1000:.1f} | {r['first_call_s']:.2f} | {r['peak_rss_mb']:.0f} |"
+                    )
+            p("")
     return "\n".join(lines) + "\n"
 
 

@@ -287,6 +287,10 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--timed-queries", type=int, default=6, help="DuckDB-timed queries per timed family")
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--no-delta-rs", action="store_true")
+    ap.add_argument("--no-delta-sensor", action="store_true", help="skip the sensor's decision on a Delta log")
+    ap.add_argument(
+        "--delta-sensor-files", type=int, default=10_000, help="files of the Delta table the sensor decides on"
+    )
     ap.add_argument("--keep", action="store_true", help="keep the clustered layouts in --work")
     a = ap.parse_args(argv)
     a.curves = [c.strip() for c in a.curves.split(",") if c.strip()]
@@ -378,6 +382,20 @@ def main(argv: list[str] | None = None) -> int:
             r["delta_rs"] = {"error": f"{type(exc).__name__}: {exc}"}
             log(f"delta-rs failed on {ds['name']}: {exc}")
     sample_load("delta-rs done")
+
+    # -- the sensor's decision on a Delta table read through its log (no Spark), in a child process
+    if not a.no_delta_sensor:
+        import bench_delta_sensor
+
+        log(f"sensor decision on a {a.delta_sensor_files:,}-file Delta table (bench_delta_sensor)")
+        try:
+            res["delta_sensor"] = bench_delta_sensor.run(
+                work / "delta_sensor" / "events", a.delta_sensor_files, 10, a.repeat
+            )
+        except Exception as exc:  # noqa: BLE001 - say why it failed, keep the other figures
+            res["delta_sensor"] = {"error": f"{type(exc).__name__}: {exc}"}
+            log(f"delta sensor benchmark failed: {exc}")
+        sample_load("delta sensor timed")
 
     # -- files read (evaluator + DuckDB check) and DuckDB query times, per layout
     violations = 0
