@@ -83,7 +83,7 @@ def measure(table: str, repeat: int) -> dict[str, object]:
     os.environ.setdefault("AIRFLOW_HOME", tempfile.mkdtemp(prefix="bench-delta-airflow-"))
     os.environ.setdefault("AIRFLOW__CORE__LOAD_EXAMPLES", "False")
     t0 = time.perf_counter()
-    from airflow_zorder.core.stats import delta_log
+    from airflow_zorder.core.delta import delta_log
     from airflow_zorder.hooks.file_stats import FileStatsHook
 
     rss_imports_mb = _peak_rss_mb()

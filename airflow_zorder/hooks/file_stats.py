@@ -4,7 +4,7 @@ Locations are opened by :mod:`airflow_zorder.core.storage.locations` (local path
 ``gs://``, ``abfs://``, ``hdfs://``, and fsspec schemes).  ``conn_id`` names a standard Airflow connection
 whose credentials open the store (``aws`` for S3: :mod:`airflow_zorder.hooks.connections`); without
 one, the store's default credential chain applies.  A Delta Lake table is watched through its log, with no
-stats job: its per-file statistics come from ``_delta_log/`` (:mod:`airflow_zorder.core.stats.delta_log`) and only
+stats job: its per-file statistics come from ``_delta_log/`` (:mod:`airflow_zorder.core.delta.delta_log`) and only
 the events (decisions, re-clusterings) live in the stats location.  A directory that holds Hudi or Iceberg,
 or lies inside a Delta/Hudi/Iceberg table, is refused before its stats are read.
 """
@@ -20,10 +20,10 @@ import pyarrow as pa
 import pyarrow.compute as pc
 from airflow.sdk import BaseHook
 
+from airflow_zorder.core.delta import delta_log as dlog
 from airflow_zorder.core.jobs.options import stats_location_for
 from airflow_zorder.core.policy import history, metrics, recluster_policy
 from airflow_zorder.core.policy.recluster_policy import HealthPolicy
-from airflow_zorder.core.stats import delta_log as dlog
 from airflow_zorder.core.stats import stats_schema, stats_store
 from airflow_zorder.core.storage import locations, table_formats
 from airflow_zorder.core.storage.locations import is_path_table
@@ -146,7 +146,7 @@ class FileStatsHook(BaseHook):
 
     @cached_property
     def _delta(self) -> dlog.DeltaLog | None:
-        """The Delta table this hook watches through its log (``core.stats.delta_log``), or None: not a Delta table
+        """The Delta table this hook watches through its log (``core.delta.delta_log``), or None: not a Delta table
         (or only part of one, which ``check_table_format`` refuses).  Opened with the hook's connection."""
         found = self._found_format
         if found is None or found.format != table_formats.DELTA:
@@ -161,7 +161,7 @@ class FileStatsHook(BaseHook):
 
     @property
     def delta_log(self) -> dlog.DeltaLog | None:
-        """The Delta log this hook reads the table's stats from (``core.stats.delta_log.DeltaLog``), or None when the
+        """The Delta log this hook reads the table's stats from (``core.delta.delta_log.DeltaLog``), or None when the
         table is not a Delta table (its stats come from the stats store)."""
         return self._delta
 

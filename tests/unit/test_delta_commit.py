@@ -23,7 +23,7 @@ import pytest
 
 deltalake = pytest.importorskip("deltalake")
 
-from airflow_zorder.core.storage import delta_commit as dc  # noqa: E402
+from airflow_zorder.core.delta import delta_commit as dc  # noqa: E402
 
 
 def _table(tmp_path, files: int = 3, rows: int = 50, **kw) -> str:

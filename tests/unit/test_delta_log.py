@@ -1,4 +1,4 @@
-"""core.stats.delta_log: per-file stats rows of real Delta tables (written by ``deltalake``) read from their log,
+"""core.delta.delta_log: per-file stats rows of real Delta tables (written by ``deltalake``) read from their log,
 checked against the footer reader on the same files and against pyarrow's own min/max/null counts."""
 
 from __future__ import annotations
@@ -17,8 +17,9 @@ import pyarrow.compute as pc
 import pyarrow.parquet as pq
 import pytest
 
+from airflow_zorder.core.delta import delta_log
 from airflow_zorder.core.policy import metrics
-from airflow_zorder.core.stats import delta_log, footer_stats, stats_schema, value_order
+from airflow_zorder.core.stats import footer_stats, stats_schema, value_order
 from airflow_zorder.evaluation import pruning
 from airflow_zorder.evaluation.pruning import col
 

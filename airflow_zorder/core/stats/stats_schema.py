@@ -2,7 +2,7 @@
 
 The project's ONE definition of a stats row: what the footer reader
 (:mod:`~airflow_zorder.core.stats.footer_stats`), the Delta log reader
-(:mod:`~airflow_zorder.core.stats.delta_log`) and the statistics collector
+(:mod:`~airflow_zorder.core.delta.delta_log`) and the statistics collector
 (``spark_jobs/collect_stats.py``) emit, what the store writes, and what the
 metrics, the pruning evaluator, the policy, the hook and the UI read -- one
 record per on-disk concept, shared by writer and reader.  Airflow-free and Spark-free (pyarrow + numpy).  Storage layout,
@@ -137,7 +137,7 @@ FILE_STATS_SCHEMA = pa.schema(
         # -- provenance
         pa.field(
             "method", pa.string()
-        ),  # 'footer' | 'scan' | 'delta_log' (core.stats.delta_log: read from a Delta log)
+        ),  # 'footer' | 'scan' | 'delta_log' (core.delta.delta_log: read from a Delta log)
         pa.field("error", pa.string()),  # the file could not be read (retried next run); null = fine
         pa.field("collected_at", pa.timestamp("us", tz="UTC"), nullable=False),  # when this row was read
     ],

@@ -14,7 +14,7 @@ looks like one (Parquet files, ``k=v/`` partitions) but is not:
 So every entry point (the Spark jobs, the hook, the sensor, the UI) checks the table first and
 raises :class:`ForeignTableFormatError` before it locks, stages, lists or writes anything.  The one
 exception: the hook (and through it the sensor and the UI) reads a Delta table itself through its log
-(:mod:`airflow_zorder.core.stats.delta_log`); a part of a Delta table stays refused there too.
+(:mod:`airflow_zorder.core.delta.delta_log`); a part of a Delta table stays refused there too.
 
 The checks are cheap and storage-neutral: callers pass ``exists(path) -> bool`` and
 ``list_names(dir) -> names`` callables (local ``os``, a Hadoop or pyarrow filesystem, fsspec,

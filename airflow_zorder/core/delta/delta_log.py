@@ -69,6 +69,7 @@ from airflow_zorder.core.storage import locations
 __all__ = [
     "DEFAULT_STRING_PREFIX_LENGTH",
     "INSTALL_HINT",
+    "deltalake_module",
     "METHOD",
     "DeltaLog",
     "DeltaLogError",
@@ -100,13 +101,12 @@ class DeltaLogError(OSError):
     """The Delta log could not be read (the message names the table and delta-rs's error)."""
 
 
-def _deltalake() -> Any:
+def deltalake_module(purpose: str = "reading a Delta Lake table through its log") -> Any:
+    """The ``deltalake`` package, or an ImportError saying what needs it and how to install it."""
     try:
         import deltalake
     except ImportError as exc:
-        raise ImportError(
-            f"reading a Delta Lake table through its log needs the deltalake package (delta-rs): {INSTALL_HINT}"
-        ) from exc
+        raise ImportError(f"{purpose} needs the deltalake package (delta-rs): {INSTALL_HINT}") from exc
     return deltalake
 
 
@@ -183,7 +183,7 @@ class DeltaLog:
         self._commit_times: dict[int, dt.datetime | None] = {}
 
     def _open(self, version: int | None = None) -> Any:
-        dl = _deltalake()
+        dl = deltalake_module()
         with _delta_errors(self.location):
             return dl.DeltaTable(self.uri, version=version, storage_options=self.storage_options)
 

@@ -29,7 +29,13 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-INSTALL_HINT = "pip install 'airflow-zorder[delta]'"
+from airflow_zorder.core.delta.delta_log import (
+    DEFAULT_STRING_PREFIX_LENGTH,
+    deltalake_module,
+    string_upper_bound,
+)
+
+_PURPOSE = "clustering a Delta Lake table"
 # Table features a rewrite of whole data files with dataChange=false keeps valid (delta-rs writes them too).
 SUPPORTED_FEATURES = frozenset(
     {
@@ -46,7 +52,6 @@ SUPPORTED_FEATURES = frozenset(
     }
 )
 DEFAULT_NUM_INDEXED_COLS = 32  # delta.dataSkippingNumIndexedCols
-STRING_PREFIX_LENGTH = 32  # Delta Spark's stats prefix for strings (UTF-16 code units)
 METADATA_KEY = "zorder"  # custom commit metadata: {"zorder": {"curve": ..., "columns": ..., "run_id": ...}}
 UTC = dt.UTC
 
@@ -79,19 +84,9 @@ class DeltaSnapshot:
     configuration: Mapping[str, str | None]
 
 
-def _deltalake() -> Any:
-    try:
-        import deltalake
-    except ImportError as exc:
-        raise ImportError(
-            f"clustering a Delta Lake table needs the deltalake package (delta-rs): {INSTALL_HINT}"
-        ) from exc
-    return deltalake
-
-
 def open_table(table_uri: str, version: int | None = None, storage_options: Mapping[str, str] | None = None) -> Any:
     """``deltalake.DeltaTable`` at ``version`` (default: latest)."""
-    dl = _deltalake()
+    dl = deltalake_module(_PURPOSE)
     return dl.DeltaTable(table_uri, version=version, storage_options=dict(storage_options) if storage_options else None)
 
 
@@ -191,23 +186,10 @@ def _json_bound(v: Any, upper: bool) -> Any:
         # JSON numbers travel as doubles in delta-rs: exact only up to 15 significant digits
         return float(v) if len(v.as_tuple().digits) <= 15 else None
     if isinstance(v, str):
-        if len(v.encode("utf-16-le")) // 2 <= STRING_PREFIX_LENGTH:
+        if len(v.encode("utf-16-le")) // 2 <= DEFAULT_STRING_PREFIX_LENGTH:
             return v
-        prefix = v.encode("utf-16-le")[: 2 * STRING_PREFIX_LENGTH].decode("utf-16-le", errors="ignore")
-        return _string_after_prefix(prefix) if upper else prefix
-    return None
-
-
-def _string_after_prefix(prefix: str) -> str | None:
-    """The smallest string above every string that starts with ``prefix`` (an upper bound for them)."""
-    chars = list(prefix)
-    while chars:
-        c = ord(chars[-1])
-        if c < 0x10FFFF:
-            nxt = c + 1 if not 0xD800 <= c + 1 <= 0xDFFF else 0xE000
-            chars[-1] = chr(nxt)
-            return "".join(chars)
-        chars.pop()
+        prefix = v.encode("utf-16-le")[: 2 * DEFAULT_STRING_PREFIX_LENGTH].decode("utf-16-le", errors="ignore")
+        return string_upper_bound(prefix) if upper else prefix
     return None
 
 
@@ -274,7 +256,7 @@ def commit_rewrite(
     for conflicts.  ``run`` goes into the commit's custom metadata under :data:`METADATA_KEY`.  Returns the
     committed version; :class:`DeltaConcurrentChangeError` when another writer removed an input file.
     """
-    _deltalake()
+    deltalake_module(_PURPOSE)
     from deltalake.exceptions import CommitFailedError
     from deltalake.transaction import AddAction, CommitProperties, RemoveAction
 
