@@ -8,8 +8,6 @@ import json
 import math
 import os
 import shutil
-import subprocess
-import sys
 from decimal import Decimal
 from pathlib import Path
 
@@ -18,6 +16,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 import pytest
+from table_checks import spark_submit
 
 from airflow_zorder.core.jobs.options import CollectOptions
 from airflow_zorder.core.stats import stats_schema, stats_store, value_order
@@ -28,8 +27,6 @@ from spark_jobs.table import TableError
 
 pytestmark = pytest.mark.spark
 
-REPO = Path(__file__).resolve().parents[2]
-SPARK_SUBMIT = Path(sys.executable).parent / "spark-submit"
 UTC = dt.UTC
 
 
@@ -441,29 +438,7 @@ def test_spark_submit_writes_stats_and_result(tmp_path):
         _write_events(root / f"day={i}", i)
     (root / "day=2" / "broken.parquet").write_bytes(b"PAR1 but not really")
     out = tmp_path / "result.json"
-    cmd = [
-        str(SPARK_SUBMIT),
-        "--master",
-        "local[2]",
-        "--conf",
-        "spark.ui.enabled=false",
-        "--conf",
-        "spark.sql.shuffle.partitions=4",
-        str(REPO / "spark_jobs" / "collect_stats.py"),
-        "--table",
-        str(root),
-        "--columns",
-        "id,v",
-        "--result-json",
-        str(out),
-    ]
-    env = {
-        **os.environ,
-        "PYSPARK_PYTHON": sys.executable,
-        "PYSPARK_DRIVER_PYTHON": sys.executable,
-        "PYTHONPATH": str(REPO),
-    }
-    proc = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=600)
+    proc = spark_submit("collect_stats", "--table", str(root), "--columns", "id,v", "--result-json", str(out))
     assert proc.returncode == 2, proc.stderr[-3000:]  # committed, but one file could not be read
     result = json.loads(out.read_text())
     assert result["status"] == "partial" and result["files_total"] == 4 and result["files_failed"] == 1
