@@ -22,6 +22,7 @@ from typing import Any
 
 from pyspark.util import inheritable_thread_target
 
+from airflow_zorder.core.delta.delta_commit import DeltaConcurrentChangeError, DeltaRewriteRefusedError
 from airflow_zorder.core.jobs.file_sizing import num_output_files
 from airflow_zorder.core.jobs.options import ClusterOptions, stats_location_for
 from airflow_zorder.core.layout import ranges
@@ -31,7 +32,7 @@ from airflow_zorder.core.storage.faults import fault_point
 from airflow_zorder.core.storage.filesystems import FileSystem, filesystem_for, is_path_table, join, os_path
 from airflow_zorder.core.storage.lock import TableLock
 from airflow_zorder.core.storage.table_formats import ForeignTableFormatError
-from spark_jobs import catalog, rewrite
+from spark_jobs import catalog, delta_table, rewrite
 from spark_jobs.cli import run_job, spark_error_text
 from spark_jobs.table import ResolvedTable, TableError, Unit, check_parquet, list_path_table, list_units, select_units
 
@@ -50,8 +51,11 @@ def resolve_table(spark, table: str) -> tuple[ResolvedTable, FileSystem]:
     """Resolve a path or catalog table; clear errors for missing, non-Parquet and Delta/Hudi/Iceberg tables."""
     if is_path_table(table):
         fs = filesystem_for(table, spark)
-        pcols, units = list_path_table(fs, table)  # refuses missing tables and Delta/Hudi/Iceberg ones
-        ref = ResolvedTable(table, "path", table, table, pcols, units)
+        if fs.exists(table) and delta_table.is_delta_table(fs, table):
+            ref = delta_table.resolve_delta_table(fs, table)  # the log's files; refuses unsafe features
+        else:
+            pcols, units = list_path_table(fs, table)  # refuses missing tables and Hudi/Iceberg ones
+            ref = ResolvedTable(table, "path", table, table, pcols, units)
     else:
         fs = filesystem_for("/", spark)
         ref = catalog.resolve_catalog_table(spark, fs, table)
@@ -272,6 +276,8 @@ def run_cluster(spark, opts: ClusterOptions) -> dict[str, Any]:
             if ref.kind == "path":
                 staged_all = [f for u in done_units for f in u["_staged"]]
                 commit_mod.commit(fs, journal, staged_all, lock=lock)
+            elif ref.kind == delta_table.FORMAT:
+                result["delta"] = _commit_delta(fs, ref, journal, done_units, result, resolved_columns)
             else:
                 _commit_catalog(spark, fs, ref, journal, done_units, staging)
             phases["commit_s"] = round(time.time() - t, 3)
@@ -335,7 +341,23 @@ def _recover(spark, fs: FileSystem, ref: ResolvedTable) -> list[str]:
     """Finish (after the commit point) or roll back (before it) every interrupted run of this table."""
     if ref.kind == "path":
         return commit_mod.recover(fs, ref.home)
+    if ref.kind == delta_table.FORMAT:
+        return delta_table.recover_delta(fs, ref)
     return _recover_catalog(spark, fs, ref)
+
+
+def _commit_delta(
+    fs: FileSystem, ref: ResolvedTable, journal, done_units: list[dict], result: dict, columns: list[str] | None
+) -> dict[str, int]:
+    """Commit the verified rewrite as one Delta transaction; a conflicting writer fails the run cleanly."""
+    run = delta_table.run_metadata({**result, "columns": columns or result["columns"]}, done_units)
+    read_version = ref.delta.snapshot.version
+    try:
+        version = delta_table.commit_delta(fs, ref, journal, done_units, run)
+    except DeltaConcurrentChangeError as exc:
+        raise ClusteringError(f"{exc} The files this run wrote were deleted.") from exc
+    _log(f"committed Delta version {version} (read version {read_version})")
+    return {"read_version": read_version, "version": version}
 
 
 def _commit_catalog(spark, fs: FileSystem, ref: ResolvedTable, journal, done_units: list[dict], staging: str) -> None:
@@ -445,7 +467,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         opts.run_id,
         opts.result_json,
         lambda spark: (run_action(spark, opts, opts.action), 0),
-        (ClusteringError, TableError, ForeignTableFormatError, ValueError, RuntimeError),
+        (ClusteringError, TableError, ForeignTableFormatError, DeltaRewriteRefusedError, ValueError, RuntimeError),
         _log,
     )
 

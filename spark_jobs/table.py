@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import posixpath
 from dataclasses import dataclass, field
+from typing import Any
 
 from airflow_zorder.core.jobs.options import parse_name_args
 from airflow_zorder.core.storage.filesystems import FileInfo, FileSystem, join, relpath
@@ -54,11 +55,12 @@ class ResolvedTable:
     """
 
     name: str
-    kind: str  # "path" | "catalog"
+    kind: str  # "path" | "catalog" | "delta"
     root: str  # path tables: the directory; catalog tables: the table's current location
     home: str  # stable directory holding the ``_zorder`` state (lock, journal, staging, trash)
     partition_columns: list[str]
     units: list[Unit]
+    delta: Any = None  # Delta tables: the log's snapshot the run read (``spark_jobs.delta_table.DeltaSource``)
 
     @property
     def state_dir(self) -> str:

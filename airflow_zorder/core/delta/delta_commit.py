@@ -300,10 +300,29 @@ def commit_rewrite(
             f"version {read_version} (a delete, update, merge or overwrite); the run's files were not committed. "
             f"Re-run the clustering on the new version. ({exc})"
         ) from exc
-    table.update_incremental()
-    for entry in table.history(limit=int(table.version()) - read_version):  # newest first
-        if entry.get(METADATA_KEY) == marker:
-            return int(entry["version"])
+    version = committed_version(table, str(run.get("run_id", "")), read_version, marker)
+    if version is not None:
+        return version
     raise RuntimeError(
         f"Delta table {table.table_uri}: the clustering commit is not in the log after version {read_version}"
     )
+
+
+def committed_version(table: Any, run_id: str, since_version: int, marker: str | None = None) -> int | None:
+    """The version after ``since_version`` whose commit carries this run (its ``run_id``, or exactly
+    ``marker``) in the custom metadata, or None: how a restarted run learns whether its commit landed."""
+    table.update_incremental()
+    for entry in table.history(limit=max(int(table.version()) - since_version, 0)):  # newest first
+        raw = entry.get(METADATA_KEY)
+        if raw is None:
+            continue
+        if marker is not None:
+            if raw == marker:
+                return int(entry["version"])
+            continue
+        try:
+            if json.loads(raw).get("run_id") == run_id:
+                return int(entry["version"])
+        except (TypeError, ValueError, AttributeError):
+            continue
+    return None

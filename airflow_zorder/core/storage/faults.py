@@ -22,6 +22,7 @@ __all__ = [
     "FAULT_ENV",
     "FAULT_MODE_ENV",
     "CLEANUP_FAULT_POINTS",
+    "DELTA_FAULT_POINTS",
     "FAULT_POINTS",
     "JOB_FAULT_POINTS",
     "STATS_FAULT_POINTS",
@@ -48,6 +49,15 @@ FAULT_POINTS: tuple[str, ...] = (
 
 #: Points the clustering job itself passes (outside the commit protocol).
 JOB_FAULT_POINTS: tuple[str, ...] = ("after_stage",)  # all units staged and verified, nothing committed
+
+#: Points of a Delta table's commit (``spark_jobs/delta_table.py``), in order: the journal lists the files to
+#: place; after each staged file is placed in the table directory; all placed, before the Delta commit; after it.
+DELTA_FAULT_POINTS: tuple[str, ...] = (
+    "delta_before_place",
+    "delta_mid_place",
+    "delta_before_commit",
+    "delta_after_commit",
+)
 
 #: Points of ``commit.cleanup`` (purging expired trash / staging of finished runs): after each deletion.
 CLEANUP_FAULT_POINTS: tuple[str, ...] = ("mid_cleanup",)
