@@ -467,7 +467,15 @@ def main(argv: Sequence[str] | None = None) -> int:
         opts.run_id,
         opts.result_json,
         lambda spark: (run_action(spark, opts, opts.action), 0),
-        (ClusteringError, TableError, ForeignTableFormatError, DeltaRewriteRefusedError, ValueError, RuntimeError),
+        (
+            ClusteringError,
+            TableError,
+            ForeignTableFormatError,
+            DeltaRewriteRefusedError,
+            ImportError,
+            ValueError,
+            RuntimeError,
+        ),
         _log,
     )
 

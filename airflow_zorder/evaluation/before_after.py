@@ -1,7 +1,8 @@
 """Before/after comparison of a re-clustering run, from the stats jobs' and the clustering job's results.
 
 Input: the statistics job's result before and after (each with its ``clustering`` summary, as the
-``SparkCollectFileStatsOperator`` returns it) and the clustering job's result. Output: a JSON dict
+``SparkCollectFileStatsOperator`` returns it), or two sensor decisions (Delta tables), and the clustering
+job's result. Output: a JSON dict
 (per column: expected fraction of files a point query reads, average depth, before and after) and
 its text table. Airflow-free.
 """
@@ -45,6 +46,25 @@ def before_after_table(
         "clustering_s": clustered.get("duration_s"),
         "stats_s": [before.get("duration_s"), after.get("duration_s")],
     }
+
+
+def decisions_before_after(
+    before: Mapping[str, Any], clustered: Mapping[str, Any] | None, after: Mapping[str, Any]
+) -> dict[str, Any]:
+    """The same report from two sensor decisions (``FileStatsHook.evaluate`` payloads): for Delta Lake tables,
+    whose statistics come from the log, with no stats job before or after the clustering."""
+    clustered = clustered or {}
+
+    def as_stats(decision: Mapping[str, Any], when: str) -> dict[str, Any]:
+        per_column = dict(decision.get("columns") or {})
+        return {
+            "table": decision.get("table"),
+            "files_total": decision.get("num_files"),
+            "rows_total": (clustered.get(when) or {}).get("rows"),
+            "clustering": {"columns": list(per_column), "per_column": per_column, "headline": decision.get("headline")},
+        }
+
+    return before_after_table(as_stats(before, "before"), clustered, as_stats(after, "after"))
 
 
 def _num(x: Any) -> str:

@@ -1,4 +1,4 @@
-"""Generate a badly clustered sample table (Hive-partitioned Parquet) for the demo and the tests.
+"""Generate a badly clustered sample table (Hive-partitioned Parquet, or Delta Lake) for the demo and the tests.
 
 Rows are shuffled before they are cut into files, so every file spans nearly the whole
 range of every column: the worst case for min/max data skipping.
@@ -10,6 +10,7 @@ import argparse
 import datetime as dt
 import decimal
 import os
+from collections.abc import Iterator
 
 import numpy as np
 import pyarrow as pa
@@ -38,15 +39,13 @@ def make_rows(rows: int, seed: int = 7) -> pa.Table:
     )
 
 
-def write_table(
-    path: str, rows: int = 200_000, files_per_partition: int = 8, partitioned: bool = True, seed: int = 7
-) -> dict[str, int]:
-    """Write the table at ``path`` (``day=YYYY-MM-DD/`` partitions when ``partitioned``); return counts."""
+def _file_chunks(
+    rows: int, files_per_partition: int, partitioned: bool, seed: int
+) -> Iterator[tuple[dt.date | None, int, pa.Table]]:
+    """(day or None, file number, rows) for every file of the sample table: shuffled rows cut into files."""
     table = make_rows(rows, seed)
     rng = np.random.default_rng(seed + 1)
     table = table.take(pa.array(rng.permutation(rows)))
-    os.makedirs(path, exist_ok=True)
-    written = 0
     if partitioned:
         days = table.column("event_time").cast(pa.date32())
         groups = {
@@ -55,25 +54,58 @@ def write_table(
     else:
         groups = {None: table}
     for day, part in groups.items():
-        folder = os.path.join(path, f"day={day.isoformat()}") if day is not None else path
-        os.makedirs(folder, exist_ok=True)
         for i, chunk in enumerate(np.array_split(np.arange(part.num_rows), files_per_partition)):
             if len(chunk):
-                pq.write_table(part.take(pa.array(chunk)), os.path.join(folder, f"part-{i:05d}.parquet"))
-                written += 1
+                yield day, i, part.take(pa.array(chunk))
+
+
+def write_table(
+    path: str, rows: int = 200_000, files_per_partition: int = 8, partitioned: bool = True, seed: int = 7
+) -> dict[str, int]:
+    """Write the table at ``path`` (``day=YYYY-MM-DD/`` partitions when ``partitioned``); return counts."""
+    os.makedirs(path, exist_ok=True)
+    written = 0
+    for day, i, chunk in _file_chunks(rows, files_per_partition, partitioned, seed):
+        folder = os.path.join(path, f"day={day.isoformat()}") if day is not None else path
+        os.makedirs(folder, exist_ok=True)
+        pq.write_table(chunk, os.path.join(folder, f"part-{i:05d}.parquet"))
+        written += 1
     return {"rows": rows, "files": written}
 
 
+def write_delta_table(
+    path: str, rows: int = 200_000, files_per_partition: int = 8, partitioned: bool = True, seed: int = 7
+) -> dict[str, int]:
+    """The same rows as a Delta Lake table written by delta-rs (a ``day`` date column partitions it when
+    ``partitioned``), one commit per file number: ``files_per_partition`` appends; return counts."""
+    from airflow_zorder.core.delta.delta_log import deltalake_module
+
+    deltalake = deltalake_module("writing the Delta sample table")
+    by_file: dict[int, list[pa.Table]] = {}
+    for day, i, chunk in _file_chunks(rows, files_per_partition, partitioned, seed):
+        if day is not None:
+            chunk = chunk.append_column("day", pa.array([day] * chunk.num_rows, pa.date32()))
+        by_file.setdefault(i, []).append(chunk)
+    for i in sorted(by_file):
+        deltalake.write_deltalake(
+            path, pa.concat_tables(by_file[i]), mode="append", partition_by=["day"] if partitioned else None
+        )
+    return {"rows": rows, "files": len(deltalake.DeltaTable(path).file_uris())}
+
+
 def main() -> None:
-    """CLI: ``python -m airflow_zorder.evaluation.sample_data PATH [--rows N] [--files-per-partition K]``."""
+    """CLI: ``python -m airflow_zorder.evaluation.sample_data PATH [--rows N] [--files-per-partition K] [--delta]``."""
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     p.add_argument("path")
     p.add_argument("--rows", type=int, default=200_000)
     p.add_argument("--files-per-partition", type=int, default=8)
     p.add_argument("--unpartitioned", action="store_true")
+    p.add_argument("--delta", action="store_true", help="write a Delta Lake table (needs the [delta] extra)")
     a = p.parse_args()
-    out = write_table(a.path, a.rows, a.files_per_partition, not a.unpartitioned)
-    print(f"wrote {out['rows']} rows in {out['files']} files to {a.path}")
+    write = write_delta_table if a.delta else write_table
+    out = write(a.path, a.rows, a.files_per_partition, not a.unpartitioned)
+    kind = "a Delta Lake table" if a.delta else "Parquet"
+    print(f"wrote {out['rows']} rows in {out['files']} files to {a.path} ({kind})")
 
 
 if __name__ == "__main__":

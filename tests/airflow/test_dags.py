@@ -34,7 +34,17 @@ def test_every_dag_loads_without_errors_or_warnings(airflow_db):
     assert bag.import_errors == {}
     assert not bag.captured_warnings and not ours, (bag.captured_warnings, [str(w.message) for w in ours])
     expected = {p.stem for p in DAGS.glob("*.py")}
-    assert expected <= set(bag.dags) and expected == {"zorder_recluster_table", "zorder_maintain_tables"}
+    assert expected <= set(bag.dags) and expected == {
+        "zorder_recluster_table",
+        "zorder_recluster_delta_table",
+        "zorder_maintain_tables",
+    }
+    assert [t.task_id for t in bag.dags["zorder_recluster_delta_table"].topological_sort()] == [
+        "check_overlap",
+        "recluster",
+        "measure_after",
+        "compare",
+    ]
     recluster = bag.dags["zorder_recluster_table"]
     assert [t.task_id for t in recluster.topological_sort()] == [
         "collect_stats",
@@ -203,3 +213,39 @@ def test_maintain_dag_maps_over_the_config(sample_table, recluster_run):
     assert states[("maintain_table.check_overlap", 0)] == "skipped"
     assert states[("maintain_table.recluster", 0)] == "skipped"
     assert xcoms(run, "load_tables")["return_value"][0]["table"] == table
+
+
+@pytest.mark.spark
+def test_delta_dag_decides_from_the_log_and_commits_one_clustering_version(tmp_path, airflow_db):
+    """zorder_recluster_delta_table in a real ``dag.test()``: no stats job, one Delta commit, the same rows."""
+    deltalake = pytest.importorskip("deltalake")
+    from airflow_zorder.evaluation.sample_data import write_delta_table
+
+    table = str(tmp_path / "events_delta")
+    write_delta_table(table, rows=6000, files_per_partition=8)
+    version_before = deltalake.DeltaTable(table).version()
+    ids_before = sorted(
+        deltalake.DeltaTable(table).to_pyarrow_dataset().to_table(columns=["event_id"])["event_id"].to_pylist()
+    )
+    mp = pytest.MonkeyPatch()
+    mp.setenv("ZORDER_DELTA_TABLE", table)
+    mp.setenv("AIRFLOW_CONN_SPARK_DEFAULT", '{"conn_type": "spark", "host": "local[2]"}')
+    try:
+        bag, _ = load_dagbag()
+        run = bag.dags["zorder_recluster_delta_table"].test(run_conf={"num_files": 2})
+    finally:
+        mp.undo()
+    assert run.state == "success"
+    decision = xcoms(run, "check_overlap")["return_value"]
+    assert decision["decision"] == "recluster" and decision["partitions"]
+    clustered = xcoms(run, "recluster")["return_value"]
+    assert clustered["kind"] == "delta" and clustered["delta"]["read_version"] == version_before
+    t = deltalake.DeltaTable(table)
+    assert t.version() == version_before + 1 and t.history(1)[0]["operation"] == "WRITE"
+    ids_after = sorted(t.to_pyarrow_dataset().to_table(columns=["event_id"])["event_id"].to_pylist())
+    assert ids_after == ids_before
+    report = xcoms(run, "compare")["return_value"]
+    assert report["headline_after"] < report["headline_before"]
+    assert report["files_after"] == 2 * len(decision["partitions"]) + (
+        decision["num_files"] - 8 * len(decision["partitions"])
+    )

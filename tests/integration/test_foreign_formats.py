@@ -1,4 +1,4 @@
-"""Both Spark jobs refuse Delta Lake, Hudi and Iceberg tables and leave them byte for byte untouched (issue 22).
+"""Both Spark jobs refuse Hudi and Iceberg tables and any directory inside a Delta Lake table, and leave them byte for byte untouched (issue 22).
 
 Each job runs through its command-line entry (``main([...])``, in process on the shared SparkSession,
 plus one real ``spark-submit`` of the clustering job) against real table directories (see
@@ -94,9 +94,9 @@ def build(case: str, base: Path) -> tuple[str, str, str, object]:
     return (root + "/data" if case == "iceberg-data-dir" else root), root, "iceberg", readers_ok
 
 
+# A Delta table's root is clustered and collected through its log (test_cluster_delta,
+# test_collect_stats_delta); a directory inside one stays refused.
 CASES = [
-    "delta",
-    "delta-partitioned",
     "delta-partition-dir",
     "hudi",
     "hudi-partition-dir",
@@ -133,13 +133,14 @@ def test_job_refuses_the_table_and_leaves_it_untouched(in_process, tmp_path, cap
 def test_spark_submit_exits_1_with_the_reason_in_its_result(tmp_path):
     """The real command line (one job; ~30 s): a separate driver process, its exit code and --result-json."""
     root = str(tmp_path / "delta")
-    builders.write_delta(root)
+    builders.write_delta(root, partitioned=True)
+    target = root + "/region=us"
     before = snapshot(root)
     out = tmp_path / "result.json"
-    proc = spark_submit("cluster_table", "--table", root, "--columns", "id,v", "--result-json", str(out))
+    proc = spark_submit("cluster_table", "--table", target, "--columns", "id,v", "--result-json", str(out))
     assert proc.returncode == 1, proc.stderr[-3000:]
     result = json.loads(out.read_text())
-    assert_refused(result, proc.returncode, "delta", root)
+    assert_refused(result, proc.returncode, "delta", target)
     assert "Traceback" not in proc.stderr  # an expected refusal, not a crash
     assert snapshot(root) == before
     no_state_dir(root)

@@ -453,7 +453,7 @@ def test_any_filesystem_callables_work(tmp_path):
 @pytest.mark.parametrize(
     "fmt, name, why, what",
     [
-        ("delta", "Delta Lake", "its truth is _delta_log/", "OPTIMIZE ... ZORDER BY"),
+        ("delta", "Delta Lake", "its truth is _delta_log/", "the Delta table's root directory"),
         ("hudi", "Apache Hudi", "its truth is the .hoodie/ timeline", "Hudi's own clustering"),
         ("iceberg", "Apache Iceberg", "its truth is metadata/", "rewrite_data_files"),
     ],
@@ -475,7 +475,7 @@ def test_error_message_names_format_table_reason_and_remedy(fmt, name, why, what
         "x/",
     )
     if fmt == "delta":
-        assert "re-clustering Delta tables through the Delta log is planned" in msg
+        assert "both jobs read a Delta table's files from its log" in msg
 
 
 @pytest.mark.parametrize(

@@ -13,8 +13,10 @@ looks like one (Parquet files, ``k=v/`` partitions) but is not:
 
 So every entry point (the Spark jobs, the hook, the sensor, the UI) checks the table first and
 raises :class:`ForeignTableFormatError` before it locks, stages, lists or writes anything.  The one
-exception: the hook (and through it the sensor and the UI) reads a Delta table itself through its log
-(:mod:`airflow_zorder.core.delta.delta_log`); a part of a Delta table stays refused there too.
+exception: a Delta table's root, given by its path, is read through its log
+(:mod:`airflow_zorder.core.delta.delta_log`) by the hook (the sensor, the UI) and the stats job, and
+re-clustered through it by the clustering job (``spark_jobs.delta_table``); a part of a Delta table, and a
+catalog table over one, stay refused.
 
 The checks are cheap and storage-neutral: callers pass ``exists(path) -> bool`` and
 ``list_names(dir) -> names`` callables (local ``os``, a Hadoop or pyarrow filesystem, fsspec,
@@ -87,8 +89,9 @@ _WHY = {
 
 _INSTEAD = {
     DELTA: (
-        "use Delta's own OPTIMIZE ... ZORDER BY (or liquid clustering) for now; re-clustering Delta tables "
-        "through the Delta log is planned"
+        "point the job (or the sensor) at the Delta table's root directory, the one holding _delta_log/, by "
+        "its path: both jobs read a Delta table's files from its log and the clustering commits through it "
+        "(a catalog table over Delta is not resolved yet: give its location)"
     ),
     HUDI: (
         "use Hudi's own clustering for now (hoodie.clustering.* with "
