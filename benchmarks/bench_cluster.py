@@ -383,6 +383,84 @@ class SubPhaseTimer:
         return subs
 
 
+def delta_live_files(table: Path | str, version: int | None = None) -> list[str]:
+    """The Delta table's live files at ``version`` (default: the latest) from its log, as local paths.
+
+    Never a directory listing: files a later commit removed (not vacuumed) stay on disk and are not live.
+    """
+    from deltalake import DeltaTable
+
+    dt = DeltaTable(str(table)) if version is None else DeltaTable(str(table), version=version)
+    return [u[len("file://") :] if u.startswith("file://") else u for u in dt.file_uris()]
+
+
+def write_delta_input(src: Path, dst: Path, mon: MemoryMonitor, first: int | None = None) -> dict[str, Any]:
+    """``write_deltalake`` of the input's Parquet files (the first ``first`` of them, if given) into a fresh ``dst``.
+
+    The Delta table every Delta strategy starts from (copied, :func:`copy_table`), so they all start from
+    identical files and the same log; timed (as the phase ``delta-rs write_deltalake``) for information only.
+    One append per input file, as a table fed by a daily load would be: the Delta table has as many files as
+    the Parquet input, and Spark reads them with the same parallelism.
+    """
+    import pyarrow.dataset as ds
+    from deltalake import DeltaTable, write_deltalake
+
+    files = sorted(str(p) for p in src.glob("*.parquet"))[:first]
+    fresh_dir(dst)
+    w: dict[str, Any] = {}
+    with phase(mon, f"delta-rs write_deltalake -> {dst.name}", w):
+        for f in files:
+            write_deltalake(
+                str(dst), ds.dataset(f, format="parquet").scanner(batch_size=128 * 1024).to_reader(), mode="append"
+            )
+    t = DeltaTable(str(dst))
+    return {"write": w, "written_files": len(t.file_uris()), "version": t.version(), "input_files": len(files)}
+
+
+def copy_table(src: Path, dst: Path) -> Path:
+    """A fresh copy of a whole table directory (a Delta table with its ``_delta_log/``)."""
+    shutil.copytree(src, fresh_dir(dst))
+    return dst
+
+
+def delta_rows_checksum(table: Path | str, columns: list[str] | None = None, version: int | None = None) -> dict:
+    """Rows and an order-independent checksum of a Delta table at ``version`` (default: the latest), read by delta-rs.
+
+    The checksum is DuckDB's ``sum(hash(<every column>))`` over ``DeltaTable(...).to_pyarrow_dataset()``: the
+    log's files at that version with the table's schema, so equal rows in any order and any files give equal
+    sums, and a lost, duplicated or changed row changes them.
+    """
+    import duckdb
+    from deltalake import DeltaTable
+
+    dt = DeltaTable(str(table)) if version is None else DeltaTable(str(table), version=version)
+    data = dt.to_pyarrow_dataset()
+    cols = columns or list(data.schema.names)
+    con = duckdb.connect()
+    try:
+        con.register("t", data)
+        q = ", ".join('"' + c.replace('"', '""') + '"' for c in cols)
+        rows, total = con.execute(f"SELECT count(*), sum(hash({q}))::VARCHAR FROM t").fetchone()
+    finally:
+        con.close()
+    return {"version": dt.version(), "rows": int(rows), "checksum": total or "0"}
+
+
+def delta_rows_check(table: Path, before_version: int, others: dict[str, Path] | None = None) -> dict[str, Any]:
+    """Rows and checksum (``delta_rows_checksum``) of ``table`` at ``before_version`` and now, and of ``others``.
+
+    ``equal``: every one of them has the same row count and checksum (a rewrite that lost, duplicated or
+    changed a row makes it false).
+    """
+    sums = {"before": delta_rows_checksum(table, version=before_version), "after": delta_rows_checksum(table)}
+    for name, path in (others or {}).items():
+        if (Path(path) / "_delta_log").is_dir():
+            sums[name] = delta_rows_checksum(path)
+    first = sums["before"]
+    equal = all((s["rows"], s["checksum"]) == (first["rows"], first["checksum"]) for s in sums.values())
+    return {**sums, "equal": equal}
+
+
 def run_delta(
     src: Path,
     dst: Path,
@@ -391,39 +469,38 @@ def run_delta(
     values: dict,
     columns: list[str] = COLUMNS,
     match_files: bool = False,
+    start: Path | None = None,
 ) -> dict[str, Any]:
     """delta-rs: ``write_deltalake`` of the input, then ``optimize.z_order(columns, target_size=bytes / n)``, timed.
 
+    ``start``: a Delta table :func:`write_delta_input` wrote; copied to ``dst`` (untimed) instead of writing
+    one, so other strategies can start from the same table (the result has no ``write`` then).
     ``match_files``: when the timed run made other than ``n`` files (delta-rs writes its own
     compression, so its bytes per file differ), ``z_order`` runs again (untimed, up to 3 times) with the
     target size scaled by files made / ``n`` -- the same curve order, cut into about ``n`` files (within
     ``n``/32) -- so layouts are compared at the same file count. ``live_files`` are the table's files after it.
     """
     import deltalake
-    import pyarrow.dataset as ds
-    from deltalake import DeltaTable, write_deltalake
+    from deltalake import DeltaTable
 
     files = sorted(str(p) for p in src.glob("*.parquet"))
     total = dir_bytes(files)
-    fresh_dir(dst)
     out: dict[str, Any] = {"version": deltalake.__version__, "target_size": total // n}
-    w: dict[str, Any] = {}
-    with phase(mon, "delta-rs write_deltalake", w):
-        dataset = ds.dataset(files, format="parquet")
-        reader = dataset.scanner(batch_size=128 * 1024).to_reader()
-        write_deltalake(str(dst), reader)
-    out["write"] = w
-    out["written_files"] = len(DeltaTable(str(dst)).file_uris())
+    if start is not None:
+        copy_table(start, dst)
+        out["written_files"] = len(DeltaTable(str(dst)).file_uris())
+    else:
+        w = write_delta_input(src, dst, mon)
+        out["write"], out["written_files"] = w["write"], w["written_files"]
+    out["read_version"] = DeltaTable(str(dst)).version()
     z: dict[str, Any] = {}
     with phase(mon, "delta-rs optimize.z_order", z):
         metrics_out = DeltaTable(str(dst)).optimize.z_order(columns, target_size=total // n)
     out["z_order"] = z
     out["optimize_metrics"] = metrics_out
+    out["timed_run_table_version"] = DeltaTable(str(dst)).version()  # read_version + 1: one transaction
 
-    def live_files() -> list[str]:
-        return [u[len("file://") :] if u.startswith("file://") else u for u in DeltaTable(str(dst)).file_uris()]
-
-    live = live_files()
+    live = delta_live_files(dst)
     out["timed_run_files"] = len(live)
     target = total // n
     for _ in range(3 if match_files else 0):  # each re-cut reads the previous one's files: sizes shift a little
@@ -433,9 +510,10 @@ def run_delta(
         out["match_target_size"] = target
         log(f"delta-rs made {len(live)} files, not {n}: z_order again (untimed) with target {target:,} bytes")
         DeltaTable(str(dst)).optimize.z_order(columns, target_size=target)
-        live = live_files()
+        live = delta_live_files(dst)
     out["live_files"] = live
     out["live_bytes"] = dir_bytes(live)
+    out["final_table_version"] = DeltaTable(str(dst)).version()
     if values:
         out["report"] = fractions_of(live, values, columns)
     return out

@@ -22,12 +22,14 @@ import sys
 from pathlib import Path
 from typing import Any
 
-ORDER = ["as generated", "linear", "zorder", "hilbert", "delta-rs z_order"]
+ORDER = ["as generated", "linear", "zorder", "hilbert", "hilbert delta", "delta-rs z_order"]
+OURS = ("zorder", "hilbert", "hilbert delta")  # bold in the headline table
 COLORS = {
     "as generated": "#9e9e9e",
     "linear": "#8c6d31",
     "zorder": "#1f77b4",
     "hilbert": "#2ca02c",
+    "hilbert delta": "#98df8a",
     "delta-rs z_order": "#d62728",
     "baseline": "#555555",
 }
@@ -36,6 +38,7 @@ LABEL = {
     "linear": "linear sort (ours)",
     "zorder": "zorder (ours)",
     "hilbert": "hilbert (ours)",
+    "hilbert delta": "hilbert (ours, Delta)",
     "delta-rs z_order": "delta-rs z_order",
 }
 START, END = "<!-- bench:headline:start -->", "<!-- bench:headline:end -->"
@@ -228,13 +231,87 @@ def cost_rows(ds: dict) -> list[dict[str, Any]]:
     return rows
 
 
+def _ours_delta(ds: dict) -> dict | None:
+    """Our job's run on the data set's Delta table (``run_all``'s ``hilbert delta``), if there was one."""
+    return (ds.get("clustering") or {}).get("curves", {}).get("hilbert delta")
+
+
+def _versions(read: Any, new: Any) -> str:
+    """'version 0 -> 1, one transaction' or, when more than one commit came in between, what there was."""
+    if isinstance(read, int) and isinstance(new, int) and new == read + 1:
+        return f"version {read} -> {new}, one transaction"
+    return f"version {read} -> {new}"
+
+
+def _n(n: Any, what: str) -> str:
+    return f"{n} {what}" if n == 1 else f"{n} {what}s"
+
+
+def delta_notes(ds: dict) -> list[str]:
+    """The sentences under a data set's cost table about our job on its Delta table, next to delta-rs."""
+    ours = _ours_delta(ds)
+    if not ours:
+        return []
+    dr = ds.get("delta_rs") or {}
+    din = ds.get("delta_input") or {}
+    out = []
+    same = bool(dr.get("started_from")) and dr["started_from"] == din.get("table")
+    if same and "z_order" in dr:
+        recut = ""
+        if dr.get("match_target_size"):
+            final = dr.get("final_table_version")
+            recut = f"; its untimed re-cuts committed {'versions up to ' + str(final) if final else 'later versions'}"
+        out.append(
+            f"{LABEL['hilbert delta']} and delta-rs z_order started from copies of the same Delta table "
+            f"(one `write_deltalake` append per input file, untimed: {_n(din.get('written_files', '?'), 'file')}, version "
+            f"{din.get('version', '?')}; the Parquet strategies read the {ds.get('input', {}).get('files', '?')} "
+            f"input files) and each committed one Delta transaction: ours {_versions(**_rv(ours.get('delta')))}; "
+            f"delta-rs's timed `z_order` {_versions(dr.get('read_version'), dr.get('timed_run_table_version'))}"
+            + recut
+            + "."
+        )
+    chk = ours.get("rows_check")
+    if chk:
+        b = chk["before"]
+        others = [k for k in chk if k not in ("before", "after", "equal")]
+        out.append(
+            (
+                f"Rows checked (count and DuckDB `sum(hash(<every column>))` over `DeltaTable.to_pyarrow_dataset()`): {b['rows']:,} rows before our "
+                f"commit (version {b['version']}, by time travel) and after it (version {chk['after']['version']})"
+                + "".join(f", and in the {k} table at its last version ({chk[k]['version']})" for k in others)
+                + ": equal."
+            )
+            if chk["equal"]
+            else "**Rows differ** between the Delta tables: "
+            + "; ".join(
+                f"{k}: {v['rows']:,} rows, checksum {v['checksum']}" for k, v in chk.items() if isinstance(v, dict)
+            )
+            + "."
+        )
+    ph = ours.get("phases") or {}
+    if "python_rss_increase_mb" in ours:
+        out.append(
+            f"{LABEL['hilbert delta']}'s commit ran delta-rs in the driver's Python process"
+            + (f" ({ph['commit_s']:.1f} s of its wall time)" if isinstance(ph.get("commit_s"), (int, float)) else "")
+            + f": that process's RSS rose by {ours['python_rss_increase_mb']:.0f} MB during the job (peak "
+            f"{ours['peak_python_rss_mb']:.0f} MB; the table's RSS column is the JVM's)."
+        )
+    return out
+
+
+def _rv(d: dict | None) -> dict[str, Any]:
+    d = d or {}
+    return {"read": d.get("read_version"), "new": d.get("version")}
+
+
 def fig_cost(res: dict, path: Path) -> None:
     import numpy as np
 
     plt = _plt()
     names = [n for n, ds in res["datasets"].items() if ds.get("clustering")]
     fig, axes = plt.subplots(1, 2, figsize=(13, 4.5))
-    strategies = ["linear", "zorder", "hilbert", "delta-rs z_order"]
+    present = {r["strategy"] for n in names for r in cost_rows(res["datasets"][n])}
+    strategies = [s for s in ("linear", "zorder", "hilbert", "hilbert delta", "delta-rs z_order") if s in present]
     x = np.arange(len(names))
     w = 0.8 / len(strategies)
     for i, s in enumerate(strategies):
@@ -328,7 +405,7 @@ def headline_table(res: dict, rel: str = "") -> list[str]:
             r = costs.get(lay)
             cells.append(f"{r['ratio']:.2f}x" if r else "–")
             cells.append(f"{r['cpu_ratio']:.2f}x" if r and r.get("cpu_ratio") else "–")
-            if lay in ("zorder", "hilbert"):
+            if lay in OURS:
                 cells = [f"**{c}**" for c in cells]
             out.append("| " + " | ".join(cells) + " |")
         out.append("")
@@ -479,10 +556,28 @@ def render_doc(res: dict, out_dir: Path, doc: Path) -> str:
     p(
         "- **Strategies**, all cut into the same number of files: *as generated* (input); *linear*, *zorder*, "
         "*hilbert*: `spark_jobs.cluster_table.run_cluster(spark, ClusterOptions(columns=..., curve=..., num_files=N))`; "
-        "*delta-rs z_order*: `write_deltalake` of the input, then `DeltaTable.optimize.z_order(columns, "
+        + (
+            "*hilbert (ours, Delta)* ("
+            + ", ".join(ds["title"] for ds in res["datasets"].values() if _ours_delta(ds))
+            + '): the same job with `curve="hilbert"` on the input written as a Delta table '
+            "(`ClusterOptions(table=<Delta table root>, ...)`): Spark reads the files of the log's version and "
+            "writes the clustered files, delta-rs commits them on the driver; its files are the log's after the "
+            "commit (`DeltaTable.file_uris()`); "
+            if any(_ours_delta(ds) for ds in res["datasets"].values())
+            else ""
+        )
+        + "*delta-rs z_order*: `write_deltalake` of the input, then `DeltaTable.optimize.z_order(columns, "
         "target_size=input bytes / N)`, timed; delta-rs writes its own compression so that run makes a different "
         "number of files, and untimed `z_order` re-runs (up to 3) with the target scaled re-cut the same curve order "
         "into N +- N/32 files for the query figures (file counts are in the tables)."
+        + (
+            " Both Delta strategies start from copies of one Delta table (untimed: one `write_deltalake` append per input file) "
+            "and each commits its rewrite as one Delta transaction."
+            if any(
+                _ours_delta(ds) and (ds.get("delta_rs") or {}).get("started_from") for ds in res["datasets"].values()
+            )
+            else ""
+        )
     )
     p("")
     p("## Headline")
@@ -598,7 +693,7 @@ def render_doc(res: dict, out_dir: Path, doc: Path) -> str:
     p(
         "Wall time of each rewrite against the reference rewrite of the same data in the same SparkSession: "
         "read, `repartitionByRange(N, key).sortWithinPartitions(key)`, write (`bench_cluster.run_baseline`), "
-        "run before, between and after our three jobs (_italic_ rows); each job's ratio is to the mean of the "
+        "run before, between and after our jobs (_italic_ rows); each job's ratio is to the mean of the "
         "reference runs just before and after it, so load that changes during the run shifts both sides alike "
         "(delta-rs, run after the session stopped: to the mean of all reference runs). Our jobs' wall time is the whole "
         "`run_cluster` call: counting, sampling, planning, the write, verification (row count + checksum) and the "
@@ -645,13 +740,16 @@ def render_doc(res: dict, out_dir: Path, doc: Path) -> str:
             p(note + ".")
         elif "error" in dr:
             p(f"(delta-rs failed: {dr['error']})")
+        for line in delta_notes(ds):
+            p("")
+            p(line)
         p("")
         phases = {c: d.get("phases", {}) for c, d in ds["clustering"]["curves"].items()}
         if any(phases.values()):
             p(
                 "Phases of our jobs (s, from the job's result): "
                 + "; ".join(
-                    f"{c}: "
+                    f"{LABEL.get(c, c)}: "
                     + ", ".join(f"{k.removesuffix('_s')} {v:.1f}" for k, v in ph.items() if isinstance(v, (int, float)))
                     for c, ph in phases.items()
                 )

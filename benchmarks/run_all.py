@@ -12,20 +12,26 @@ Two data sets, generated into ``--work`` (reused when already there):
   ``user_id``, 90 %-one-value ``status``, long-common-prefix ``customer`` strings); clustering columns
   ``user_id, status, customer``.
 
+Before Spark starts, each data set is written once as a Delta table by delta-rs (``write_deltalake``, in a
+child process, untimed: ``write_delta_inputs``); both Delta strategies start from a copy of it.
+
 Per data set, in one SparkSession (``bench_cluster.build_spark``: local[2], 4g driver): an untimed warm-up
 (``bench_cluster.warm_up``), the reference rewrite ``repartitionByRange(--files, key).sortWithinPartitions(key)``
 (``bench_cluster.run_baseline``; key ``l_orderkey`` / ``event_id``) before and after ``run_cluster`` with each
-curve (``linear``, ``zorder``, ``hilbert``; ``--files`` output files), each timed with peak memory
-(``bench_cluster.MemoryMonitor``). Then the stats timings (``bench_stats.footer_vs_duckdb``) while the session
-is up. After the session stops: delta-rs ``optimize.z_order`` on the same data (``bench_cluster.run_delta``,
-re-cut to the same file count), then for every layout (as generated, linear, zorder, hilbert, delta-rs)
-the files read by the query set (``bench_queries``: pruning evaluator + DuckDB cross-check) and DuckDB
-query times.
+curve (``linear``, ``zorder``, ``hilbert``; ``--files`` output files), and for the data sets of
+``--ours-delta`` (default lineitem) ``run_cluster`` with ``hilbert`` on the Delta table (``hilbert delta``: one
+Delta commit by delta-rs on the driver), each timed with peak memory (``bench_cluster.MemoryMonitor``). Then
+the stats timings (``bench_stats.footer_vs_duckdb``) while the session is up. After the session stops:
+delta-rs ``optimize.z_order`` on the same Delta table (``bench_cluster.run_delta``, re-cut to the same file
+count); the Delta tables' rows checked (``bench_cluster.delta_rows_check``: count + checksum of ours before
+and after its commit and of delta-rs's after); then for every layout (as generated, linear, zorder, hilbert, hilbert delta,
+delta-rs; a Delta table's files from its log) the files read by the query set (``bench_queries``: pruning
+evaluator + DuckDB cross-check) and DuckDB query times.
 
 Writes ``<out>/results.json`` and, through ``bench_report.render``, the PNGs in ``<out>/`` and the
 markdown ``--doc`` (default ``docs/benchmarks.md``; with the default ``--out`` also README's headline
 table between its ``bench:headline`` markers). Exit code 1 if DuckDB found a matching row in a file the
-pruning evaluator pruned.
+pruning evaluator pruned, or if a Delta table's rows differ after a rewrite.
 """
 
 from __future__ import annotations
@@ -52,6 +58,8 @@ from tpch_data import generate_lineitem  # noqa: E402
 from airflow_zorder.evaluation import layout_report  # noqa: E402
 
 MB = 1024 * 1024
+DELTA_CURVE = "hilbert"  # our curve on the Delta table
+DELTA_KEY = f"{DELTA_CURVE} delta"  # its strategy / layout key in results.json (bench_report: "hilbert (ours, Delta)")
 DEFAULT_OUT = REPO / "docs" / "benchmarks"
 DEFAULT_DOC = REPO / "docs" / "benchmarks.md"
 log = bc.log
@@ -131,6 +139,12 @@ def cluster_dataset(spark, mon, heap, ds: dict, a, work: Path) -> dict[str, Any]
     n, src, cols, key = a.files, ds["src"], ds["columns"], ds["key"]
     res: dict[str, Any] = {"curves": {}, "baselines": []}
     bc.warm_up(spark, src, work / "warmup", n, a.curves, cols, key)
+    # our job on the Delta table delta-rs starts from too (write_delta_inputs)
+    delta_in = ds.get("delta_input") if ds["name"] in a.ours_delta else None
+    if delta_in:  # untimed, as bc.warm_up: the Delta path (log read, footers' stats, delta-rs commit) once
+        warm = bc.copy_table(Path(delta_in["warmup"]), work / "warmup_delta")
+        run_cluster(spark, ClusterOptions(table=str(warm), columns=list(cols), curve=DELTA_CURVE, num_files=n))
+        shutil.rmtree(warm, ignore_errors=True)
     base_out = work / f"{ds['name']}_baseline"
 
     def reference(i: int) -> dict[str, Any]:
@@ -158,6 +172,24 @@ def cluster_dataset(spark, mon, heap, ds: dict, a, work: Path) -> dict[str, Any]
         d["heap_ratio"] = round(d["peak_jvm_heap_mb"] / ref_heap, 3) if ref_heap else None
         res["curves"][curve] = d
         before = after
+    if delta_in:
+        dst = bc.copy_table(Path(delta_in["table"]), work / f"{ds['name']}_{DELTA_KEY.replace(' ', '_')}")
+        opts = ClusterOptions(table=str(dst), columns=list(cols), curve=DELTA_CURVE, num_files=n)
+        d, r = timed_phase(mon, heap, f"{ds['name']}: run_cluster {DELTA_KEY}", lambda: run_cluster(spark, opts))
+        if r.get("status") != "clustered" or r.get("kind") != "delta":
+            raise RuntimeError(f"run_cluster on the Delta table {dst}: {r.get('status')} {r.get('messages')}")
+        after = reference(len(res["baselines"]))
+        d["files"] = len(bc.delta_live_files(dst))  # the log's files after the commit
+        d["phases"] = r.get("phases", {})
+        d["duration_s"] = r.get("duration_s")
+        d["dir"] = str(dst)
+        d["delta"] = r["delta"]  # read_version, version: one commit
+        d["curve"] = DELTA_CURVE
+        bc.ratio_to_references(d, before, after)
+        ref_heap = max(before.get("peak_jvm_heap_mb", 0), after.get("peak_jvm_heap_mb", 0))
+        d["reference"]["heap_mb"] = ref_heap
+        d["heap_ratio"] = round(d["peak_jvm_heap_mb"] / ref_heap, 3) if ref_heap else None
+        res["curves"][DELTA_KEY] = d
     shutil.rmtree(base_out, ignore_errors=True)
     bs = res["baselines"]
     res["baseline_mean_s"] = round(sum(b["wall_s"] for b in bs) / len(bs), 3)
@@ -168,10 +200,22 @@ def cluster_dataset(spark, mon, heap, ds: dict, a, work: Path) -> dict[str, Any]
 
 
 def delta_child(argv: list[str]) -> int:
-    """``run_all.py --delta-child SRC DST N COLUMNS OUT_JSON``: delta-rs in a fresh process (own peak RSS)."""
-    src, dst, n, columns, out_json = argv
+    """``run_all.py --delta-child SRC DST N COLUMNS OUT_JSON [START]``: delta-rs in a fresh process (own peak RSS).
+
+    ``START``: the Delta table to start from (copied to ``DST``, untimed) instead of writing one.
+    """
+    src, dst, n, columns, out_json, *start = argv
     mon = bc.MemoryMonitor().start()
-    res = bc.run_delta(Path(src), Path(dst), int(n), mon, {}, columns.split(","), match_files=True)
+    res = bc.run_delta(
+        Path(src),
+        Path(dst),
+        int(n),
+        mon,
+        {},
+        columns.split(","),
+        match_files=True,
+        start=Path(start[0]) if start else None,
+    )
     mon.stop()
     import deltalake
 
@@ -180,20 +224,43 @@ def delta_child(argv: list[str]) -> int:
     return 0
 
 
+def delta_write_child(argv: list[str]) -> int:
+    """``run_all.py --delta-write SRC DST WARMUP_DST OUT_JSON``: the Delta input tables, in a fresh process.
+
+    ``DST``: ``write_deltalake`` of all of ``SRC``'s files, the table every Delta strategy starts from;
+    ``WARMUP_DST``: of its first 4 files, for the untimed warm-up of our job on a Delta table.
+    """
+    src, dst, warm, out_json = argv
+    mon = bc.MemoryMonitor().start()
+    res = bc.write_delta_input(Path(src), Path(dst), mon)
+    bc.write_delta_input(Path(src), Path(warm), mon, first=4)
+    mon.stop()
+    res.update(table=dst, warmup=warm)
+    Path(out_json).write_text(json.dumps(res, default=str))
+    return 0
+
+
+def write_delta_inputs(ds: dict, work: Path) -> dict[str, Any]:
+    """The data set as a Delta table (and a small one for the warm-up), written by delta-rs in a child process.
+
+    Not timed in any comparison: delta-rs's ``z_order`` and our job on a Delta table both start from a copy
+    of this one table (same files, same log).
+    """
+    dst, warm = work / f"{ds['name']}_delta_input", work / f"{ds['name']}_delta_warmup"
+    return run_child(["--delta-write", str(ds["src"]), str(dst), str(warm)], work / f"{ds['name']}_delta_input.json")
+
+
 def run_delta_process(ds: dict, dst: Path, n: int, work: Path) -> dict[str, Any]:
     """delta-rs on the data set in a child Python process: its timings, and its whole peak RSS."""
-    out_json = work / f"{ds['name']}_delta.json"
+    args = ["--delta-child", str(ds["src"]), str(dst), str(n), ",".join(ds["columns"])]
+    start = [ds["delta_input"]["table"]] if ds.get("delta_input") else []
+    return run_child(args, work / f"{ds['name']}_delta.json", start)
+
+
+def run_child(args: list[str], out_json: Path, tail: list[str] | None = None) -> dict[str, Any]:
+    """``run_all.py <args> <out_json> <tail>`` in a child Python process; its JSON, peak RSS and wall time."""
     out_json.unlink(missing_ok=True)
-    cmd = [
-        sys.executable,
-        str(Path(__file__).resolve()),
-        "--delta-child",
-        str(ds["src"]),
-        str(dst),
-        str(n),
-        ",".join(ds["columns"]),
-        str(out_json),
-    ]
+    cmd = [sys.executable, str(Path(__file__).resolve()), *args, str(out_json), *(tail or [])]
     t0 = time.perf_counter()
     p = subprocess.Popen(cmd)
     peak = 0
@@ -205,7 +272,7 @@ def run_delta_process(ds: dict, dst: Path, n: int, work: Path) -> dict[str, Any]
             pass
         time.sleep(0.1)
     if p.returncode != 0:
-        raise RuntimeError(f"delta-rs child exited with {p.returncode}")
+        raise RuntimeError(f"{args[0]} child exited with {p.returncode}")
     res = json.loads(out_json.read_text())
     res["process_peak_rss_mb"] = round(peak / MB, 1)
     res["process_wall_s"] = round(time.perf_counter() - t0, 1)
@@ -264,6 +331,8 @@ def main(argv: list[str] | None = None) -> int:
     args = sys.argv[1:] if argv is None else argv
     if args[:1] == ["--delta-child"]:
         return delta_child(args[1:])
+    if args[:1] == ["--delta-write"]:
+        return delta_write_child(args[1:])
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--sf", type=float, default=1.0, help="TPC-H scale factor (default 1)")
     ap.add_argument("--files", type=int, default=64, help="input files of lineitem and output files of every layout")
@@ -287,6 +356,12 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--timed-queries", type=int, default=6, help="DuckDB-timed queries per timed family")
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--no-delta-rs", action="store_true")
+    ap.add_argument(
+        "--ours-delta",
+        default="lineitem",
+        help=f"data sets our job also clusters as a Delta table ({DELTA_CURVE}), from the Delta table delta-rs "
+        "starts from (comma-separated; empty: none)",
+    )
     ap.add_argument("--no-delta-sensor", action="store_true", help="skip the sensor's decision on a Delta log")
     ap.add_argument(
         "--delta-sensor-files", type=int, default=10_000, help="files of the Delta table the sensor decides on"
@@ -294,6 +369,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--keep", action="store_true", help="keep the clustered layouts in --work")
     a = ap.parse_args(argv)
     a.curves = [c.strip() for c in a.curves.split(",") if c.strip()]
+    a.ours_delta = [c.strip() for c in a.ours_delta.split(",") if c.strip()]
     work = Path(a.work).resolve()
     out = Path(a.out).resolve()
     default_out = out == DEFAULT_OUT.resolve()
@@ -341,6 +417,15 @@ def main(argv: list[str] | None = None) -> int:
         ds["queries"] = bq.build_queries(files, ds["columns"], seed=a.seed)
         r["families"] = bq.families(ds["queries"])
         r["num_queries"] = len(ds["queries"])
+    # -- the Delta table both delta-rs and our job start from (untimed; a child process, so not in our RSS)
+    for ds in specs:
+        if ds["name"] in a.ours_delta or not a.no_delta_rs:
+            try:
+                ds["delta_input"] = din = write_delta_inputs(ds, work)
+                res["datasets"][ds["name"]]["delta_input"] = {k: v for k, v in din.items() if k != "warmup"}
+            except Exception as exc:  # noqa: BLE001 - the Delta strategies are optional; say why they failed
+                res["datasets"][ds["name"]]["delta_input"] = {"error": f"{type(exc).__name__}: {exc}"}
+                log(f"writing the Delta table of {ds['name']} failed: {exc}")
     sample_load("data ready")
 
     # -- Spark: clustering and stats
@@ -376,12 +461,26 @@ def main(argv: list[str] | None = None) -> int:
         dst = work / f"{ds['name']}_delta"
         try:
             dr = run_delta_process(ds, dst, a.files, work)
+            if ds.get("delta_input"):  # delta-rs started from a copy of the table written before (untimed)
+                dr["write"], dr["started_from"] = ds["delta_input"]["write"], ds["delta_input"]["table"]
             r["delta_rs"] = dr
             ds["delta_files"] = dr["live_files"]
         except Exception as exc:  # noqa: BLE001 - the comparison is optional; say why it failed
             r["delta_rs"] = {"error": f"{type(exc).__name__}: {exc}"}
             log(f"delta-rs failed on {ds['name']}: {exc}")
     sample_load("delta-rs done")
+
+    # -- rows of the Delta tables: ours after its commit = before it (time travel) = delta-rs's after its z_order
+    rows_mismatch = 0
+    for ds in specs:
+        ours = res["datasets"][ds["name"]].get("clustering", {}).get("curves", {}).get(DELTA_KEY)
+        if ours:
+            others = {"delta-rs z_order": work / f"{ds['name']}_delta"} if ds.get("delta_files") else {}
+            chk = ours["rows_check"] = bc.delta_rows_check(Path(ours["dir"]), ours["delta"]["read_version"], others)
+            log(f"{ds['name']} / {DELTA_KEY}: rows before/after the commit: {chk}")
+            if not chk["equal"]:
+                rows_mismatch += 1
+                log(f"ROWS DIFFER: {ds['name']} / {DELTA_KEY}: {chk}")
 
     # -- the sensor's decision on a Delta table read through its log (no Spark), in a child process
     if not a.no_delta_sensor:
@@ -404,6 +503,9 @@ def main(argv: list[str] | None = None) -> int:
         layouts = {"as generated": layout_report.data_files(str(ds["src"]))}
         for curve in a.curves:
             layouts[curve] = layout_report.data_files(str(work / f"{ds['name']}_{curve}"))
+        ours = r.get("clustering", {}).get("curves", {}).get(DELTA_KEY)
+        if ours:  # the files of the table's log after our commit (replaced files stay on disk until a VACUUM)
+            layouts[DELTA_KEY] = bc.delta_live_files(ours["dir"])
         if ds.get("delta_files"):
             layouts["delta-rs z_order"] = ds["delta_files"]
         timed_fams = [bq.family_name("point", [c]) for c in ds["columns"]] + [
@@ -427,13 +529,14 @@ def main(argv: list[str] | None = None) -> int:
         sample_load(f"{ds['name']} queries")
     mon.stop()
     res["violations"] = violations
+    res["rows_mismatch"] = rows_mismatch
     res["wall_s"] = round(time.perf_counter() - t_start, 1)
     load["end"] = [round(x, 2) for x in os.getloadavg()]
     res["finished_utc"] = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
 
     if not a.keep:
         for ds in specs:
-            for suffix in [*a.curves, "delta"]:
+            for suffix in [*a.curves, "delta", "delta_input", "delta_warmup", DELTA_KEY.replace(" ", "_")]:
                 shutil.rmtree(work / f"{ds['name']}_{suffix}", ignore_errors=True)
     out_json = out / "results.json"
     out_json.write_text(json.dumps(res, indent=1, default=str) + "\n")
@@ -443,7 +546,7 @@ def main(argv: list[str] | None = None) -> int:
 
     bench_report.render(res, out, doc, readme=REPO / "README.md" if default_out else None)
     log(f"doc: {doc}")
-    return 1 if violations else 0
+    return 1 if violations or rows_mismatch else 0
 
 
 if __name__ == "__main__":

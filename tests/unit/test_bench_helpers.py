@@ -89,3 +89,187 @@ def test_time_queries_reports_medians(skewed: Path) -> None:
     qs = bq.build_queries(files, skewed_data.COLUMNS, n_point=3, n_range=2, n_multi=2, seed=2)
     out = bq.time_queries(files, qs, ["point:status"], "amount", per_family=2, repeat=2)
     assert out["point:status"]["queries"] == 2 and out["point:status"]["median_ms"] > 0
+
+
+# --------------------------------------------------------------------------- Delta strategies (run_all, bench_report)
+
+
+def _parquet_dir(path: Path, files: int = 3, rows: int = 50) -> Path:
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    path.mkdir(parents=True)
+    for i in range(files):
+        ids = list(range(i * rows, (i + 1) * rows))
+        pq.write_table(
+            pa.table({"id": ids, "v": [x * 0.5 for x in ids], "s": [f"s{x % 7}" for x in ids]}),
+            path / f"part-{i:03d}.parquet",
+        )
+    return path
+
+
+@pytest.fixture
+def bc():
+    pytest.importorskip("deltalake")
+    import bench_cluster
+
+    return bench_cluster
+
+
+def test_write_delta_input_and_copies_start_identical(bc, tmp_path: Path) -> None:
+    import deltalake
+
+    src = _parquet_dir(tmp_path / "src")
+    mon = bc.MemoryMonitor()
+    info = bc.write_delta_input(src, tmp_path / "delta", mon)
+    assert info["version"] == 2 and info["input_files"] == 3 and info["written_files"] == 3  # one append per file
+    assert info["write"]["wall_s"] >= 0 and "peak_python_rss_mb" in info["write"]
+    assert bc.write_delta_input(src, tmp_path / "warm", mon, first=1)["input_files"] == 1
+    assert deltalake.DeltaTable(str(tmp_path / "warm")).to_pyarrow_table().num_rows == 50
+    a, b = bc.copy_table(tmp_path / "delta", tmp_path / "a"), bc.copy_table(tmp_path / "delta", tmp_path / "b")
+    rel = lambda t: sorted(Path(f).relative_to(t).as_posix() for f in bc.delta_live_files(t))  # noqa: E731
+    assert rel(a) == rel(b) == rel(tmp_path / "delta")
+    assert (a / "_delta_log" / "00000000000000000000.json").read_bytes() == (
+        b / "_delta_log" / "00000000000000000000.json"
+    ).read_bytes()
+
+
+def test_delta_live_files_come_from_the_log_not_the_directory(bc, tmp_path: Path) -> None:
+    import deltalake
+
+    src = _parquet_dir(tmp_path / "src")
+    t = tmp_path / "t"
+    bc.write_delta_input(src, t, bc.MemoryMonitor())
+    v0 = bc.delta_live_files(t)
+    deltalake.write_deltalake(str(t), deltalake.DeltaTable(str(t)).to_pyarrow_table(), mode="overwrite")
+    now = bc.delta_live_files(t)
+    assert all(Path(f).is_file() for f in v0 + now)  # the replaced files stay on disk (no VACUUM) ...
+    assert not set(v0) & set(now)  # ... and are not live
+    assert sorted(bc.delta_live_files(t, version=2)) == sorted(v0)  # the input: one append per file, versions 0-2
+    assert set(layout_report.data_files(str(t))) == set(v0) | set(now)  # what a directory listing would say
+
+
+def test_delta_rows_checksum_ignores_order_and_files_but_not_rows(bc, tmp_path: Path) -> None:
+    import deltalake
+
+    src = _parquet_dir(tmp_path / "src")
+    t = tmp_path / "t"
+    bc.write_delta_input(src, t, bc.MemoryMonitor())
+    before = bc.delta_rows_checksum(t)
+    assert before["rows"] == 150 and before["version"] == 2
+    rows = deltalake.DeltaTable(str(t)).to_pyarrow_table()
+    # the same rows reversed, in other files: an overwrite with half of them, then an append of the rest
+    backwards = rows.take(list(range(149, -1, -1)))
+    deltalake.write_deltalake(str(t), backwards.slice(0, 70), mode="overwrite")
+    deltalake.write_deltalake(str(t), backwards.slice(70), mode="append")
+    after = bc.delta_rows_checksum(t)
+    assert (after["rows"], after["checksum"]) == (before["rows"], before["checksum"]) and after["version"] == 4
+    assert bc.delta_rows_checksum(t, version=2) == before
+    check = bc.delta_rows_check(t, 2)
+    assert check["equal"] and check["before"] == before and check["after"] == after
+
+    def variant(name: str, table) -> Path:
+        deltalake.write_deltalake(str(tmp_path / name), table)
+        return tmp_path / name
+
+    lost = variant("lost", rows.slice(1))
+    dup = variant("dup", rows.take([0, 0, *range(2, 150)]))  # row 1 -> a copy of row 0
+    changed = variant("changed", rows.set_column(1, "v", pc.add(rows["v"], 1e-9)))
+    for other in (lost, dup, changed):
+        c = bc.delta_rows_check(t, 0, {"other": other})
+        assert not c["equal"] and c["other"]["checksum"] != before["checksum"]
+    assert bc.delta_rows_check(t, 0, {"missing": tmp_path / "nothing here"}).keys() == {"before", "after", "equal"}
+
+
+def _clustering_result(ours_delta: bool = True, equal: bool = True) -> dict:
+    def run(wall: float, **kw) -> dict:
+        return {
+            "wall_s": wall,
+            "cpu_s": wall * 2,
+            "peak_jvm_rss_mb": 1000.0,
+            "peak_jvm_heap_mb": 500.0,
+            "peak_python_rss_mb": 300.0,
+            "load1_end": 1.0,
+            **kw,
+        }
+
+    curves = {"hilbert": run(12.0, wall_ratio=1.2, cpu_ratio=1.1, heap_ratio=1.0, files=8, phases={"commit_s": 0.1})}
+    baselines = [run(10.0), run(10.0)]
+    if ours_delta:
+        baselines.append(run(10.0))
+        chk = {"rows": 1000, "checksum": "42", "version": 0}
+        curves["hilbert delta"] = run(
+            13.0,
+            wall_ratio=1.3,
+            cpu_ratio=1.2,
+            heap_ratio=1.0,
+            files=8,
+            phases={"stage_and_verify_s": 10.0, "commit_s": 0.4},
+            delta={"read_version": 0, "version": 1},
+            python_rss_increase_mb=25.0,
+            rows_check={
+                "before": chk,
+                "after": {**chk, "version": 1},
+                "delta-rs z_order": {**chk, "version": 3, "checksum": "42" if equal else "7"},
+                "equal": equal,
+            },
+        )
+    return {
+        "title": "T",
+        "input": {"files": 3},
+        "delta_input": {"table": "/w/t_delta_input", "written_files": 2, "version": 0, "write": run(1.0)},
+        "clustering": {"curves": curves, "baselines": baselines, "baseline_mean_s": 10.0, "baseline_mean_cpu_s": 20.0},
+        "delta_rs": {
+            "z_order": run(9.0),
+            "write": run(1.0),
+            "started_from": "/w/t_delta_input",
+            "read_version": 0,
+            "timed_run_table_version": 1,
+            "match_target_size": 1234,
+            "timed_run_files": 9,
+            "live_files": ["a"] * 8,
+        },
+        "layouts": {k: {} for k in ("delta-rs z_order", "hilbert delta", "as generated", "hilbert")},
+    }
+
+
+def test_report_puts_ours_on_delta_next_to_delta_rs() -> None:
+    import bench_report as br
+
+    ds = _clustering_result()
+    assert br._layouts(ds) == ["as generated", "hilbert", "hilbert delta", "delta-rs z_order"]
+    assert br.LABEL["hilbert delta"] == "hilbert (ours, Delta)"
+    rows = [(r["strategy"], r["kind"]) for r in br.cost_rows(ds)]
+    assert rows == [
+        ("reference rewrite #0", "reference"),
+        ("hilbert", "spark"),
+        ("reference rewrite #1", "reference"),
+        ("hilbert delta", "spark"),
+        ("reference rewrite #2", "reference"),
+        ("delta-rs z_order", "delta"),
+    ]
+    same, rows_line, memory = br.delta_notes(ds)
+    assert "started from copies of the same Delta table" in same
+    assert "ours version 0 -> 1, one transaction;" in same
+    assert "delta-rs's timed `z_order` version 0 -> 1, one transaction; its untimed re-cuts" in same
+    assert (
+        "(one `write_deltalake` append per input file, untimed: 2 files, version 0; the Parquet strategies read the 3 input"
+        in same
+    )
+    assert "1,000 rows before our commit (version 0, by time travel) and after it (version 1)" in rows_line
+    assert "and in the delta-rs z_order table at its last version (3): equal." in rows_line
+    assert "rose by 25 MB" in memory and "0.4 s" in memory
+
+
+def test_report_delta_notes_say_when_rows_differ_or_nothing_ran() -> None:
+    import bench_report as br
+
+    notes = br.delta_notes(_clustering_result(equal=False))
+    assert any(n.startswith("**Rows differ**") and "checksum 7" in n for n in notes)
+    assert br.delta_notes(_clustering_result(ours_delta=False)) == []
+    ds = _clustering_result()
+    ds["delta_rs"]["started_from"] = "/elsewhere"  # not the same table: no claim that it was
+    assert not any("same Delta table" in n for n in br.delta_notes(ds))
+    ds["clustering"]["curves"]["hilbert delta"]["delta"] = {"read_version": 0, "version": 3}
+    assert br._versions(0, 3) == "version 0 -> 3"
+    assert br._n(1, "file") == "1 file" and br._n(2, "file") == "2 files"
