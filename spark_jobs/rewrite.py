@@ -429,6 +429,16 @@ def plain_from_sample(
 DRIVER_READ_MAX_BYTES = 64 << 20
 
 
+def _arrow_schema(schema: StructType, large: bool) -> pa.Schema:
+    """Spark's Arrow schema for ``schema`` with timestamps in UTC: Spark 4.2 takes ``timezone=``, 4.1 ``timestamp_utc=``."""
+    from pyspark.sql.pandas.types import to_arrow_schema
+
+    try:
+        return to_arrow_schema(schema, timezone="UTC", prefers_large_types=large)
+    except TypeError:  # Spark 4.1
+        return to_arrow_schema(schema, timestamp_utc=True, prefers_large_types=large)
+
+
 def _read_on_driver(
     spark: SparkSession,
     fs: FileSystem,
@@ -453,7 +463,6 @@ def _read_on_driver(
     asks Spark, which reports a bad file as it would anyway.
     """
     import pyarrow.parquet as pq
-    from pyspark.sql.pandas.types import to_arrow_schema
 
     local = _on_this_disk(fs, parts)
     if not local:
@@ -472,7 +481,7 @@ def _read_on_driver(
             if any(c not in by_name or c not in present for c in columns):
                 return None
             fields = [by_name[c] for c in columns]
-        target = to_arrow_schema(StructType(fields), timezone="UTC", prefers_large_types=large)
+        target = _arrow_schema(StructType(fields), large)
         target = pa.schema([f.with_nullable(True) for f in target])
 
         def read(i: int) -> pa.Table:
