@@ -356,6 +356,12 @@ def _commit_delta(
         version = delta_table.commit_delta(fs, ref, journal, done_units, run)
     except DeltaConcurrentChangeError as exc:
         raise ClusteringError(f"{exc} The files this run wrote were deleted.") from exc
+    except Exception as exc:  # noqa: BLE001 - the journal decides later whether the commit landed
+        raise ClusteringError(
+            f"committing to the Delta log of {ref.root} failed: {type(exc).__name__}: {exc}. Delta readers do not "
+            "see the files this run placed; the next run (or --action recover) removes them, or marks the run done "
+            "if its commit is in the table's history."
+        ) from exc
     _log(f"committed Delta version {version} (read version {read_version})")
     return {"read_version": read_version, "version": version}
 

@@ -274,3 +274,20 @@ def test_a_real_kill_while_placing_files_then_the_next_run_recovers_and_clusters
     assert checksum(rows(table)) == checksum(before)
     assert not placed & files_on_disk(table)
     assert files_on_disk(table) - old_files == log_files(table) - old_files
+
+
+def test_a_failed_commit_is_reported_and_the_next_run_cleans_up(spark, table, monkeypatch):
+    """The log's store failing at the commit (here: delta-rs raising an I/O error) fails the run clearly."""
+    before, old_files = rows(table), files_on_disk(table)
+
+    def broken(*a, **kw):
+        raise OSError("the object store is unreachable")
+
+    monkeypatch.setattr(dc, "commit_rewrite", broken)
+    with pytest.raises(ClusteringError, match="committing to the Delta log of .* failed: OSError") as err:
+        cluster(spark, table)
+    assert "--action recover" in str(err.value)
+    assert checksum(rows(table)) == checksum(before) and len(files_on_disk(table) - old_files) == 4
+    monkeypatch.undo()
+    out = run_action(spark, ClusterOptions(table=table, columns=COLUMNS), "recover")
+    assert len(out["runs"]) == 1 and files_on_disk(table) == old_files
