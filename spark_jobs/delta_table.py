@@ -68,7 +68,7 @@ def resolve_delta_table(fs: FileSystem, table: str) -> ResolvedTable:
                 f"Delta table {table}: file {f.path} lies outside the table directory (a shallow clone or an "
                 "absolute path in the log); clustering rewrites tables whose files are inside their directory"
             )
-        full = delta_log._full_path(root, f.path)  # TODO public name
+        full = delta_log.full_path(root, f.path)
         key = tuple(f.partition_values.get(c) for c in snap.partition_columns)
         unit = units.get(key)
         if unit is None:

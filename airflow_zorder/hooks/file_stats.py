@@ -7,10 +7,18 @@ one, the store's default credential chain applies.  A Delta Lake table is watche
 stats job: its per-file statistics come from ``_delta_log/`` (:mod:`airflow_zorder.core.delta.delta_log`) and only
 the events (decisions, re-clusterings) live in the stats location.  A directory that holds Hudi or Iceberg,
 or lies inside a Delta/Hudi/Iceberg table, is refused before its stats are read.
+
+Delta, the one rule for statistics the log lacks (columns beyond ``delta.dataSkippingNumIndexedCols`` or outside
+``delta.dataSkippingStatsColumns``, binary columns, files without a stats entry: ``delta_log.missing_stats``):
+such a (file, column) row is taken from the stats location's latest snapshot when the stats job
+(``spark_jobs/collect_stats.py``) wrote that snapshot for the very Delta version the hook reads (its run
+record's ``delta_version``); otherwise it stays without statistics (``has_stats`` false: never pruned).  Every
+other row always comes from the log.
 """
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from functools import cached_property
@@ -63,6 +71,7 @@ class FileStatsHook(BaseHook):
         self.default_location = not stats_location
         self._format_checked = False
         self._options: dict[str, dict[str, Any]] = {}
+        self._collected_cache: dict[tuple, pa.Table | None] = {}  # Delta: the stats job's rows (_collected_rows)
         location = stats_location_for(self.table, stats_location)
         if location is None:
             raise ValueError(
@@ -159,6 +168,48 @@ class FileStatsHook(BaseHook):
             options = dlog.delta_storage_options(self._options.get(locations.parse_location(self.table).store))
         return dlog.DeltaLog(self.table, options, table_name=self.table)
 
+    def _with_collected(self, rows: pa.Table) -> pa.Table:
+        """A Delta version's log rows, those the log lacks replaced by the stats job's rows for the same version
+        (the module doc's rule); unchanged when there is no such snapshot."""
+        lacking = dlog.missing_stats(rows) if rows.num_rows else None
+        if lacking is None or not pc.any(lacking).as_py():
+            return rows
+        version = int(rows["snapshot_id"][0].as_py())
+        cols = sorted(set(rows.filter(lacking)["column_name"].to_pylist()))
+        collected = self._collected_rows(version, cols)
+        if collected is None or not collected.num_rows:
+            return rows
+        key = pc.binary_join_element_wise(rows["path"], rows["column_name"], "\x00")
+        ckey = pc.binary_join_element_wise(collected["path"], collected["column_name"], "\x00")
+        replace = pc.and_(lacking, pc.is_in(key, ckey))
+        if not pc.any(replace).as_py():
+            return rows
+        taken = collected.filter(pc.is_in(ckey, key.filter(replace)))
+        taken = stats_schema.replace_columns(
+            taken, {"snapshot_id": pa.array([version] * taken.num_rows, pa.int64())}
+        ).cast(stats_schema.FILE_STATS_SCHEMA)
+        out = pa.concat_tables([rows.filter(pc.invert(replace)).cast(stats_schema.FILE_STATS_SCHEMA), taken])
+        out = out.sort_by([("column_name", "ascending"), ("path", "ascending")])
+        return out.replace_schema_metadata(rows.schema.metadata)
+
+    def _collected_rows(self, version: int, columns: list[str]) -> pa.Table | None:
+        """The stats job's rows of ``columns`` read from the data files (footer/scan) in the latest snapshot, when
+        that snapshot describes Delta ``version``; else None.  One pointer read per call, the snapshot cached."""
+        with self._reading():
+            sid = stats_store.latest_snapshot_id(self.stats_location, self._fs)
+        if sid is None:
+            return None
+        key = (sid, version, tuple(columns))
+        cache = self._collected_cache
+        if key not in cache:
+            with self._reading():
+                snap = stats_store.load_snapshot(self.stats_location, sid, self._fs, columns=columns)
+            run = json.loads((snap.schema.metadata or {}).get(stats_schema.RUN_METADATA_KEY) or b"{}")
+            read = pc.is_in(snap["method"], pa.array(["footer", "scan"], pa.string()))
+            cache.clear()
+            cache[key] = snap.filter(pc.fill_null(read, False)) if run.get("delta_version") == version else None
+        return cache[key]
+
     @property
     def delta_log(self) -> dlog.DeltaLog | None:
         """The Delta log this hook reads the table's stats from (``core.delta.delta_log.DeltaLog``), or None when the
@@ -210,10 +261,12 @@ class FileStatsHook(BaseHook):
 
     def get_snapshot(self, columns: Sequence[str] | None = None) -> pa.Table:
         """The latest stats snapshot (FILE_STATS_SCHEMA rows), all columns or only ``columns``; for a Delta
-        table the rows of its latest version, read from its log (``snapshot_id`` = the Delta version)."""
+        table the rows of its latest version, read from its log (``snapshot_id`` = the Delta version), the rows
+        the log lacks taken from the stats job's snapshot of that same version when there is one (module doc)."""
         if self._delta is not None:
             with self._reading(self.table):
-                return self._delta.snapshot(list(columns) if columns else None)
+                rows = self._delta.snapshot(list(columns) if columns else None)
+            return self._with_collected(rows)
         self.check_table_format()
         try:
             with self._reading():

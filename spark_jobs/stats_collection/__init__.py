@@ -23,6 +23,11 @@ the scan counts NaN in ``nan_count`` (footer rows: null, unknown). Spark itself 
 +inf, so a Spark predicate ``c > v`` can match NaN rows: a pruning evaluator must keep files whose
 ``nan_count`` is non-zero or unknown for such predicates.
 
+Delta Lake tables (:mod:`.delta`): the files of the latest version and every statistic the log keeps come from
+``_delta_log/`` (``method = "delta_log"``); the method above applies only to the (file, column) pairs the log
+lacks (columns beyond ``delta.dataSkippingNumIndexedCols``, files without stats), and the run record names the
+``delta_version`` the snapshot describes.
+
 Failures: a file that cannot be read (corrupt footer or data) is named in the result's ``errors``;
 its rows have ``has_stats`` false and ``error`` set (it is retried on the next run), every other
 file's stats are committed, and the job exits with code 2 (``status: partial``; 0 with
@@ -31,5 +36,6 @@ anything is committed (exit code 1). Readers never see a partial snapshot (see
 :mod:`airflow_zorder.core.stats.stats_store`).
 
 Steps: :mod:`.listing` (the table's live files), :mod:`.plan` (what to read), :mod:`.footers`,
-:mod:`.scan`, :mod:`.assemble` (the new snapshot's rows), :mod:`.commit`; :mod:`.run` chains them.
+:mod:`.scan`, :mod:`.assemble` (the new snapshot's rows), :mod:`.commit`; :mod:`.run` chains them
+(:mod:`.delta` for a Delta table).
 """

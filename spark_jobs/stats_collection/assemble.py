@@ -158,11 +158,16 @@ def assemble_snapshot(
     live_paths: list[str],
     vanished: set[str],
     rows: FileRows,
+    read_columns: dict[str, list[str]] | None = None,
 ) -> tuple[pa.Table, bool]:
-    """The new snapshot's rows, and whether columns were synthesized for files that lack them."""
-    # -- failed files: one row per column, no stats, the error named
+    """The new snapshot's rows, and whether columns were synthesized for files that lack them.
+
+    ``read_columns``: the columns read per file when not every column was (Delta tables: the rest come from the
+    log, in ``reused``); a failed file gets error rows for those only.
+    """
+    # -- failed files: one row per column read, no stats, the error named
     for path, msg in sorted(failed.items()):
-        for c in names or [None]:
+        for c in (read_columns or {}).get(path) or names or [None]:
             extra_rows.append(rows.row(path, c, error=msg, reason="unreadable_file"))
     failed_set = set(failed)
     if failed_set:

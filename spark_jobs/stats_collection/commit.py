@@ -30,8 +30,13 @@ _RESULT_COUNTS = (
 )
 
 
-def summary(final: pa.Table, names: list[str]) -> tuple[list[dict[str, Any]], int]:
-    """Rows per column by method (``no_stats`` when has_stats is false), and the live files' total rows."""
+#: what a Delta table's run adds to the run record and the result (``spark_jobs.stats_collection.delta``)
+DELTA_KEYS = ("delta_version", "files_from_log", "columns_from_log", "columns_read")
+
+
+def summary(final: pa.Table, names: list[str], log_counts: bool = False) -> tuple[list[dict[str, Any]], int]:
+    """Rows per column by method (``no_stats`` when has_stats is false; ``delta_log`` too when ``log_counts``),
+    and the live files' total rows."""
     if not final.num_rows:
         return [], 0
     kind = pc.if_else(final["has_stats"], final["method"], pa.scalar("no_stats"))
@@ -46,6 +51,7 @@ def summary(final: pa.Table, names: list[str]) -> tuple[list[dict[str, Any]], in
             counts[c][k] += n
     column_methods = [
         {"column_name": c, "footer": counts[c]["footer"], "scan": counts[c]["scan"], "no_stats": counts[c]["no_stats"]}
+        | ({"delta_log": counts[c]["delta_log"]} if log_counts else {})
         for c in names
         if c in counts
     ]
@@ -57,7 +63,7 @@ def run_record(
     opts: CollectOptions, table: ListedTable, started_at: str, names: list[str], final: pa.Table, **counts: Any
 ) -> dict[str, Any]:
     """The run record (``runs/*.json``) of a collection: what was asked, what was read, per-column methods."""
-    column_methods, rows_total = summary(final, names)
+    column_methods, rows_total = summary(final, names, log_counts=table.delta is not None)
     return {
         "run_id": opts.run_id,
         "table_name": table.name,
@@ -169,6 +175,7 @@ def commit(
         "column_methods": run["column_methods"],
         "errors": run["errors"],
         "gone_paths": run["gone_paths"],
+        **{k: run[k] for k in DELTA_KEYS if k in run},
         "messages": messages,
         "phases": phases,
         "duration_s": round(time.time() - started, 3),

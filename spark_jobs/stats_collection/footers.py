@@ -202,12 +202,13 @@ def _with_listing(t: pa.Table, files: dict[str, ListedFile], table_name: str, co
 
 
 def sort_failures(
-    spark: Any, failures: list[Failure], method: str, messages: list[str]
+    spark: Any, failures: list[Failure], method: str, messages: list[str], *, missing_means: str | None = None
 ) -> tuple[dict[str, str], dict[str, str], set[str]]:
     """Split the footer job's failures into (unreadable files, files Python cannot open, vanished files).
 
     A "vanished" file the driver still sees is one the executors' path mapping misses: it goes to the
-    scan like a file Python cannot open.
+    scan like a file Python cannot open.  ``missing_means``: the files were listed by a table log (e.g.
+    ``"listed by Delta version 3"``), so a missing one is an unreadable file named as such, not a gone one.
     """
     failures = list(failures)
     vanished = set()
@@ -221,6 +222,13 @@ def sort_failures(
         else:
             vanished.add(p)
     failed: dict[str, str] = {p: msg for p, kind, msg in failures if kind == "error"}
+    if missing_means and vanished:
+        for p in vanished:
+            failed[p] = (
+                f"the file is {missing_means} but missing from storage (vacuumed, or the table changed "
+                "during the collection): run the collection again"
+            )
+        vanished = set()
     no_py = {p: msg for p, kind, msg in failures if kind == NO_PY_FS}
     if vanished:
         messages.append(f"{len(vanished)} file(s) disappeared during the collection (treated as gone)")

@@ -1,9 +1,15 @@
-"""The table the statistics job reads: its live data files, listed with plain ``os`` calls when local, Hadoop elsewhere."""
+"""The table the statistics job reads: its live data files, listed with plain ``os`` calls when local, Hadoop elsewhere.
+
+A Delta Lake table (its root holds ``_delta_log/``) is listed from its log instead (:mod:`.delta`): never from the
+directory, so files removed but not vacuumed never count.  A directory inside a Delta table stays refused.
+"""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 from typing import Any
+
+import pyarrow as pa
 
 from airflow_zorder.core.stats import stats_store
 from airflow_zorder.core.storage import locations
@@ -38,7 +44,17 @@ class ListedTable:
     home: str
     partition_columns: list[str]
     files: list[ListedFile]
-    schema_columns: list[str] | None = None  # catalog tables: the declared data columns
+    schema_columns: list[str] | None = None  # catalog and Delta tables: the declared data columns
+    delta: DeltaVersion | None = None  # Delta tables: the version listed and its log's stats rows
+
+
+@dataclass
+class DeltaVersion:
+    """The Delta version a Delta table was listed at, and the stats rows of its log (every data column)."""
+
+    version: int
+    rows: pa.Table  # FILE_STATS_SCHEMA, method "delta_log" (core.delta.delta_log)
+    column_mapping: str = "none"  # delta.columnMapping.mode: "name"/"id" files name columns by physical ids
 
 
 _DEFAULT_FS_LOCAL: dict[int, bool] = {}
@@ -110,6 +126,12 @@ def resolve_table(spark: Any, table: str) -> ListedTable:
         root = table
         if is_local(spark, table):
             root = local_path(table)  # one spelling for local tables: plain absolute paths
+        from spark_jobs.stats_collection import delta
+
+        if delta.is_delta_root(lister, root):  # the log lists it; inside a Delta table: refused just below
+            return delta.list_delta_table(
+                table, root, lambda p: local_path(p) if is_local(spark, p) else _qualify(spark, p)
+            )
         pcols, units = list_path_table(lister, table, root)  # refuses missing tables and Delta/Hudi/Iceberg ones
         ref_name, kind, home, schema_columns = table, "path", root, None
     else:

@@ -55,8 +55,14 @@ def run_collect(spark: Any, opts: CollectOptions) -> dict[str, Any]:
     files = {f.path: f for f in table.files}
     messages: list[str] = []
 
+    requested = requested_columns(opts, table, messages)
+    if table.delta is not None:  # the log gives files and most stats; only what it lacks is read
+        from spark_jobs.stats_collection.delta import collect_delta
+
+        return collect_delta(spark, opts, table, requested, started, started_at, phases, messages, warm)
+
     # -- plan: the columns, the previous snapshot, what to read
-    plan = plan_reads(spark, opts, table, requested_columns(opts, table, messages), phases)
+    plan = plan_reads(spark, opts, table, requested, phases)
     if plan.nothing_changed():
         return commit_noop(spark, opts, table, plan, started, started_at, phases, messages)
     read_paths = plan.read_paths

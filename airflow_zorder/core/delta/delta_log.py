@@ -75,7 +75,10 @@ __all__ = [
     "DeltaLogError",
     "commit_time",
     "delta_storage_options",
+    "full_path",
+    "MISSING_STATS_REASONS",
     "latest_version",
+    "missing_stats",
     "snapshot_rows",
     "string_upper_bound",
     "table_uri",
@@ -88,6 +91,9 @@ INSTALL_HINT = "pip install 'airflow-zorder[delta]'"
 DEFAULT_STRING_PREFIX_LENGTH = 32
 #: a string bound this long in UTF-8 may be parquet-rs's 64-byte truncation (cut at a character boundary)
 PARQUET_RS_TRUNCATED_BYTES = 60
+#: ``reason`` of a row whose bounds the log lacks but the file's footer may hold (not indexed, no stats entry,
+#: NaN bounds): what the stats job reads from the data files (nested and unsupported types it cannot either)
+MISSING_STATS_REASONS = ("not_in_delta_stats", "no_delta_stats", "nan_in_stats")
 _TIE_BREAKER = "\ufffd"
 _HIVE_DEFAULT_PARTITION = "__HIVE_DEFAULT_PARTITION__"
 # Spark's ExternalCatalogUtils.escapePathName: these characters become %XX in partition directory names
@@ -251,6 +257,20 @@ class DeltaLog:
             self._rows[key] = rows
         return self._rows[key]
 
+    def table_columns(self) -> tuple[list[str], list[str]]:
+        """(data columns, partition columns) of the version last read, in schema order (reads the log if never read)."""
+        if self._table is None:
+            self.refresh()
+        parts = list(self._table.metadata().partition_columns or [])
+        names = [f.name for f in pa.schema(self._table.schema().to_arrow())]
+        return [c for c in names if c not in parts], parts
+
+    def configuration(self) -> dict[str, str]:
+        """The table properties (``delta.*``) of the version last read (reads the log if never read)."""
+        if self._table is None:
+            self.refresh()
+        return dict(self._table.metadata().configuration or {})
+
     def run_record(self) -> dict[str, Any]:
         """A collection-run-like record (RUNS_SCHEMA keys) for the version last read: ``snapshot_id`` = the
         version, ``collected_at`` = when the log was read (the stats are current as of then), plus
@@ -307,6 +327,13 @@ def commit_time(
     return DeltaLog(table_location, storage_options).commit_time(version)
 
 
+def missing_stats(rows: pa.Table) -> pa.ChunkedArray:
+    """Mask of the log rows whose statistics the log lacks but a Parquet footer may hold
+    (:data:`MISSING_STATS_REASONS`): the (file, column) pairs the stats job reads from the data files."""
+    reason = pc.fill_null(pc.is_in(rows["reason"], pa.array(MISSING_STATS_REASONS, pa.string())), False)
+    return pc.and_(pc.invert(rows["has_stats"]), reason)
+
+
 # --------------------------------------------------------------------------- add actions -> stats rows
 
 
@@ -351,7 +378,7 @@ def _escape_partition(v: str) -> str:
     return "".join(f"%{ord(c):02X}" if c in _HIVE_ESCAPED else c for c in v)
 
 
-def _full_path(root: str, rel: str) -> str:
+def full_path(root: str, rel: str) -> str:
     """The file's path: an absolute URI in the log as is (percent-decoded), else the table root joined with it."""
     if "://" in rel or rel.startswith("/"):
         scheme, sep, rest = rel.partition("://")
@@ -496,7 +523,7 @@ def _rows_of(
     prefix_length = DEFAULT_STRING_PREFIX_LENGTH
     adds = pa.table(table.get_add_actions(flatten=False))
     n = adds.num_rows
-    paths = [_full_path(location, p) for p in adds["path"].to_pylist()]
+    paths = [full_path(location, p) for p in adds["path"].to_pylist()]
     mtimes = adds["modification_time"].cast(pa.int64()) if n else pa.array([], pa.int64())
     if committed_at is None:  # no commitInfo timestamp: the newest file of the version
         newest = pc.max(mtimes).as_py() if n else None
