@@ -1,0 +1,377 @@
+"""Incremental re-clustering: which files of one unit (a partition, or an unpartitioned table) to rewrite.
+
+Airflow-free, Spark-free (numpy + pyarrow).  Input: the unit's stats rows (FILE_STATS_SCHEMA) plus each file's
+*membership*, the clustering run that wrote it (None: never clustered).  Output: an :class:`IncrementalPlan`.
+
+The rule
+--------
+* Cost: a point query ``c = v`` reads file ``f`` with probability ``P_c(f)``, ``v`` uniform over the unit's range
+  of ``c`` (the model of :func:`metrics.column_clustering`, so "before" is the sensor's ``ratio_to_ideal``;
+  min/max stats hold no row values).  The expected files read ``E_c = sum_f P_c(f)`` is additive over files;
+  the ideal is ``I_c = N ** (1 - 1/d)`` (:func:`metrics.ideal_point_query_fraction` times N).
+* Groups: files by membership; never-clustered files form the *new* group.  A clustered group above
+  ``seal_bytes`` is sealed (Delta's ZCubes seal at 100 GiB): only the *full* candidate rewrites it.
+* Estimate: clustering a set S into ``k = max(1, round(bytes(S) / target_file_bytes))`` files costs
+  ``U_c(S) * min(k, q_c * k ** (1 - 1/d))``, ``U_c(S)`` = ``P_c`` of one pseudo-file spanning S (narrow data,
+  e.g. recent dates, is credited), ``q_c`` = median over clustered groups of >= 4 files of their actual ``E_c``
+  over this estimate, clipped to [1, 2] (default 1): the curve's measured distance from a perfect grid.
+* Candidates: the new files alone, once they reach ``min_new_files`` or ``min_new_bytes`` (below that they are
+  *pending*: Hudi's size-based plans and ZCubes cluster new data once enough has accumulated); LSM-style merges
+  of the j smallest unsealed groups, j = 2..G, the new group included (Databend/Snowflake: levels merge when
+  their overlap, i.e. depth, is high; merging small first keeps each byte rewritten about log(G) times); and the
+  full rewrite of every file, the last resort for overlap no merge can repair (sealed cubes overlapping each
+  other, which Delta never measures), offered only if the unit is degraded without its pending files.
+* Greedy: take the candidate with the largest gain per byte newly rewritten, gain ``sum_c (E_c before - E_c
+  after) / I_c``, that fits the run's ``max_bytes`` and lowers the worst ratio; apply it virtually (the merged
+  set becomes one planned group with its estimated cost) and repeat until the worst ``E_c / I_c <=
+  target_ratio`` or nothing helps.  Merging planned groups costs no extra bytes; the plan's bins are the
+  planned groups left at the end, each clustered among itself.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+from dataclasses import asdict, dataclass
+from typing import Any
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from airflow_zorder.core.jobs.file_sizing import DEFAULT_TARGET_FILE_SIZE
+from airflow_zorder.core.policy import metrics
+from airflow_zorder.core.stats import stats_schema
+
+__all__ = ["ColumnEstimate", "IncrementalParams", "IncrementalPlan", "PlanBin", "UnitFiles", "plan", "plan_from_stats"]
+
+_Q_RANGE, _Q_DEFAULT, _Q_MIN_FILES = (1.0, 2.0), 1.0, 4  # calibration: clip, default, smallest group measured
+_GIB = float(1 << 30)
+
+
+@dataclass(frozen=True)
+class IncrementalParams:
+    """The policy's knobs (defaults tuned with ``benchmarks/sim_incremental.py``)."""
+
+    target_ratio: float = 1.35  # stop once every column's expected files read / ideal is at most this
+    target_file_bytes: int = DEFAULT_TARGET_FILE_SIZE  # output file size (the job's default)
+    min_new_files: int = 4  # new files are clustered once there are this many ...
+    min_new_bytes: int = 2 * DEFAULT_TARGET_FILE_SIZE  # ... or this many bytes of them
+    seal_bytes: int | None = 100 << 30  # clustered groups above this are only rewritten by a full rewrite
+    max_bytes: int | None = None  # per-run budget of bytes rewritten (None: unlimited)
+
+    def __post_init__(self) -> None:
+        if not (isinstance(self.target_ratio, (int, float)) and math.isfinite(self.target_ratio)):
+            raise ValueError(f"target_ratio must be a finite number >= 1, not {self.target_ratio!r}")
+        if self.target_ratio < 1.0:
+            raise ValueError(f"target_ratio must be >= 1 (1 = a perfect grid), not {self.target_ratio!r}")
+        for name in ("target_file_bytes", "min_new_files", "min_new_bytes", "seal_bytes", "max_bytes"):
+            v = getattr(self, name)
+            optional = name in ("seal_bytes", "max_bytes")
+            if (v is None and optional) or (isinstance(v, int) and not isinstance(v, bool) and v >= 1):
+                continue
+            raise ValueError(f"{name} must be a positive integer{' or None' if optional else ''}, not {v!r}")
+
+
+@dataclass(frozen=True)
+class UnitFiles:
+    """One unit's files: ``bounds[column] = (mins, maxs, has_stats)`` as :func:`metrics.prepare_bounds` takes them."""
+
+    paths: Sequence[str]
+    bytes: Sequence[int]
+    membership: Sequence[str | None]  # the clustering run that wrote the file; None = never clustered
+    bounds: Mapping[str, tuple[Any, Any, Any]]
+
+    def __post_init__(self) -> None:
+        n = len(self.paths)
+        if len(self.bytes) != n or len(self.membership) != n:
+            raise ValueError(
+                f"paths, bytes and membership differ in length: {n}, {len(self.bytes)}, {len(self.membership)}"
+            )
+        if not self.bounds:
+            raise ValueError("no clustering columns: bounds is empty")
+
+
+@dataclass(frozen=True)
+class PlanBin:
+    """Files clustered together into ``num_output_files`` files."""
+
+    paths: tuple[str, ...]
+    bytes: int
+    num_output_files: int
+
+
+@dataclass(frozen=True)
+class ColumnEstimate:
+    """Expected files read by a point query on ``column`` and its ratio to the ideal, before and after the plan."""
+
+    column: str
+    files_read_before: float
+    files_read_after: float
+    ratio_before: float
+    ratio_after: float
+
+
+@dataclass(frozen=True)
+class IncrementalPlan:
+    """What to rewrite (empty: nothing), what it costs and the estimated gain, with one reason per choice."""
+
+    paths: tuple[str, ...]
+    bytes: int
+    num_output_files: int
+    bins: tuple[PlanBin, ...]
+    columns: tuple[ColumnEstimate, ...]
+    reasons: tuple[str, ...]
+    num_files_before: int
+    num_files_after: int
+
+    @property
+    def empty(self) -> bool:
+        """Whether the plan rewrites nothing."""
+        return not self.paths
+
+    @property
+    def worst_ratio_before(self) -> float:
+        """The worst column's ratio to ideal now."""
+        return max(c.ratio_before for c in self.columns)
+
+    @property
+    def worst_ratio_after(self) -> float:
+        """The worst column's estimated ratio to ideal after the plan."""
+        return max(c.ratio_after for c in self.columns)
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-serialisable form (the sensor's XCom)."""
+        return asdict(self)
+
+
+@dataclass(frozen=True)
+class _Col:
+    """One column's bounds as float keys, per-file read probabilities ``p``, and the range they are uniform over."""
+
+    lo: np.ndarray
+    hi: np.ndarray
+    bounded: np.ndarray
+    unknown: np.ndarray
+    p: np.ndarray
+    total: float  # width of the unit's range (+ one unit for integer-like keys); <= 0: a single float value
+    res: float
+
+    def span_p(self, lo: float, hi: float) -> float:
+        """``P`` of one file whose bounds are ``[lo, hi]``."""
+        return 1.0 if self.total <= 0 else min(1.0, (hi - lo + self.res) / self.total)
+
+
+def _column(mins: Any, maxs: Any, has: Any) -> _Col:
+    """One column through :func:`metrics.prepare_bounds` (its rules: unknown files always read, all-null never)."""
+    fb, _, _ = metrics.prepare_bounds(mins, maxs, has)
+    lo, hi, b = fb.lo.astype(np.float64), fb.hi.astype(np.float64), fb.bounded
+    res = 1.0 if fb.lo.dtype.kind in "iu" else 0.0  # ints, dates, timestamps, short decimals, string ranks
+    total = float(hi[b].max() - lo[b].min()) + res if b.any() else 0.0
+    p = np.where(b, 1.0 if total <= 0 else (hi - lo + res) / max(total, 1e-300), 0.0)
+    return _Col(lo, hi, b, fb.unknown, np.where(fb.unknown, 1.0, p), total, res)
+
+
+@dataclass(frozen=True)
+class _Group:
+    """A set of files with one membership, or a planned (virtual) bin: its cost and span per column."""
+
+    idx: np.ndarray
+    bytes: int
+    nfiles: int
+    files_read: np.ndarray  # E_c per column
+    lo: np.ndarray
+    hi: np.ndarray
+    unknown: np.ndarray
+    label: str | None  # membership; None = the new group
+    planned: bool = False
+
+
+def _group(idx: np.ndarray, sizes: np.ndarray, cols: list[_Col], label: str | None) -> _Group:
+    """The group of files ``idx`` as they are on disk."""
+    lo = np.array([c.lo[idx][c.bounded[idx]].min(initial=np.inf) for c in cols])
+    hi = np.array([c.hi[idx][c.bounded[idx]].max(initial=-np.inf) for c in cols])
+    unknown = np.array([bool(c.unknown[idx].any()) for c in cols])
+    read = np.array([float(c.p[idx].sum()) for c in cols])
+    return _Group(idx, int(sizes[idx].sum()), int(idx.size), read, lo, hi, unknown, label)
+
+
+def _union(groups: Sequence[_Group]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Per column: the lowest min, highest max and whether any file has unknown bounds."""
+    return (
+        np.min([g.lo for g in groups], 0),
+        np.max([g.hi for g in groups], 0),
+        np.any([g.unknown for g in groups], 0),
+    )
+
+
+def _span(cols: list[_Col], groups: Sequence[_Group]) -> np.ndarray:
+    """``U_c`` per column: P of one pseudo-file spanning all files of ``groups``."""
+    lo, hi, unk = _union(groups)
+    return np.array([1.0 if u else (c.span_p(a, b) if a <= b else 0.0) for c, a, b, u in zip(cols, lo, hi, unk)])
+
+
+def _clustered_cost(span: np.ndarray, k: int, d: int, q: np.ndarray) -> np.ndarray:
+    """Estimated ``E_c`` of a set spanning ``span`` clustered into ``k`` files."""
+    return span * np.minimum(k, q * k ** (1.0 - 1.0 / d))
+
+
+def _calibration(cols: list[_Col], groups: Sequence[_Group], d: int) -> np.ndarray:
+    """``q_c``: median actual / estimated cost over clustered groups of >= 4 files, clipped to [1, 2]."""
+    ratios: list[list[float]] = [[] for _ in cols]
+    for g in groups:
+        if g.label is not None and g.nfiles >= _Q_MIN_FILES:
+            est = _clustered_cost(_span(cols, [g]), g.nfiles, d, np.ones(len(cols)))
+            for i in np.flatnonzero(est > 0):
+                ratios[i].append(g.files_read[i] / est[i])
+    return np.array([np.clip(np.median(r), *_Q_RANGE) if r else _Q_DEFAULT for r in ratios])
+
+
+def _worst(groups: Sequence[_Group], d: int, ncols: int) -> tuple[float, np.ndarray, int]:
+    """``(worst ratio, E_c per column, N)`` of a state."""
+    n = sum(g.nfiles for g in groups)
+    read = np.sum([g.files_read for g in groups], axis=0) if groups else np.zeros(ncols)
+    return (float((read / n ** (1.0 - 1.0 / d)).max()) if n else 0.0), read, n
+
+
+def _candidates(groups: list[_Group], p: IncrementalParams, new_ok: bool, full_ok: bool) -> list[tuple[str, list[int]]]:
+    """``(kind, group indices)``: the new files alone, the j smallest unsealed groups, everything."""
+    out: list[tuple[str, list[int]]] = []
+    new = [i for i, g in enumerate(groups) if g.label is None and not g.planned]
+    if new and new_ok:
+        out.append(("cluster the new files", new))
+    sealed = {i for i, g in enumerate(groups) if g.label is not None and p.seal_bytes and g.bytes > p.seal_bytes}
+    open_ = sorted(
+        (i for i in range(len(groups)) if i not in sealed and (new_ok or i not in new)),
+        key=lambda i: (groups[i].bytes, i),
+    )
+    out += [(f"merge the {j} smallest groups", open_[:j]) for j in range(2, len(open_) + 1)]
+    if full_ok:
+        out.append(("full rewrite", list(range(len(groups)))))
+    return out
+
+
+def _merge(members: list[_Group], cols: list[_Col], p: IncrementalParams, d: int, q: np.ndarray) -> _Group:
+    """The planned group ``members`` become once clustered together."""
+    size = sum(g.bytes for g in members)
+    k = max(1, int(math.floor(size / p.target_file_bytes + 0.5)))
+    read = _clustered_cost(_span(cols, members), k, d, q)
+    return _Group(np.concatenate([g.idx for g in members]), size, k, read, *_union(members), "planned", True)
+
+
+def _greedy(
+    groups: list[_Group], cols: list[_Col], p: IncrementalParams, d: int, gates: tuple[bool, bool]
+) -> tuple[list[_Group], list[str]]:
+    """Apply the best candidate by gain per byte until the target is met or nothing helps (module doc)."""
+    q, reasons, spent = _calibration(cols, groups, d), [], 0
+    while (now := _worst(groups, d, len(cols)))[0] > p.target_ratio:
+        best = None
+        for kind, ids in _candidates(groups, p, *gates):
+            members = [groups[i] for i in ids]
+            cost = sum(g.bytes for g in members if not g.planned)  # planned bins merge for free
+            if p.max_bytes is not None and spent + cost > p.max_bytes:
+                continue
+            merged = _merge(members, cols, p, d, q)
+            after = [g for i, g in enumerate(groups) if i not in ids] + [merged]
+            gain = float(np.sum(sum(g.files_read for g in members) - merged.files_read)) / now[2] ** (1 - 1 / d)
+            ratio = _worst(after, d, len(cols))[0]
+            if gain > 1e-9 and ratio < now[0] - 1e-12 and (best is None or gain / max(cost, 1) > best[0]):
+                best = (gain / max(cost, 1), kind, after, cost, merged, len(members), ratio)
+        if best is None:
+            budget = " within the byte budget" if p.max_bytes else ""
+            reasons.append(f"stop at worst ratio {now[0]:.2f}: no candidate lowers it{budget}")
+            break
+        _, kind, groups, cost, merged, m, ratio = best
+        spent += cost
+        reasons.append(
+            f"{kind} ({m} groups, {merged.idx.size} files, {merged.bytes / _GIB:.3g} GiB) into {merged.nfiles} "
+            f"files: worst ratio {now[0]:.2f} -> {ratio:.2f}"
+        )
+    return groups, reasons
+
+
+def plan(
+    unit: UnitFiles, params: IncrementalParams | None = None, *, num_clustering_columns: int | None = None
+) -> IncrementalPlan:
+    """The files of one unit to rewrite, chosen greedily by estimated files-read gain per byte (module doc)."""
+    p = params or IncrementalParams()
+    names = list(unit.bounds)
+    d = num_clustering_columns or len(names)
+    if d < 1:
+        raise ValueError(f"num_clustering_columns must be >= 1, not {d!r}")
+    cols = [_column(*unit.bounds[c]) for c in names]
+    sizes = np.asarray(unit.bytes, dtype=np.int64)
+    labels = sorted({m for m in unit.membership if m is not None})
+    member = np.array([labels.index(m) if m is not None else -1 for m in unit.membership], dtype=np.int64)
+    groups = [_group(np.flatnonzero(member == i), sizes, cols, lab) for i, lab in enumerate(labels)]
+    new_idx = np.flatnonzero(member < 0)
+    new_ok = new_idx.size >= p.min_new_files or int(sizes[new_idx].sum()) >= p.min_new_bytes
+    groups += [_group(new_idx, sizes, cols, None)] if new_idx.size else []
+    start, read0, n0 = _worst(groups, d, len(cols))
+    settled = [g for g in groups if g.label is not None or new_ok]
+    full_ok = bool(settled) and _worst(settled, d, len(cols))[0] > p.target_ratio
+    reasons = []
+    if start <= p.target_ratio:
+        reasons.append(f"healthy: worst ratio to ideal {start:.2f} <= target {p.target_ratio:.2f}")
+    elif new_idx.size and not new_ok:
+        reasons.append(
+            f"{new_idx.size} new files ({sizes[new_idx].sum() / _GIB:.3g} GiB) wait for {p.min_new_files} files or {p.min_new_bytes / _GIB:.3g} GiB"
+        )
+    groups, steps = _greedy(groups, cols, p, d, (new_ok, full_ok))
+    _, read1, n1 = _worst(groups, d, len(cols))
+    bins = tuple(PlanBin(tuple(unit.paths[i] for i in sorted(g.idx)), g.bytes, g.nfiles) for g in groups if g.planned)
+    ideal0, ideal1 = max(n0, 1) ** (1 - 1 / d), max(n1, 1) ** (1 - 1 / d)
+    est = tuple(
+        ColumnEstimate(c, float(a), float(b), float(a / ideal0), float(b / ideal1))
+        for c, a, b in zip(names, read0, read1)
+    )
+    paths = tuple(x for b in bins for x in b.paths)
+    total = sum(b.bytes for b in bins)
+    return IncrementalPlan(
+        paths, total, sum(b.num_output_files for b in bins), bins, est, tuple(reasons + steps), n0, n1
+    )
+
+
+def unit_files(
+    rows: pa.Table, membership: Mapping[str, str | None] | str, columns: Sequence[str] | None = None
+) -> UnitFiles:
+    """:class:`UnitFiles` from one unit's FILE_STATS_SCHEMA rows; ``membership``: path -> run id, or a column of ``rows``."""
+    enc = pc.dictionary_encode(rows["path"]).combine_chunks()
+    paths = enc.dictionary.to_pylist()
+    _, first = np.unique(enc.indices.to_numpy(zero_copy_only=False), return_index=True)
+    take = pa.array(first)
+    sizes = pc.fill_null(rows["file_size"].take(take), 0).to_numpy(zero_copy_only=False)
+    if isinstance(membership, str):
+        if membership not in rows.column_names:
+            raise ValueError(f"no membership column {membership!r} in the stats rows; pass a path -> run id mapping")
+        runs = rows[membership].take(take).to_pylist()
+    else:
+        runs = [membership.get(x) for x in paths]
+    split = stats_schema.split_by_column(rows)
+    missing = [c for c in columns or () if c not in split]
+    if missing:
+        raise ValueError(f"no stats rows for columns {missing}; columns with stats: {sorted(split)}")
+    pos = {x: i for i, x in enumerate(paths)}
+    bounds = {}
+    for c in columns or sorted(split):
+        mins, maxs, has = stats_schema.typed_bounds(split[c])
+        at = np.array([pos[x] for x in split[c]["path"].to_pylist()], dtype=np.int64)
+        slot = np.full(len(paths), -1, dtype=np.int64)
+        slot[at] = np.arange(at.size)
+        ix = pa.array(slot, mask=slot < 0)  # files without a row for c: unknown bounds
+        full_has = np.zeros(len(paths), dtype=bool)
+        full_has[at] = has
+        bounds[c] = (mins.take(ix), maxs.take(ix), full_has)
+    return UnitFiles(paths, [int(s) for s in sizes], runs, bounds)
+
+
+def plan_from_stats(
+    rows: pa.Table,
+    membership: Mapping[str, str | None] | str = "cluster_run_id",
+    *,
+    columns: Sequence[str] | None = None,
+    params: IncrementalParams | None = None,
+    num_clustering_columns: int | None = None,
+) -> IncrementalPlan:
+    """:func:`plan` over one unit's stats rows (a partition's, or an unpartitioned table's)."""
+    return plan(unit_files(rows, membership, columns), params, num_clustering_columns=num_clustering_columns)
