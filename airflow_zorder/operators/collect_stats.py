@@ -7,6 +7,7 @@ from typing import Any
 
 from airflow_zorder.core.jobs.options import (
     STATS_METHODS,
+    STATS_RESULT_COUNTS,
     CollectOptions,
     check_choice,
     parse_names,
@@ -155,21 +156,10 @@ class SparkCollectFileStatsOperator(SparkZorderJobOperator):
         if not rows:
             return None
         run = rows[-1]
-        keep = (
-            "status",
-            "snapshot_id",
-            "new_snapshot",
-            "method",
-            "columns",
-            "files_total",
-            "files_read",
-            "files_reused",
-            "files_new",
-            "files_changed",
-            "files_gone",
-            "files_failed",
-            "rows_total",
-            "bytes_total",
-            "duration_s",
-        )
-        return {"table": self.table, "run_id": run_id, "stats_location": location, **{k: run.get(k) for k in keep}}
+        keep = ("status", "snapshot_id", "new_snapshot", "method", "columns", *STATS_RESULT_COUNTS, "duration_s")
+        return {
+            "table": self.table,
+            "run_id": run_id,
+            "stats_location": location,
+            **{k: run.get(k) for k in keep},
+        }

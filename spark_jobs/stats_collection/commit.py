@@ -9,29 +9,12 @@ from typing import Any
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from airflow_zorder.core.jobs.options import CollectOptions
+from airflow_zorder.core.jobs.options import STATS_DELTA_KEYS, STATS_RESULT_COUNTS, CollectOptions
 from airflow_zorder.core.stats import stats_store
 from airflow_zorder.core.storage.filesystems import join
 from spark_jobs.stats_collection.errors import StatsCollectionError
 from spark_jobs.stats_collection.listing import ListedTable
 from spark_jobs.stats_collection.plan import ReadPlan
-
-_RESULT_COUNTS = (
-    "files_total",
-    "files_read",
-    "files_reused",
-    "files_new",
-    "files_changed",
-    "files_gone",
-    "files_failed",
-    "files_scanned",
-    "rows_total",
-    "bytes_total",
-)
-
-
-#: what a Delta table's run adds to the run record and the result (``spark_jobs.stats_collection.delta``)
-DELTA_KEYS = ("delta_version", "files_from_log", "columns_from_log", "columns_read")
 
 
 def summary(final: pa.Table, names: list[str], log_counts: bool = False) -> tuple[list[dict[str, Any]], int]:
@@ -74,7 +57,7 @@ def run_record(
         "method": opts.method,
         "columns": names,
         "columns_requested": "all" if opts.columns is None else ",".join(opts.columns),
-        **{k: counts[k] for k in _RESULT_COUNTS if k.startswith("files_")},
+        **{k: counts[k] for k in STATS_RESULT_COUNTS if k.startswith("files_")},
         "rows_total": rows_total,
         "bytes_total": counts["bytes_total"],
         "column_methods": column_methods,
@@ -171,11 +154,11 @@ def commit(
         "new_snapshot": final is not None,
         "method": opts.method,
         "columns": run["columns"],
-        **{k: run[k] for k in _RESULT_COUNTS},
+        **{k: run[k] for k in STATS_RESULT_COUNTS},
         "column_methods": run["column_methods"],
         "errors": run["errors"],
         "gone_paths": run["gone_paths"],
-        **{k: run[k] for k in DELTA_KEYS if k in run},
+        **{k: run[k] for k in STATS_DELTA_KEYS if k in run},
         "messages": messages,
         "phases": phases,
         "duration_s": round(time.time() - started, 3),

@@ -192,14 +192,7 @@ def collect_delta(
     extra_rows: list[dict[str, Any]] = []
     for p in sorted(no_py):
         unopenable_rows(spark, table, {p: no_py[p]}, set(), to_read[p], opts.method, rows, extra_rows, scan_rows)
-    t = time.time()
-    scanned_files: set[str] = set()
-    if scan_rows:
-        scan.scan(spark, scan_rows, files, failed, table, scanned_files)
-    phases["scan_s"] = round(time.time() - t, 3)
-    for d in scan_rows:
-        d.pop("_why", None)
-        d.pop("_stype", None)
+    scanned_files = scan.run_scan(spark, scan_rows, files, failed, table, phases)
 
     # -- the snapshot: the log's rows, rows read now, rows carried forward
     carried = pa.concat_tables([norm(from_log), norm(reused)])

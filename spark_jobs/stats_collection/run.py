@@ -90,14 +90,7 @@ def run_collect(spark: Any, opts: CollectOptions) -> dict[str, Any]:
     base_rows, scan_rows = scan.split_scan_rows(new_rows, opts.method)
     extra_rows: list[dict[str, Any]] = []
     names = unopenable_rows(spark, table, no_py, vanished, names, opts.method, rows, extra_rows, scan_rows)
-    t = time.time()
-    scanned_files: set[str] = set()
-    if scan_rows:
-        scan.scan(spark, scan_rows, files, failed, table, scanned_files)
-    phases["scan_s"] = round(time.time() - t, 3)
-    for d in scan_rows:
-        d.pop("_why", None)
-        d.pop("_stype", None)
+    scanned_files = scan.run_scan(spark, scan_rows, files, failed, table, phases)
 
     # -- the snapshot, the run record, the commit
     final, synthesized = assemble_snapshot(

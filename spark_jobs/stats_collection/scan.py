@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+import time
 from collections import defaultdict
 from typing import Any
 from urllib.parse import unquote
@@ -193,6 +194,27 @@ def scan_files(spark: Any, files: list[tuple[str, str]], columns: list[tuple[str
 
 
 # --------------------------------------------------------------------------- filling the rows
+
+
+def run_scan(
+    spark: Any,
+    scan_rows: list[dict[str, Any]],
+    files: dict[str, ListedFile],
+    failed: dict[str, str],
+    table: ListedTable,
+    phases: dict[str, float],
+) -> set[str]:
+    """The job's scan step: :func:`scan` the rows footers cannot describe, time it (``scan_s``), drop the
+    rows' working keys; returns the files scanned."""
+    t = time.time()
+    scanned_files: set[str] = set()
+    if scan_rows:
+        scan(spark, scan_rows, files, failed, table, scanned_files)
+    phases["scan_s"] = round(time.time() - t, 3)
+    for d in scan_rows:
+        d.pop("_why", None)
+        d.pop("_stype", None)
+    return scanned_files
 
 
 def scan(

@@ -90,6 +90,13 @@ def test_forty_columns_take_32_from_the_log_and_read_8_like_the_footer_path(spar
     got = by_file_column(st)
     assert {c for (_, c), r in got.items() if r["method"] == "delta_log"} == set(NAMES[:INDEXED])
     assert {c for (_, c), r in got.items() if r["method"] == "footer"} == set(NAMES[INDEXED:])
+    # deploy mode cluster: the operator reads the same counts back from the run record
+    from airflow_zorder.core.jobs.options import STATS_RESULT_COUNTS
+    from airflow_zorder.operators import SparkCollectFileStatsOperator
+
+    op = SparkCollectFileStatsOperator(task_id="s", table=str(wide), stats_location=str(tmp_path / "delta_stats"))
+    back = op.result_from_store(res["run_id"])
+    assert {k: back[k] for k in STATS_RESULT_COUNTS} == {k: res[k] for k in STATS_RESULT_COUNTS}
 
     # the same files as a plain Parquet directory, through the footer path
     plain = tmp_path / "plain"

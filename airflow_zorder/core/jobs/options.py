@@ -23,6 +23,8 @@ from airflow_zorder.core.storage.locations import is_path_table
 __all__ = [
     "CLUSTER_ACTIONS",
     "CURVES",
+    "STATS_DELTA_KEYS",
+    "STATS_RESULT_COUNTS",
     "DEFAULT_NUM_RANGES",
     "DEFAULT_SALT_BITS",
     "KEY_ENGINES",
@@ -55,6 +57,22 @@ KeyEngine = Literal["auto", "jvm", "arrow"]
 KEY_ENGINES: tuple[str, ...] = get_args(KeyEngine)
 StatsMethod = Literal["auto", "footer", "scan"]
 STATS_METHODS: tuple[str, ...] = get_args(StatsMethod)
+
+#: The stats job's counts, in its result and its run record (``runs/*.json``), where the operator reads them back.
+STATS_RESULT_COUNTS: tuple[str, ...] = (
+    "files_total",
+    "files_read",
+    "files_reused",
+    "files_new",
+    "files_changed",
+    "files_gone",
+    "files_failed",
+    "files_scanned",
+    "rows_total",
+    "bytes_total",
+)
+#: What a Delta table's stats run adds to both (``spark_jobs.stats_collection.delta``).
+STATS_DELTA_KEYS: tuple[str, ...] = ("delta_version", "files_from_log", "columns_from_log", "columns_read")
 
 # = core.layout.ranges.DEFAULT_NUM_RANGES and core.layout.curve_keys.DEFAULT_SALT_BITS (tested); restated
 # here so that building a command line (at DAG parse time) does not import numpy.
