@@ -23,6 +23,7 @@ from typing import Any
 from pyspark.util import inheritable_thread_target
 
 from airflow_zorder.core.delta.delta_commit import DeltaConcurrentChangeError, DeltaRewriteRefusedError
+from airflow_zorder.core.jobs.file_names import clustered_file_name
 from airflow_zorder.core.jobs.file_sizing import num_output_files
 from airflow_zorder.core.jobs.options import ClusterOptions, stats_location_for
 from airflow_zorder.core.layout import ranges
@@ -184,8 +185,8 @@ def _stage_batch(
     for w in live:
         unit = batch[w.index]
         placed = []
-        for f in by_unit[w.index]:
-            dst = join(staging, unit.relpath, f.path.rsplit("/", 1)[1])
+        for i, f in enumerate(sorted(by_unit[w.index], key=lambda x: x.path)):
+            dst = join(staging, unit.relpath, clustered_file_name(i, opts.run_id))
             fs.rename(f.path, dst)
             placed.append(type(f)(dst, f.size, f.mtime_ms))
         done.append(

@@ -26,6 +26,7 @@ from typing import Any
 
 from airflow_zorder.core.delta import delta_commit as dc
 from airflow_zorder.core.delta import delta_log
+from airflow_zorder.core.jobs.file_names import clustered_file_name
 from airflow_zorder.core.storage import commit as commit_mod
 from airflow_zorder.core.storage.faults import fault_point
 from airflow_zorder.core.storage.filesystems import FileInfo, FileSystem, join, os_path
@@ -88,7 +89,7 @@ def resolve_delta_table(fs: FileSystem, table: str) -> ResolvedTable:
 
 def placed_path(unit: Unit, run_id: str, index: int) -> str:
     """Where a new file of ``unit`` goes: beside the unit's files, named for the run (unique, traceable)."""
-    return join(unit.location, f"part-{index:05d}-zorder-{run_id}.parquet")
+    return join(unit.location, clustered_file_name(index, run_id))
 
 
 def _footer(fs: FileSystem, path: str) -> Any:

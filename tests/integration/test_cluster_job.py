@@ -74,6 +74,12 @@ def test_zorder_keeps_every_row_and_cuts_files_read(spark, flat):
     events = stats_store.load_events(stats_store.default_location(flat))
     assert events.num_rows == 1 and events.column("run_id")[0].as_py() == result["run_id"]
     assert result["partitions"][0]["plan"]["num_files"] == 64
+    # every new file's name carries the run (the incremental policy's membership); the inputs' names do not
+    from airflow_zorder.core.jobs.file_names import run_id_of
+
+    names = visible_files(flat)
+    assert len(names) == 64 and {run_id_of(n) for n in names} == {result["run_id"]}
+    assert sorted(n.rsplit("/", 1)[-1] for n in names)[0] == f"part-00000-zorder-{result['run_id']}.parquet"
 
 
 def test_events_go_to_a_custom_stats_location_where_the_sensor_reads_them(spark, flat, tmp_path):

@@ -9,6 +9,7 @@ import numpy as np
 import pyarrow as pa
 import pytest
 
+from airflow_zorder.core.jobs.file_names import clustered_file_name, run_id_of
 from airflow_zorder.core.policy import metrics
 from airflow_zorder.core.policy.incremental import IncrementalParams, UnitFiles, plan, plan_from_stats
 from airflow_zorder.core.stats.stats_schema import file_stats_table
@@ -218,7 +219,16 @@ def test_plan_from_stats_rows_matches_plan_and_the_sensor_metric() -> None:
         assert c.ratio_before == pytest.approx(sensor[c.column].ratio_to_ideal)
     # membership as a column added in memory
     with_col = rows.append_column("cluster_run_id", pa.array([runs[x] for x in rows["path"].to_pylist()], pa.string()))
-    assert plan_from_stats(with_col, params=params(min_new_files=4)) == p
+    assert plan_from_stats(with_col, "cluster_run_id", params=params(min_new_files=4)) == p
+    # by default, membership is the run each file's name carries (the clustering job names its files so)
+    named = [
+        (f"/t/{clustered_file_name(i, f[2])}" if f[2] else f"/t/part-{i:05d}-c000.parquet", *f[1:])
+        for i, f in enumerate(files)
+    ]
+    assert run_id_of(named[0][0]) == "r1" and run_id_of(named[-1][0]) is None
+    by_name = plan_from_stats(stats_rows(named), params=params(min_new_files=4))
+    assert by_name.to_dict()["columns"] == p.to_dict()["columns"]
+    assert p.paths and sorted(by_name.paths) == sorted(named[i][0] for i, f in enumerate(files) if f[0] in set(p.paths))
     assert plan_from_stats(rows, runs, columns=["a"], params=params(min_new_files=4)).columns[0].column == "a"
     json.dumps(p.to_dict())  # the XCom form
 
@@ -226,6 +236,6 @@ def test_plan_from_stats_rows_matches_plan_and_the_sensor_metric() -> None:
 def test_plan_from_stats_errors() -> None:
     rows = stats_rows(grid("r1", 2))
     with pytest.raises(ValueError, match="no membership column 'cluster_run_id'"):
-        plan_from_stats(rows)
+        plan_from_stats(rows, "cluster_run_id")
     with pytest.raises(ValueError, match=r"no stats rows for columns \['zz'\]"):
         plan_from_stats(rows, {}, columns=["zz"])
