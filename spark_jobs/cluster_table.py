@@ -35,7 +35,16 @@ from airflow_zorder.core.storage.lock import TableLock
 from airflow_zorder.core.storage.table_formats import ForeignTableFormatError
 from spark_jobs import catalog, delta_table, rewrite
 from spark_jobs.cli import run_job, spark_error_text
-from spark_jobs.table import ResolvedTable, TableError, Unit, check_parquet, list_path_table, list_units, select_units
+from spark_jobs.table import (
+    ResolvedTable,
+    TableError,
+    Unit,
+    check_parquet,
+    is_delta_table,
+    list_path_table,
+    list_units,
+    select_units,
+)
 
 BATCH_UNITS = 64  # partitions rewritten by one set of Spark jobs
 
@@ -52,7 +61,7 @@ def resolve_table(spark, table: str) -> tuple[ResolvedTable, FileSystem]:
     """Resolve a path or catalog table; clear errors for missing, non-Parquet and Delta/Hudi/Iceberg tables."""
     if is_path_table(table):
         fs = filesystem_for(table, spark)
-        if fs.exists(table) and delta_table.is_delta_table(fs, table):
+        if fs.exists(table) and is_delta_table(fs, table):
             ref = delta_table.resolve_delta_table(fs, table)  # the log's files; refuses unsafe features
         else:
             pcols, units = list_path_table(fs, table)  # refuses missing tables and Hudi/Iceberg ones

@@ -30,7 +30,6 @@ from airflow_zorder.core.jobs.file_names import clustered_file_name
 from airflow_zorder.core.storage import commit as commit_mod
 from airflow_zorder.core.storage.faults import fault_point
 from airflow_zorder.core.storage.filesystems import FileInfo, FileSystem, join, os_path
-from airflow_zorder.core.storage.table_formats import DELTA, detect_table_format
 from spark_jobs.table import ResolvedTable, TableError, Unit
 
 FORMAT = "delta"
@@ -44,15 +43,6 @@ class DeltaSource:
     table: Any  # deltalake.DeltaTable, loaded at ``snapshot.version``
     snapshot: dc.DeltaSnapshot
     by_path: dict[str, dc.DeltaFile]  # full path (as the units spell it) -> the log's file
-
-
-def is_delta_table(fs: FileSystem, root: str) -> bool:
-    """``root`` itself is a Delta table (holds ``_delta_log/``); a directory inside one is not."""
-
-    def names(directory: str) -> list[str]:
-        return [f.path for f in fs.list_files(directory, recursive=False)]
-
-    return detect_table_format(root, fs.exists, names) == DELTA
 
 
 def resolve_delta_table(fs: FileSystem, table: str) -> ResolvedTable:
@@ -114,13 +104,11 @@ def commit_delta(
     :class:`~airflow_zorder.core.delta.delta_commit.DeltaConcurrentChangeError` propagates.
     """
     source: DeltaSource = ref.delta
-    moves: list[tuple[str, str, Unit]] = []
-    sizes: list[int] = []
+    moves: list[tuple[FileInfo, str, Unit]] = []  # (staged file, where it goes, its unit)
     for u in done_units:
         unit: Unit = u["_unit"]
         for i, f in enumerate(u["_staged"]):
-            moves.append((f.path, placed_path(unit, journal.run_id, i), unit))
-            sizes.append(f.size)
+            moves.append((f, placed_path(unit, journal.run_id, i), unit))
     journal.info.update(
         format=FORMAT,
         read_version=source.snapshot.version,
@@ -128,18 +116,21 @@ def commit_delta(
     )
     fs.write_text_atomic(commit_mod.journal_path(ref.home, journal.run_id), journal.to_json())
     fault_point("delta_before_place")
-    for src, dst, _ in moves:
+    for staged, dst, _ in moves:
         fs.mkdirs(dst.rsplit("/", 1)[0])
-        fs.rename(src, dst)
+        fs.rename(staged.path, dst)
         fault_point("delta_mid_place")
     data_columns = [f.name for f in source.table.schema().fields if f.name not in set(ref.partition_columns)]
     indexed = dc.indexed_columns(source.snapshot.configuration, data_columns)
     removed = [source.by_path[f.path] for u in done_units for f in u["_unit"].files]
     added = []
-    for (_, dst, unit), size in zip(moves, sizes):
+    for staged, dst, unit in moves:
         values = dict(source.by_path[unit.files[0].path].partition_values)
         added.append(
-            (dc.DeltaFile(dc.relative_path(ref.root, dst), size, values), dc.file_stats(_footer(fs, dst), indexed))
+            (
+                dc.DeltaFile(dc.relative_path(ref.root, dst), staged.size, values),
+                dc.file_stats(_footer(fs, dst), indexed),
+            )
         )
     fault_point("delta_before_commit")
     try:

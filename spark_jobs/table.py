@@ -9,13 +9,14 @@ from __future__ import annotations
 
 import json
 import posixpath
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
 from airflow_zorder.core.jobs.options import parse_name_args
 from airflow_zorder.core.storage.filesystems import FileInfo, FileSystem, join, relpath
 from airflow_zorder.core.storage.locations import parse_partition_path
-from airflow_zorder.core.storage.table_formats import refuse_foreign_format
+from airflow_zorder.core.storage.table_formats import DELTA, detect_table_format, refuse_foreign_format
 
 STATE_DIR = "_zorder"
 HOME_PROPERTY = "airflow_zorder.home"
@@ -81,10 +82,17 @@ def refuse_foreign_table(fs: FileSystem, root: str, table: str | None = None) ->
     :func:`spark_jobs.catalog.resolve_catalog_table`.
     """
 
-    def names(directory: str) -> list[str]:
-        return [f.path for f in fs.list_files(directory, recursive=False)]
+    refuse_foreign_format(root, fs.exists, _names(fs), table=table)
 
-    refuse_foreign_format(root, fs.exists, names, table=table)
+
+def is_delta_table(fs: FileSystem, root: str) -> bool:
+    """``root`` itself holds ``_delta_log/``: both jobs read it through its log (a directory inside one is refused)."""
+    return detect_table_format(root, fs.exists, _names(fs)) == DELTA
+
+
+def _names(fs: FileSystem) -> Callable[[str], list[str]]:
+    """What the table-format probes list: the entries of one directory of ``fs``."""
+    return lambda directory: [f.path for f in fs.list_files(directory, recursive=False)]
 
 
 def list_path_table(fs: FileSystem, table: str, root: str | None = None) -> tuple[list[str], list[Unit]]:

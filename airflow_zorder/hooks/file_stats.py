@@ -205,7 +205,7 @@ class FileStatsHook(BaseHook):
             with self._reading():
                 snap = stats_store.load_snapshot(self.stats_location, sid, self._fs, columns=columns)
             run = json.loads((snap.schema.metadata or {}).get(stats_schema.RUN_METADATA_KEY) or b"{}")
-            read = pc.is_in(snap["method"], pa.array(["footer", "scan"], pa.string()))
+            read = pc.is_in(snap["method"], pa.array(stats_schema.METHODS, pa.string()))
             cache.clear()
             cache[key] = snap.filter(pc.fill_null(read, False)) if run.get("delta_version") == version else None
         return cache[key]

@@ -31,27 +31,15 @@ from airflow_zorder.core.delta import delta_log as dlog
 from airflow_zorder.core.jobs.options import CollectOptions, stats_location_for
 from airflow_zorder.core.stats import stats_schema as ss
 from airflow_zorder.core.stats import stats_store
-from airflow_zorder.core.storage import table_formats
 from airflow_zorder.core.storage.faults import fault_point
 from spark_jobs.stats_collection import footers, scan
 from spark_jobs.stats_collection.assemble import FileRows, assemble_snapshot, norm, reused_rows, unopenable_rows
 from spark_jobs.stats_collection.commit import commit, run_record
 from spark_jobs.stats_collection.errors import StatsCollectionError
-from spark_jobs.stats_collection.listing import DeltaVersion, ListedFile, ListedTable, ListingFS, stats_io_for
+from spark_jobs.stats_collection.listing import DeltaVersion, ListedFile, ListedTable, stats_io_for
 from spark_jobs.stats_collection.plan import ReadPlan
 
 PURPOSE = "collecting statistics of a Delta Lake table (spark_jobs/collect_stats.py, on the Spark driver)"
-_READ_METHODS = ("footer", "scan")
-
-
-def is_delta_root(lister: ListingFS, root: str) -> bool:
-    """``root`` itself holds ``_delta_log/`` (a directory inside a Delta table is not a root: the listing refuses it)."""
-
-    def names(directory: str) -> list[str]:
-        return [f.path for f in lister.list_files(directory, recursive=False)]
-
-    found = table_formats.find_table_format(root, lister.exists, names)
-    return found is not None and found.format == table_formats.DELTA and found.root == (root.rstrip("/") or root)
 
 
 def list_delta_table(table: str, root: str, read_path: Callable[[str], str]) -> ListedTable:
@@ -112,12 +100,12 @@ def _carried(prev: pa.Table | None, wanted: dict[str, list[str]], files: dict[st
     """Mask of the previous snapshot's read rows (footer/scan, no error) of a wanted pair of an unchanged file."""
     if prev is None or not prev.num_rows or not wanted:
         return None
-    read = pc.and_(pc.is_in(prev["method"], pa.array(_READ_METHODS, pa.string())), pc.is_null(prev["error"]))
+    read = pc.and_(pc.is_in(prev["method"], pa.array(ss.METHODS, pa.string())), pc.is_null(prev["error"]))
     if not pc.any(read).as_py():
         return None
     keys = {(p, c, files[p].size, files[p].mtime_ms) for p, cols in wanted.items() for c in cols}
     mask = [
-        (p, c, s, m) in keys and meth in _READ_METHODS and err is None
+        (p, c, s, m) in keys and meth in ss.METHODS and err is None
         for p, c, s, m, meth, err in zip(
             prev["path"].to_pylist(),
             prev["column_name"].to_pylist(),

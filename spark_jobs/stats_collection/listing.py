@@ -119,7 +119,7 @@ def _qualify(spark: Any, path: str) -> str:
 def resolve_table(spark: Any, table: str) -> ListedTable:
     """List a path or catalog table's live data files, with partitions; clear errors for missing tables."""
     from spark_jobs import catalog
-    from spark_jobs.table import list_path_table
+    from spark_jobs.table import is_delta_table, list_path_table
 
     lister = ListingFS(spark)
     if is_path_table(table):
@@ -128,7 +128,7 @@ def resolve_table(spark: Any, table: str) -> ListedTable:
             root = local_path(table)  # one spelling for local tables: plain absolute paths
         from spark_jobs.stats_collection import delta
 
-        if delta.is_delta_root(lister, root):  # the log lists it; inside a Delta table: refused just below
+        if is_delta_table(lister, root):  # the log lists it; inside a Delta table: refused just below
             return delta.list_delta_table(
                 table, root, lambda p: local_path(p) if is_local(spark, p) else _qualify(spark, p)
             )
