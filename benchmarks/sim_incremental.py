@@ -10,7 +10,7 @@ FILE_STATS_SCHEMA rows, d = 3) compared with ``--threshold`` triggers a re-clust
 
 * never: nothing;
 * full: every file rewritten into ``round(bytes / target)`` files (today's job);
-* incremental: :func:`incremental.plan_from_stats`, each bin clustered among itself.
+* incremental: :func:`incremental_stats.plan_from_stats`, each bin clustered among itself.
 
 The target file size is the base's file size.  Bytes are rows x 24.  Reported per day: bytes rewritten, files,
 worst ratio after the day's action; in total: write amplification (bytes rewritten / bytes appended), the mean
@@ -33,7 +33,7 @@ import pyarrow as pa
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from airflow_zorder.core.layout import curve_keys
-from airflow_zorder.core.policy import incremental, metrics
+from airflow_zorder.core.policy import incremental, incremental_stats, metrics
 from airflow_zorder.core.stats.stats_schema import file_stats_table
 
 COLUMNS = ("a", "b", "c")
@@ -125,7 +125,7 @@ class Table:
             total = sum(f.bytes for f in self.files)
             return self.rewrite([(self.files, max(1, round(total / target)))])
         stats, runs = stats_rows(self.files)
-        plan = incremental.plan_from_stats(stats, runs, params=params, num_clustering_columns=3)
+        plan = incremental_stats.plan_from_stats(stats, runs, params=params, num_clustering_columns=3)
         self.reasons = plan.reasons
         by_path = {f.path: f for f in self.files}
         return (

@@ -33,7 +33,7 @@ from airflow_zorder.core.storage.faults import fault_point
 from airflow_zorder.core.storage.filesystems import FileSystem, filesystem_for, is_path_table, join, os_path
 from airflow_zorder.core.storage.lock import TableLock
 from airflow_zorder.core.storage.table_formats import ForeignTableFormatError
-from spark_jobs import catalog, delta_table, rewrite
+from spark_jobs import catalog, delta_table, incremental_units, rewrite
 from spark_jobs.cli import run_job, spark_error_text
 from spark_jobs.table import (
     ResolvedTable,
@@ -135,8 +135,12 @@ def _stage_batch(
     staging: str,
     b: int,
     phases: dict[str, float],
+    names: dict[str, int],
 ) -> tuple[list[dict], list[dict]]:
-    """Rewrite a batch of units into ``staging/<unit relpath>/`` and verify it; returns (done, skipped)."""
+    """Rewrite a batch of units into ``staging/<unit relpath>/`` and verify it; returns (done, skipped).
+
+    ``names`` counts the files named so far per unit directory, so the bins of one partition never collide.
+    """
 
     def lap(name: str, since: float) -> float:
         now = time.time()
@@ -157,7 +161,7 @@ def _stage_batch(
         if w.rows == 0:
             skipped.append({"partition": u.label, "reason": "no rows"})
             continue
-        w.num_files = opts.num_files or num_output_files(u.bytes, opts.target_file_size, w.rows)
+        w.num_files = u.num_files or opts.num_files or num_output_files(u.bytes, opts.target_file_size, w.rows)
         live.append(w)
     if not live:
         return [], skipped
@@ -194,13 +198,15 @@ def _stage_batch(
     for w in live:
         unit = batch[w.index]
         placed = []
-        for i, f in enumerate(sorted(by_unit[w.index], key=lambda x: x.path)):
+        for f in sorted(by_unit[w.index], key=lambda x: x.path):
+            i = names[unit.relpath] = names.get(unit.relpath, -1) + 1
             dst = join(staging, unit.relpath, clustered_file_name(i, opts.run_id))
             fs.rename(f.path, dst)
             placed.append(type(f)(dst, f.size, f.mtime_ms))
         done.append(
             {
                 "partition": unit.label,
+                **({"bin": unit.bin} if unit.bin is not None else {}),
                 "spec": unit.spec,
                 "rows": w.rows,
                 "before": _stats(unit.files),
@@ -230,6 +236,7 @@ def run_cluster(spark, opts: ClusterOptions) -> dict[str, Any]:
         "curve": opts.curve,
         "columns": opts.columns,
         "partition_columns": ref.partition_columns,
+        "mode": "incremental" if opts.incremental else "full",
         "stats_location": stats_location_for(opts.table, opts.stats_location, home=ref.home),
         "messages": [],
     }
@@ -241,11 +248,7 @@ def run_cluster(spark, opts: ClusterOptions) -> dict[str, Any]:
             result["messages"].append(f"finished earlier interrupted runs first: {', '.join(recovered)}")
             ref, fs = resolve_table(spark, opts.table)  # the layout may have changed
         units = select_units(ref.units, opts.partitions)
-        inputs = [f for u in units for f in u.files] if ref.kind == "path" else []
-        journal = commit_mod.begin(fs, ref.home, opts.run_id, inputs)
-        staging = commit_mod.staging_dir(ref.home, opts.run_id)
         done_units, skipped = [], []
-        t = time.time()
         resolved_columns: list[str] | None = None
         with_files = []
         for unit in units:
@@ -253,14 +256,24 @@ def run_cluster(spark, opts: ClusterOptions) -> dict[str, Any]:
                 with_files.append(unit)
             else:
                 skipped.append({"partition": unit.label, "reason": "no files"})
+        t = time.time()
+        if with_files:
+            schema = _merged_schema(spark, fs, with_files)
+            types = {f.name: f.dataType.simpleString() for f in schema.fields}
+            resolved_columns = _check_columns(types, ref.partition_columns, opts.columns)
+        if opts.incremental and with_files:
+            with_files, result["plan"], notes = _plan_units(fs, ref, opts, with_files, resolved_columns or [])
+            result["messages"].extend(notes)
+            phases["plan_s"] = round(time.time() - t, 3)
+        inputs = [f for u in with_files for f in u.files] if ref.kind == "path" else []
+        journal = commit_mod.begin(fs, ref.home, opts.run_id, inputs)
+        staging = commit_mod.staging_dir(ref.home, opts.run_id)
+        names: dict[str, int] = {}  # output files named so far per partition directory (bins share one)
+        t = time.time()
         try:
-            if with_files:
-                schema = _merged_schema(spark, fs, with_files)
-                types = {f.name: f.dataType.simpleString() for f in schema.fields}
-                resolved_columns = _check_columns(types, ref.partition_columns, opts.columns)
             for b, start in enumerate(range(0, len(with_files), BATCH_UNITS)):
                 batch = with_files[start : start + BATCH_UNITS]
-                done, empty = _stage_batch(spark, fs, opts, schema, resolved_columns, batch, staging, b, phases)
+                done, empty = _stage_batch(spark, fs, opts, schema, resolved_columns, batch, staging, b, phases, names)
                 done_units.extend(done)
                 skipped.extend(empty)
         except Exception as exc:
@@ -277,7 +290,8 @@ def run_cluster(spark, opts: ClusterOptions) -> dict[str, Any]:
             commit_mod.rollback(fs, journal)
             result["status"] = "noop"
             msg = "nothing to cluster: " + (
-                "; ".join(f"{s['partition']}: {s['reason']}" for s in skipped) or "the table has no data files"
+                "; ".join(f"{s['partition']}: {s['reason']}" for s in skipped)
+                or ("the incremental plan rewrites nothing" if opts.incremental else "the table has no data files")
             )
             result["messages"].append(msg)
             _log(msg)
@@ -308,11 +322,29 @@ def run_cluster(spark, opts: ClusterOptions) -> dict[str, Any]:
     rows = sum(u["rows"] for u in done_units)
     result["before"] = {**before, "rows": rows}
     result["after"] = {**after, "rows": rows}
+    result["rewritten"] = {"files": before["files"], "bytes": before["bytes"], "output_files": after["files"]}
     result["phases"] = phases
     result["duration_s"] = round(time.time() - started, 3)
     if result["status"] == "clustered":
         _record_event(fs, result)
     return result
+
+
+def _plan_units(
+    fs: FileSystem, ref: ResolvedTable, opts: ClusterOptions, units: list[Unit], columns: list[str]
+) -> tuple[list[Unit], dict[str, Any], list[str]]:
+    """The incremental plan's bins as units (``spark_jobs.incremental_units``), logged; clear errors as ClusteringError."""
+    try:
+        bins, summary, notes = incremental_units.incremental_units(fs, ref, opts, units, columns)
+    except incremental_units.IncrementalError as exc:
+        raise ClusteringError(str(exc)) from exc
+    _log(
+        f"incremental plan ({summary['source']}): {summary['files']} files, {summary['bytes']} bytes in "
+        f"{summary['bins']} bins, worst ratio {summary['ratio_before']} -> {summary['ratio_after']} (estimated)"
+    )
+    for note in notes:
+        _log(note)
+    return bins, summary, notes
 
 
 def _from_spark(exc: BaseException) -> bool:

@@ -26,7 +26,6 @@ from typing import Any
 
 from airflow_zorder.core.delta import delta_commit as dc
 from airflow_zorder.core.delta import delta_log
-from airflow_zorder.core.jobs.file_names import clustered_file_name
 from airflow_zorder.core.storage import commit as commit_mod
 from airflow_zorder.core.storage.faults import fault_point
 from airflow_zorder.core.storage.filesystems import FileInfo, FileSystem, join, os_path
@@ -77,9 +76,9 @@ def resolve_delta_table(fs: FileSystem, table: str) -> ResolvedTable:
     return ref
 
 
-def placed_path(unit: Unit, run_id: str, index: int) -> str:
-    """Where a new file of ``unit`` goes: beside the unit's files, named for the run (unique, traceable)."""
-    return join(unit.location, clustered_file_name(index, run_id))
+def placed_path(unit: Unit, staged: str) -> str:
+    """Where a staged file of ``unit`` goes: beside the unit's files, under its staged name (the run's, unique)."""
+    return join(unit.location, staged.rstrip("/").rsplit("/", 1)[-1])
 
 
 def _footer(fs: FileSystem, path: str) -> Any:
@@ -107,8 +106,8 @@ def commit_delta(
     moves: list[tuple[FileInfo, str, Unit]] = []  # (staged file, where it goes, its unit)
     for u in done_units:
         unit: Unit = u["_unit"]
-        for i, f in enumerate(u["_staged"]):
-            moves.append((f, placed_path(unit, journal.run_id, i), unit))
+        for f in u["_staged"]:
+            moves.append((f, placed_path(unit, f.path), unit))
     journal.info.update(
         format=FORMAT,
         read_version=source.snapshot.version,

@@ -35,6 +35,8 @@ class Unit:
     spec: dict[str, str]  # partition column -> value (unescaped)
     location: str  # directory that holds the unit's files
     files: list[FileInfo] = field(default_factory=list)
+    num_files: int | None = None  # an incremental plan's bin: its planned output files (None: sized by the job)
+    bin: int | None = None  # an incremental plan's bin: its index within the partition (None: the whole unit)
 
     @property
     def bytes(self) -> int:

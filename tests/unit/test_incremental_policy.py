@@ -11,7 +11,8 @@ import pytest
 
 from airflow_zorder.core.jobs.file_names import clustered_file_name, run_id_of
 from airflow_zorder.core.policy import metrics
-from airflow_zorder.core.policy.incremental import IncrementalParams, UnitFiles, plan, plan_from_stats
+from airflow_zorder.core.policy.incremental import IncrementalParams, UnitFiles, plan
+from airflow_zorder.core.policy.incremental_stats import plan_from_stats
 from airflow_zorder.core.stats.stats_schema import file_stats_table
 
 COLS = ("a", "b", "c")

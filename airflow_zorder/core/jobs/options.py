@@ -78,6 +78,7 @@ STATS_DELTA_KEYS: tuple[str, ...] = ("delta_version", "files_from_log", "columns
 # here so that building a command line (at DAG parse time) does not import numpy.
 DEFAULT_NUM_RANGES = 1024
 DEFAULT_SALT_BITS = 16
+DEFAULT_TARGET_RATIO = 1.35  # incremental runs stop once every column is within this of the ideal
 STATS_SUBDIR = ("_zorder", "stats")
 
 
@@ -218,8 +219,16 @@ class ClusterOptions(_CommandLine):
     stats_location: str | None = None  # where the run's event is recorded; default <table home>/_zorder/stats
     action: str = "cluster"  # one of CLUSTER_ACTIONS
     result_json: str | None = None  # write the JSON result here (local path)
+    incremental: bool = False  # rewrite only the files an incremental plan picks (False: every file of each unit)
+    plan: str | None = None  # the plan document to run (path or URI of its JSON); implies incremental
+    target_ratio: float = DEFAULT_TARGET_RATIO  # incremental: stop once every column is within this of ideal
+    max_rewrite_bytes: int | None = None  # incremental: the run's budget of bytes rewritten
 
     _FLAGS = (
+        ("incremental", "--incremental"),
+        ("plan", "--plan"),
+        ("target_ratio", "--target-ratio"),
+        ("max_rewrite_bytes", "--max-rewrite-bytes"),
         ("curve", "--curve"),
         ("target_file_size", "--target-file-size"),
         ("num_files", "--num-files"),
@@ -245,12 +254,51 @@ class ClusterOptions(_CommandLine):
             ("key_engine", self.key_engine, KEY_ENGINES),
         ):
             check_choice(what, value, choices)
+        if self.plan:
+            self.incremental = True
+        if not (isinstance(self.target_ratio, (int, float)) and 1.0 <= self.target_ratio < float("inf")):
+            raise ValueError(f"target_ratio must be a number >= 1 (1 = a perfect grid), not {self.target_ratio!r}")
+        if self.max_rewrite_bytes is not None and self.max_rewrite_bytes < 1:
+            raise ValueError(f"max_rewrite_bytes must be a positive number of bytes, not {self.max_rewrite_bytes!r}")
 
     @staticmethod
     def parser() -> argparse.ArgumentParser:
         """The job's argument parser (``--help`` lists every flag)."""
         p = _job_parser("cluster_table.py", "re-cluster a Parquet table along a Z-order or Hilbert curve (or linearly)")
         p.add_argument("--columns", default="", help="comma-separated clustering columns (1 to 16)")
+        mode = p.add_mutually_exclusive_group()
+        mode.add_argument(
+            "--incremental",
+            action="store_const",
+            const=True,
+            default=None,
+            help="rewrite only the files whose rewrite lowers the expected files read the most per byte "
+            "(new files, LSM merges of earlier runs' files); the job plans from the table's stats store",
+        )
+        mode.add_argument(
+            "--full",
+            dest="incremental",
+            action="store_const",
+            const=False,
+            help="rewrite every file of each unit (the default)",
+        )
+        p.add_argument(
+            "--plan",
+            default=None,
+            help="run this incremental plan (path or URI of the sensor's plan JSON) instead of planning; "
+            "implies --incremental",
+        )
+        p.add_argument(
+            "--target-ratio",
+            type=float,
+            default=DEFAULT_TARGET_RATIO,
+            help=f"incremental: stop once every column's files read / ideal is at most this (default {DEFAULT_TARGET_RATIO})",
+        )
+        p.add_argument(
+            "--max-rewrite-bytes",
+            default=None,
+            help="incremental: at most this many bytes rewritten per run, e.g. 200GB (default no limit)",
+        )
         p.add_argument("--curve", default="zorder", choices=CURVES)
         p.add_argument(
             "--target-file-size", default="512MB", help="output file size target, e.g. 128MB, 1g (default 512MB)"
@@ -344,9 +392,21 @@ class ClusterOptions(_CommandLine):
             partitions = parse_name_args(a.partitions, "--partitions") or None
         except ValueError as exc:  # a malformed JSON list
             p.error(f"--partitions: cannot read {a.partitions!r} as k=v[/k2=v2] values or a JSON list: {exc}")
+        if a.plan and a.incremental is False:
+            p.error("--plan runs an incremental plan: leave out --full")
+        if a.target_ratio < 1.0:
+            p.error(f"--target-ratio must be at least 1 (1 = a perfect grid), got {a.target_ratio}")
+        try:
+            budget = parse_size(a.max_rewrite_bytes) if a.max_rewrite_bytes is not None else None
+        except ValueError as exc:
+            p.error(f"--max-rewrite-bytes: {exc}")
         opts = cls(
             table=a.table,
             columns=cols,
+            incremental=bool(a.incremental or a.plan),
+            plan=a.plan,
+            target_ratio=a.target_ratio,
+            max_rewrite_bytes=budget,
             curve=a.curve,
             target_file_size=target,
             num_files=a.num_files,

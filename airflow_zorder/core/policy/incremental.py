@@ -1,7 +1,8 @@
 """Incremental re-clustering: which files of one unit (a partition, or an unpartitioned table) to rewrite.
 
-Airflow-free, Spark-free (numpy + pyarrow).  Input: the unit's stats rows (FILE_STATS_SCHEMA) plus each file's
+Airflow-free, Spark-free (numpy).  Input: the unit's stats rows (FILE_STATS_SCHEMA) plus each file's
 *membership*, the clustering run that wrote it (None: never clustered).  Output: an :class:`IncrementalPlan`.
+:mod:`.incremental_stats` builds the input from stats rows and plans a whole table.
 
 The rule
 --------
@@ -36,15 +37,12 @@ from dataclasses import asdict, dataclass
 from typing import Any
 
 import numpy as np
-import pyarrow as pa
-import pyarrow.compute as pc
 
-from airflow_zorder.core.jobs.file_names import run_id_of
 from airflow_zorder.core.jobs.file_sizing import DEFAULT_TARGET_FILE_SIZE
+from airflow_zorder.core.jobs.options import DEFAULT_TARGET_RATIO
 from airflow_zorder.core.policy import metrics
-from airflow_zorder.core.stats import stats_schema
 
-__all__ = ["ColumnEstimate", "IncrementalParams", "IncrementalPlan", "PlanBin", "UnitFiles", "plan", "plan_from_stats"]
+__all__ = ["ColumnEstimate", "IncrementalParams", "IncrementalPlan", "PlanBin", "UnitFiles", "plan"]
 
 _Q_RANGE, _Q_DEFAULT, _Q_MIN_FILES = (1.0, 2.0), 1.0, 4  # calibration: clip, default, smallest group measured
 _GIB = float(1 << 30)
@@ -54,7 +52,7 @@ _GIB = float(1 << 30)
 class IncrementalParams:
     """The policy's knobs (defaults tuned with ``benchmarks/sim_incremental.py``)."""
 
-    target_ratio: float = 1.35  # stop once every column's expected files read / ideal is at most this
+    target_ratio: float = DEFAULT_TARGET_RATIO  # stop once every column's expected files read / ideal is at most this
     target_file_bytes: int = DEFAULT_TARGET_FILE_SIZE  # output file size (the job's default)
     min_new_files: int = 4  # new files are clustered once there are this many ...
     min_new_bytes: int = 2 * DEFAULT_TARGET_FILE_SIZE  # ... or this many bytes of them
@@ -331,51 +329,3 @@ def plan(
     return IncrementalPlan(
         paths, total, sum(b.num_output_files for b in bins), bins, est, tuple(reasons + steps), n0, n1
     )
-
-
-def unit_files(
-    rows: pa.Table, membership: Mapping[str, str | None] | str | None = None, columns: Sequence[str] | None = None
-) -> UnitFiles:
-    """:class:`UnitFiles` from one unit's FILE_STATS_SCHEMA rows; ``membership``: path -> run id, a column of
-    ``rows``, or None: the run each file's name carries (``core.jobs.file_names.run_id_of``)."""
-    enc = pc.dictionary_encode(rows["path"]).combine_chunks()
-    paths = enc.dictionary.to_pylist()
-    _, first = np.unique(enc.indices.to_numpy(zero_copy_only=False), return_index=True)
-    take = pa.array(first)
-    sizes = pc.fill_null(rows["file_size"].take(take), 0).to_numpy(zero_copy_only=False)
-    if isinstance(membership, str):
-        if membership not in rows.column_names:
-            raise ValueError(f"no membership column {membership!r} in the stats rows; pass a path -> run id mapping")
-        runs = rows[membership].take(take).to_pylist()
-    elif membership is None:
-        runs = [run_id_of(x) for x in paths]
-    else:
-        runs = [membership.get(x) for x in paths]
-    split = stats_schema.split_by_column(rows)
-    missing = [c for c in columns or () if c not in split]
-    if missing:
-        raise ValueError(f"no stats rows for columns {missing}; columns with stats: {sorted(split)}")
-    pos = {x: i for i, x in enumerate(paths)}
-    bounds = {}
-    for c in columns or sorted(split):
-        mins, maxs, has = stats_schema.typed_bounds(split[c])
-        at = np.array([pos[x] for x in split[c]["path"].to_pylist()], dtype=np.int64)
-        slot = np.full(len(paths), -1, dtype=np.int64)
-        slot[at] = np.arange(at.size)
-        ix = pa.array(slot, mask=slot < 0)  # files without a row for c: unknown bounds
-        full_has = np.zeros(len(paths), dtype=bool)
-        full_has[at] = has
-        bounds[c] = (mins.take(ix), maxs.take(ix), full_has)
-    return UnitFiles(paths, [int(s) for s in sizes], runs, bounds)
-
-
-def plan_from_stats(
-    rows: pa.Table,
-    membership: Mapping[str, str | None] | str | None = None,
-    *,
-    columns: Sequence[str] | None = None,
-    params: IncrementalParams | None = None,
-    num_clustering_columns: int | None = None,
-) -> IncrementalPlan:
-    """:func:`plan` over one unit's stats rows (a partition's, or an unpartitioned table's)."""
-    return plan(unit_files(rows, membership, columns), params, num_clustering_columns=num_clustering_columns)

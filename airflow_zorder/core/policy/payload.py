@@ -12,7 +12,7 @@ from airflow_zorder.core.policy.scoring import PartitionScore, Scores
 from airflow_zorder.core.policy.snapshot_facts import SnapshotFacts
 from airflow_zorder.core.policy.thresholds import HealthPolicy
 
-__all__ = ["WORST_PARTITIONS_LISTED", "decision_payload"]
+__all__ = ["WORST_PARTITIONS_LISTED", "decision_payload", "listed_partitions"]
 
 WORST_PARTITIONS_LISTED = 20  # per-partition detail kept in the payload (the XCom); the rest is counted
 
@@ -28,6 +28,14 @@ def _partition_row(g: PartitionScore) -> dict[str, Any]:
     }
 
 
+def listed_partitions(scores: Scores, policy: HealthPolicy) -> list[PartitionScore]:
+    """The degraded partitions the payload lists (and the clustering job re-clusters): worst first, at most
+    ``max_partitions``."""
+    degraded = scores.degraded_partitions
+    cap = policy.max_partitions
+    return degraded if cap is None else degraded[:cap]
+
+
 def decision_payload(
     *,
     decision: str,
@@ -41,12 +49,13 @@ def decision_payload(
     now: dt.datetime,
     table: str,
     stats_location: str,
+    plan: Mapping[str, Any] | None = None,
 ) -> dict[str, Any]:
-    """The payload of one evaluation (keys in a fixed order: it is recorded as JSON and compared)."""
+    """The payload of one evaluation (keys in a fixed order: it is recorded as JSON and compared); ``plan``: the
+    incremental plan document (``incremental_stats.plan_table``) of a ``recluster`` decision, else None."""
     partitioned = facts.partitioned
     degraded = scores.degraded_partitions
-    cap = policy.max_partitions
-    listed = degraded if cap is None else degraded[:cap]
+    listed = listed_partitions(scores, policy)
     ranked = sorted(scores.partitions, key=lambda g: (-g.score, g.partition))
     return {
         "table": table,
@@ -74,4 +83,5 @@ def decision_payload(
         "worst_partitions": [_partition_row(g) for g in ranked[:WORST_PARTITIONS_LISTED]] if partitioned else [],
         "worst_partitions_truncated": partitioned and len(scores.partitions) > WORST_PARTITIONS_LISTED,
         "policy": policy.to_dict(),
+        "plan": None if plan is None else dict(plan),
     }

@@ -11,7 +11,7 @@ from airflow_zorder.core.policy.guards import GuardFindings
 from airflow_zorder.core.policy.scoring import ColumnScore, Scores
 from airflow_zorder.core.policy.thresholds import HealthPolicy
 
-__all__ = ["NAMED_IN_REASONS", "column_line", "decision_reasons", "short_why"]
+__all__ = ["NAMED_IN_REASONS", "column_line", "decision_reasons", "plan_line", "short_why"]
 
 NAMED_IN_REASONS = 5  # degraded partitions named in the reasons; the rest are counted
 
@@ -22,6 +22,15 @@ def _num(x: float) -> str:
 
 def _pct(x: float) -> str:
     return format_percent(x, None)
+
+
+def _size(n: float) -> str:
+    """Bytes in binary units with about three significant digits: '312 GiB', '1.5 MiB'."""
+    for unit in ("B", "KiB", "MiB", "GiB"):
+        if n < 1024:
+            return f"{n:.3g} {unit}"
+        n /= 1024
+    return f"{n:.3g} TiB"
 
 
 def short_why(column: str, cs: ColumnScore, cd: Mapping[str, Any], policy: HealthPolicy) -> str:
@@ -141,3 +150,15 @@ def decision_reasons(
             "the rest follow in later runs"
         )
     return reasons
+
+
+def plan_line(plan: Mapping[str, Any], num_files: int, partitioned: bool) -> str:
+    """The incremental plan in one line, e.g. 'incremental plan: rewrite 12 files (1.5 GiB) of 76 in 2 partitions,
+    worst ratio 3.1 -> 1.2 (estimated)'; ``num_files``: the files of the units it was made for."""
+    where = f" in {len(plan['partitions'])} partitions" if partitioned else ""
+    if not plan["files"]:
+        return f"incremental plan: nothing to rewrite among {num_files} files, worst ratio {plan['ratio_before']:.2f}"
+    return (
+        f"incremental plan: rewrite {plan['files']} files ({_size(plan['bytes'])}) of {num_files}{where}, "
+        f"worst ratio {plan['ratio_before']:.2f} -> {plan['ratio_after']:.2f} (estimated)"
+    )

@@ -18,7 +18,10 @@ re-derived here.  :func:`evaluate` runs the steps, each in its own module:
    and tables below ``min_files`` / ``min_bytes``, give ``hold`` (no decision).  A degraded table
    re-clustered less than ``min_interval_since_cluster`` ago, or with less than ``min_new_data_fraction`` of
    its bytes written since, is ``hold`` too (anti-thrash).  Otherwise degraded -> ``recluster``, else ``healthy``;
-5. the reasons (:mod:`.reasons`) and the payload (:mod:`.payload`).
+5. on ``recluster``, when ``incremental`` parameters are given, the incremental plan of the listed partitions (the
+   whole table when unpartitioned): :func:`incremental_stats.plan_table` over the chosen columns, the files to
+   rewrite and the estimated ratio before and after (:mod:`.incremental`), as the payload's ``plan``;
+6. the reasons (:mod:`.reasons`, plus one line summing up the plan) and the payload (:mod:`.payload`).
 
 :class:`HealthPolicy` (:mod:`.thresholds`) holds the thresholds; :mod:`.events` records decisions as events.
 """
@@ -48,10 +51,12 @@ from airflow_zorder.core.policy.events import (
     record_decision,
 )
 from airflow_zorder.core.policy.guards import DECISIONS, check_guards, next_recheck_at
-from airflow_zorder.core.policy.payload import WORST_PARTITIONS_LISTED, decision_payload
-from airflow_zorder.core.policy.reasons import decision_reasons
-from airflow_zorder.core.policy.scoring import column_view, score_partitions
-from airflow_zorder.core.policy.snapshot_facts import snapshot_facts, snapshot_time
+from airflow_zorder.core.policy.incremental import IncrementalParams
+from airflow_zorder.core.policy.incremental_stats import plan_table
+from airflow_zorder.core.policy.payload import WORST_PARTITIONS_LISTED, decision_payload, listed_partitions
+from airflow_zorder.core.policy.reasons import decision_reasons, plan_line
+from airflow_zorder.core.policy.scoring import Scores, column_view, score_partitions
+from airflow_zorder.core.policy.snapshot_facts import SnapshotFacts, snapshot_facts, snapshot_time
 from airflow_zorder.core.policy.thresholds import HealthPolicy
 from airflow_zorder.core.stats import stats_store
 
@@ -60,11 +65,13 @@ __all__ = [
     "DECISION_EVENT",
     "WORST_PARTITIONS_LISTED",
     "HealthPolicy",
+    "IncrementalParams",
     "default_columns",
     "last_cluster_event",
     "parse_columns",
     "snapshot_time",
     "evaluate",
+    "incremental_plan",
     "measure",
     "record_decision",
     "last_decision",
@@ -83,6 +90,32 @@ def measure(snapshot: pa.Table, available: Sequence[str], choice: ColumnChoice) 
     return metrics.table_clustering(stats, cols, num_clustering_columns=choice.num_clustering_columns)
 
 
+def incremental_plan(
+    snapshot: pa.Table,
+    choice: ColumnChoice,
+    facts: SnapshotFacts,
+    scores: Scores,
+    policy: HealthPolicy,
+    params: IncrementalParams,
+) -> tuple[dict[str, Any] | None, str]:
+    """``(plan document, reason line)`` for the partitions a ``recluster`` payload lists (the whole table when
+    unpartitioned); a plan the stats cannot give (ValueError) is None, the line saying why: the job then plans."""
+    listed = listed_partitions(scores, policy)
+    units: list[str | None] = [g.partition for g in listed] if facts.partitioned else [None]
+    num_files = sum(g.num_files for g in listed) if facts.partitioned else facts.num_files
+    try:
+        plan = plan_table(
+            snapshot,
+            choice.columns,
+            partitions=units,
+            params=params,
+            num_clustering_columns=choice.num_clustering_columns,
+        )
+    except ValueError as exc:
+        return None, f"incremental plan not computed ({exc}); an incremental run plans for itself"
+    return plan, plan_line(plan, num_files, facts.partitioned)
+
+
 def evaluate(
     snapshot: pa.Table,
     columns: Sequence[str] | str | None = None,
@@ -94,13 +127,15 @@ def evaluate(
     stats_location: str = "",
     collected_at: dt.datetime | str | None = None,
     num_clustering_columns: int | None = None,
+    incremental: IncrementalParams | None = None,
 ) -> dict[str, Any]:
     """Decide ``recluster`` / ``healthy`` / ``hold`` for a stats snapshot (see the module doc).
 
     ``snapshot``: FILE_STATS_SCHEMA rows (``stats_store.load_latest``); ``events``: the table's events
     (``stats_store.load_events``) for the last re-clustering; ``collected_at``: when the stats were last
     confirmed current (the newest collection run), default the snapshot's own time; ``now``: default the
-    clock.  Unknown ``columns`` raise ValueError naming the columns with statistics.
+    clock; ``incremental``: attach the incremental plan made with these parameters to a ``recluster``
+    payload (its ``plan``; None: no plan).  Unknown ``columns`` raise ValueError naming the columns with statistics.
     """
     policy = policy or HealthPolicy()
     now = stats_store.as_datetime(now) or dt.datetime.now(dt.UTC)
@@ -128,6 +163,10 @@ def evaluate(
         worst_column=summary.get("worst_column"),
         notes=choice.notes,
     )
+    plan = None
+    if decision == "recluster" and incremental is not None:
+        plan, line = incremental_plan(snapshot, choice, facts, scores, policy, incremental)
+        reasons.append(line)
     return decision_payload(
         decision=decision,
         reasons=reasons,
@@ -140,4 +179,5 @@ def evaluate(
         now=now,
         table=table,
         stats_location=stats_location,
+        plan=plan,
     )

@@ -746,8 +746,11 @@ def cluster_event(result: Mapping[str, Any]) -> dict[str, Any]:
     before = result.get("before") or {}
     after = result.get("after") or {}
     parts = [p.get("partition") if isinstance(p, Mapping) else str(p) for p in result.get("partitions") or []]
+    parts = list(dict.fromkeys(parts))  # an incremental run's bins share their partition
     details = {
-        k: result.get(k) for k in ("kind", "partition_columns", "phases", "skipped", "messages") if result.get(k)
+        k: result.get(k)
+        for k in ("kind", "mode", "plan", "partition_columns", "phases", "skipped", "messages")
+        if result.get(k)
     }
     return {
         "kind": "cluster",
