@@ -12,7 +12,7 @@ import pytest
 from airflow_zorder.core.jobs.file_names import clustered_file_name, run_id_of
 from airflow_zorder.core.policy import metrics
 from airflow_zorder.core.policy.incremental import IncrementalParams, UnitFiles, plan
-from airflow_zorder.core.policy.incremental_stats import plan_from_stats
+from airflow_zorder.core.policy.incremental_stats import PLAN_FORMAT, check_plan, plan_from_stats, plan_table
 from airflow_zorder.core.stats.stats_schema import file_stats_table
 
 COLS = ("a", "b", "c")
@@ -240,3 +240,34 @@ def test_plan_from_stats_errors() -> None:
         plan_from_stats(rows, "cluster_run_id")
     with pytest.raises(ValueError, match=r"no stats rows for columns \['zz'\]"):
         plan_from_stats(rows, {}, columns=["zz"])
+
+
+def test_plan_table_plans_each_partition_and_lists_only_those_with_work() -> None:
+    healthy = [(f"/t/day=1/{clustered_file_name(i, 'r1')}", *f[1:]) for i, f in enumerate(grid("r1", 2))]
+    busy = [(f"/t/day=2/{clustered_file_name(i, 'r1')}", *f[1:]) for i, f in enumerate(grid("r1", 2))]
+    busy += [(f"/t/day=2/new-{i}.parquet", *f[1:]) for i, f in enumerate(unsorted(6))]
+    rows = stats_rows(healthy + busy)
+    part = ["day=1" if "/day=1/" in p else "day=2" for p in rows["path"].to_pylist()]
+    rows = rows.set_column(rows.schema.get_field_index("partition"), "partition", pa.array(part))
+    doc = plan_table(rows, list(COLS), params=params(min_new_files=4))
+    assert check_plan(json.loads(json.dumps(doc))) == doc
+    assert doc["partitions_evaluated"] == 2 and [e["partition"] for e in doc["partitions"]] == ["day=2"]
+    (entry,) = doc["partitions"]
+    alone = plan_from_stats(rows.filter(pa.compute.equal(rows["partition"], "day=2")), params=params(min_new_files=4))
+    assert entry["files"] == len(alone.paths) == doc["files"] and entry["bytes"] == alone.bytes == doc["bytes"]
+    assert sorted(p for b in entry["bins"] for p in b["paths"]) == sorted(alone.paths)
+    assert {p.rsplit("/", 1)[1] for p in alone.paths} == {f"new-{i}.parquet" for i in range(6)}
+    assert entry["num_files"] == 14 and entry["bytes_total"] == 14 * TARGET
+    assert doc["ratio_after"] < doc["ratio_before"] == pytest.approx(entry["ratio_before"], abs=1e-4)
+    only = plan_table(rows, list(COLS), partitions=["day=1"], params=params(min_new_files=4))
+    assert only["partitions_evaluated"] == 1 and only["partitions"] == [] and only["files"] == 0
+
+
+def test_check_plan_refuses_what_it_cannot_run() -> None:
+    with pytest.raises(ValueError, match="not an incremental plan"):
+        check_plan({"partitions": []})
+    with pytest.raises(ValueError, match="version 9 is not supported"):
+        check_plan({"format": PLAN_FORMAT, "version": 9})
+    bad = {"format": PLAN_FORMAT, "version": 1, "partitions": [{"partition": None, "bins": [{"paths": ["x"]}]}]}
+    with pytest.raises(ValueError, match="malformed bin"):
+        check_plan(bad)

@@ -37,6 +37,30 @@ def test_cluster_options_round_trip_through_the_command_line():
     back = ClusterOptions.from_args(opts.to_args())
     assert back == opts
     assert back.partitions == ["day=1", "k=a,b"]  # a comma inside a partition value survives (JSON list)
+    inc = ClusterOptions(
+        table="/t", columns=["a"], plan="s3a://stats/plans/r.json", target_ratio=1.2, max_rewrite_bytes=1 << 30
+    )
+    assert inc.incremental and ClusterOptions.from_args(inc.to_args()) == inc
+
+
+def test_incremental_and_full_flags(capsys):
+    base = ["--table", "/t", "--columns", "a"]
+    assert ClusterOptions.from_args(base).incremental is False
+    assert ClusterOptions.from_args([*base, "--full"]).incremental is False
+    inc = ClusterOptions.from_args([*base, "--incremental", "--max-rewrite-bytes", "2GB", "--target-ratio", "1.5"])
+    assert inc.incremental and inc.max_rewrite_bytes == 2 << 30 and inc.target_ratio == 1.5
+    assert ClusterOptions.from_args([*base, "--plan", "/p.json"]).incremental is True
+    for bad, said in (
+        (["--incremental", "--full"], "not allowed with argument"),
+        (["--full", "--plan", "/p.json"], "leave out --full"),
+        (["--target-ratio", "0.9"], "--target-ratio must be at least 1"),
+        (["--max-rewrite-bytes", "lots"], "--max-rewrite-bytes"),
+    ):
+        with pytest.raises(SystemExit):
+            ClusterOptions.from_args([*base, *bad])
+        assert said in capsys.readouterr().err
+    with pytest.raises(ValueError, match="target_ratio must be a number >= 1"):
+        ClusterOptions(table="/t", columns=["a"], target_ratio=0.5)
 
 
 def test_defaults_are_not_restated_on_the_command_line():
