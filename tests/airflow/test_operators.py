@@ -335,8 +335,9 @@ def test_py_files_zip_holds_the_airflow_free_code_and_is_cached(tmp_path):
         "airflow_zorder/core/storage/commit.py",
         "spark_jobs/cluster_table.py",
         "spark_jobs/collect_stats.py",
+        "airflow_zorder/core/policy/incremental.py",  # the driver plans incremental runs
     } <= set(names)
-    # only what executors run: no Airflow-facing code, no policy, no demo or benchmark evaluation
+    # only what the jobs run: no Airflow-facing code, no demo or benchmark evaluation
     assert not [
         n
         for n in names
@@ -346,7 +347,6 @@ def test_py_files_zip_holds_the_airflow_free_code_and_is_cached(tmp_path):
                 "airflow_zorder/hooks",
                 "airflow_zorder/plugins",
                 "airflow_zorder/sensors",
-                "airflow_zorder/core/policy",
                 "airflow_zorder/evaluation",
             )
         )
@@ -596,3 +596,124 @@ def test_airflow_providers_list_shows_the_provider():
     rows = json.loads(out[out.index("[") :])
     ours = [r for r in rows if r["package_name"] == "airflow-zorder"]
     assert ours and ours[0]["version"] == "0.1.0"
+
+
+# --------------------------------------------------------------------------- incremental runs and the sensor's plan
+
+
+def sensor_plan(tmp_path, layouts: dict[str, str] | None = None, stats_location: str | None = None) -> tuple[str, dict]:
+    """A real table with collected stats and the overlap sensor's plan of it (``FileStatsHook.evaluate``)."""
+    from overlap_tables import collect, write_table
+
+    from airflow_zorder.core.policy.incremental import IncrementalParams
+    from airflow_zorder.hooks.file_stats import FileStatsHook
+
+    root = write_table(tmp_path / "t", layouts or {"day=1": "scrambled", "day=2": "clustered"})
+    collect(root, stats_location)
+    payload = FileStatsHook(str(root), stats_location).evaluate(columns="a,b", incremental=IncrementalParams())
+    assert payload["decision"] == "recluster" and payload["plan"]["files"] > 0
+    return str(root), payload["plan"]
+
+
+def test_incremental_parameters_become_job_flags(conns, tmp_path):
+    op = SparkClusterTableOperator(
+        task_id="c",
+        table="/data/events",
+        columns="a,b",
+        incremental=True,
+        target_ratio=1.2,
+        max_rewrite_bytes="200GB",
+        conn_id="spark_local",
+    )
+    op.prepare(op.require_connection(), str(tmp_path))
+    opts = ClusterOptions.from_args(op.application_args)
+    assert (opts.incremental, opts.plan, opts.target_ratio, opts.max_rewrite_bytes) == (True, None, 1.2, 200 << 30)
+    full = SparkClusterTableOperator(task_id="f", table="/data/events", columns="a", conn_id="spark_local")
+    args = full.job_arguments()
+    assert "--incremental" not in args and "--plan" not in args  # the default: today's full rewrite
+    assert ClusterOptions.from_args(args).incremental is False
+    rendered = SparkClusterTableOperator(
+        task_id="r", table="/t", columns="a", incremental="False", target_ratio="None", max_rewrite_bytes=""
+    )
+    assert "--incremental" not in rendered.job_arguments() and "--target-ratio" not in rendered.job_arguments()
+    with pytest.raises(ValueError, match="incremental must be True or False, got 'maybe'"):
+        SparkClusterTableOperator(task_id="c", table="/t", columns="a", incremental="maybe")
+    with pytest.raises(ValueError, match="target_ratio must be a number >= 1"):
+        SparkClusterTableOperator(task_id="c", table="/t", columns="a", target_ratio="high").job_arguments()
+
+
+@pytest.mark.parametrize("form", ["dict", "tojson", "native"])
+def test_the_sensors_plan_is_written_where_the_job_reads_it(form, conns, tmp_path):
+    """The plan, as an XComArg's dict or rendered by Jinja, goes to <stats>/plans/<run id>.json; --plan names it and
+    the job's own reader (spark_jobs.incremental_units.read_plan) reads back the same document."""
+    from airflow_zorder.core.storage.filesystems import LocalFileSystem
+    from spark_jobs.incremental_units import read_plan
+
+    table, plan = sensor_plan(tmp_path)
+    value = {"dict": plan, "tojson": "{{ params.plan | tojson }}", "native": "{{ params.plan }}"}[form]
+    with DAG("plan_test", schedule=None, render_template_as_native_obj=form == "native") as dag:
+        op = SparkClusterTableOperator(
+            task_id="c", table=table, columns=["a", "b"], incremental=True, plan=value, conn_id="spark_local"
+        )
+    op.render_template_fields({"params": {"plan": plan}}, jinja_env=dag.get_template_env(force_sandboxed=False))
+    op.prepare(op.require_connection(), str(tmp_path))
+    opts = ClusterOptions.from_args(op.application_args)
+    expected = os.path.join(table, "_zorder", "stats", "plans", f"{op.run_id}.json")
+    assert opts.run_id == op.run_id and opts.incremental and opts.plan == expected
+    assert json.loads(Path(expected).read_text()) == plan
+    assert read_plan(LocalFileSystem(), opts.plan) == plan
+
+
+def test_plan_goes_to_the_given_stats_location_and_implies_incremental(conns, tmp_path):
+    location = str(tmp_path / "stats_elsewhere")
+    table, plan = sensor_plan(tmp_path, stats_location=location)
+    op = SparkClusterTableOperator(
+        task_id="c", table=table, columns="a,b", plan=json.dumps(plan), stats_location=location, conn_id="spark_local"
+    )
+    op.prepare(op.require_connection(), str(tmp_path))
+    opts = ClusterOptions.from_args(op.application_args)
+    assert opts.incremental and opts.plan == os.path.join(location, "plans", f"{op.run_id}.json")
+    assert json.loads(Path(opts.plan).read_text()) == plan
+    assert not (Path(table) / "_zorder").exists()
+    # no plan: nothing written, the job plans for itself (incremental) or rewrites everything (full)
+    for none in (None, "", "None", "null"):
+        op = SparkClusterTableOperator(task_id="n", table=table, columns="a,b", plan=none, incremental=True)
+        args = op.job_arguments()
+        assert "--plan" not in args and "--incremental" in args
+
+
+def test_bad_or_foreign_plans_are_refused(conns, tmp_path):
+    table, plan = sensor_plan(tmp_path)
+    with pytest.raises(ValueError, match="plan: not an incremental plan"):
+        SparkClusterTableOperator(task_id="c", table=table, columns="a,b", plan={"decision": "recluster"})
+    with pytest.raises(ValueError, match="plan: cannot read '{not json' as JSON"):
+        SparkClusterTableOperator(task_id="c", table=table, columns="a,b", plan="{not json")
+    with pytest.raises(ValueError, match="incremental plan version 9 is not supported"):
+        SparkClusterTableOperator(task_id="c", table=table, columns="a,b", plan={**plan, "version": 9})
+    bad_bin = json.loads(json.dumps(plan))
+    bad_bin["partitions"][0]["bins"][0]["num_output_files"] = 0
+    with pytest.raises(ValueError, match="malformed bin in the plan's partition 'day=1'"):
+        SparkClusterTableOperator(task_id="c", table=table, columns="a,b", plan=bad_bin)
+    # another table's columns (or order): refused before anything is written or submitted
+    other = SparkClusterTableOperator(task_id="c", table=table, columns="b,a", plan=plan, conn_id="spark_local")
+    with pytest.raises(ValueError, match=r"made for columns \['a', 'b'\], but this operator clusters \['b', 'a'\]"):
+        other.prepare(other.require_connection(), str(tmp_path))
+    assert not (Path(table) / "_zorder" / "stats" / "plans").exists()
+    # a catalog table has no default place for the plan file
+    catalog = SparkClusterTableOperator(task_id="c", table="db.events", columns="a,b", plan=plan)
+    with pytest.raises(ValueError, match="'db.events' is a catalog table, so the plan file has no default place"):
+        catalog.job_arguments()
+
+
+def test_asset_extra_reports_the_mode_and_what_was_rewritten():
+    op = SparkClusterTableOperator(task_id="c", table="/t", columns="a")
+    result = {
+        "status": "clustered",
+        "mode": "incremental",
+        "rewritten": {"files": 12, "bytes": 3000, "output_files": 2},
+        "before": {"files": 40},
+        "after": {"files": 30},
+    }
+    extra = op.asset_extra(result)
+    assert (extra["mode"], extra["files_rewritten"], extra["bytes_rewritten"]) == ("incremental", 12, 3000)
+    assert (extra["files_before"], extra["files_after"]) == (40, 30)
