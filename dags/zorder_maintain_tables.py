@@ -5,9 +5,13 @@
 The config is the Airflow Variable ``zorder_tables`` (a JSON list) when set, else the shipped
 ``zorder_tables.json`` next to this file. Each entry: ``table`` (path/URI, or ``db.table``; relative
 paths are relative to the config file), ``columns`` (clustering columns), optional ``curve``
-(default ``zorder``), ``num_files`` or ``target_file_size`` (default 512MB), ``stats_location``.
+(default ``zorder``), ``target_file_size`` (default 512MB; the incremental plan's too), ``num_files``
+(exact files per partition, full rewrites only), ``stats_location``.
 It is read when the DAG runs (not at parse time), so editing it needs no redeploy; each table gets
 its own task instances (dynamic task mapping), and a healthy table skips only its own group.
+
+Each ``recluster`` runs the incremental plan its own ``check_overlap`` put in its XCom (the files to rewrite
+in the degraded partitions); the run parameter ``full`` rewrites every file of those partitions instead.
 """
 
 from __future__ import annotations
@@ -17,7 +21,7 @@ from pathlib import Path
 from typing import Any
 
 import pendulum
-from airflow.sdk import DAG, Variable, task, task_group
+from airflow.sdk import DAG, Param, Variable, task, task_group
 
 from airflow_zorder.core.jobs.options import parse_names
 from airflow_zorder.operators import SparkClusterTableOperator, SparkCollectFileStatsOperator
@@ -59,6 +63,13 @@ with DAG(
     catchup=False,
     max_active_runs=1,
     tags=["zorder"],
+    params={
+        "full": Param(
+            False,
+            type="boolean",
+            description="rewrite every file of the degraded partitions instead of running the incremental plans",
+        ),
+    },
     doc_md=__doc__,
 ) as dag:
 
@@ -88,8 +99,14 @@ with DAG(
             conf=SPARK_CONF,
         )
         check = FileOverlapSensor(
-            task_id="check_overlap", table=table, columns=columns, stats_location=stats_location, decide_once=True
+            task_id="check_overlap",
+            table=table,
+            columns=columns,
+            stats_location=stats_location,
+            decide_once=True,
+            incremental_plan={"target_file_bytes": target_file_size},  # "" keeps the default, as the job does
         )
+        pulled = "ti.xcom_pull(task_ids='maintain_table.check_overlap', map_indexes=ti.map_index)"
         recluster = SparkClusterTableOperator(
             task_id="recluster",
             table=table,
@@ -100,8 +117,9 @@ with DAG(
             stats_location=stats_location,
             conn_id=SPARK_CONN_ID,
             conf=SPARK_CONF,
-            partitions="{{ ti.xcom_pull(task_ids='maintain_table.check_overlap', map_indexes=ti.map_index)"
-            "['partitions'] | tojson }}",
+            partitions="{{ " + pulled + "['partitions'] | tojson }}",
+            incremental="{{ not params.full }}",
+            plan="{{ '' if params.full else (" + pulled + "['plan'] | tojson) }}",
         )
         collect_after = SparkCollectFileStatsOperator(
             task_id="collect_stats_after",

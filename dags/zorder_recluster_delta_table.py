@@ -1,16 +1,19 @@
-"""Keep one Delta Lake table clustered: decide from its log, re-cluster the degraded partitions, measure again.
+"""Keep one Delta Lake table clustered: decide from its log, re-cluster what overlaps, measure again.
 
     check_overlap -> recluster -> measure_after -> compare
 
 A Delta table needs no stats job: ``check_overlap`` (FileOverlapSensor, ``decide_once``) reads per-file
 statistics straight from ``_delta_log/`` and skips the rest of the run unless file overlap warrants
-re-clustering. ``recluster`` reads exactly the files of the log's latest version, rewrites the partitions the
-sensor listed along a Hilbert curve, verifies every row and commits one Delta transaction (``dataChange =
-false``; ``DeltaTable.history()`` shows the run; time travel to the version before keeps working).
-``measure_after`` evaluates the new version's log, and ``compare`` prints the before/after table.
+re-clustering; its XCom then carries the incremental ``plan`` of the degraded partitions (which files to
+rewrite, the bytes, the expected files-read ratio before and after). ``recluster`` reads exactly the files of
+the log's latest version, rewrites the plan's files along a Hilbert curve (with the run parameter ``full``:
+every file of the partitions the sensor listed), verifies every row and commits one Delta transaction
+(``dataChange = false``; ``DeltaTable.history()`` shows the run; time travel to the version before keeps
+working). ``measure_after`` evaluates the new version's log, and ``compare`` prints the before/after table.
 
 Configuration (edit here, or set the environment variable): the table (``ZORDER_DELTA_TABLE``, default the
-demo's ``.demo/events_delta`` next to this folder), its clustering columns and curve. The Spark connection is
+demo's ``.demo/events_delta`` next to this folder), its clustering columns and curve; run parameters
+``target_file_size`` (the plan's too), ``num_files`` (full rewrites) and ``full``. The Spark connection is
 ``spark_default``; the commit runs on the Spark driver and needs ``deltalake`` there (the ``[delta]`` extra:
 already on the Airflow worker in client mode; see docs/delta.md for cluster mode).
 """
@@ -49,9 +52,14 @@ with DAG(
             None,
             type=["null", "integer"],
             minimum=1,
-            description="exact output files per partition (overrides target_file_size)",
+            description="full rewrite: exact output files per partition (overrides target_file_size)",
         ),
         "target_file_size": Param("512MB", type="string", description="output file size target, e.g. 128MB"),
+        "full": Param(
+            False,
+            type="boolean",
+            description="rewrite every file of the degraded partitions instead of running the incremental plan",
+        ),
     },
     doc_md=__doc__,
 ) as dag:
@@ -60,6 +68,7 @@ with DAG(
         table=TABLE,
         columns=COLUMNS,
         decide_once=True,  # the schedule is the poll: decide once per run, skip the rest unless degraded
+        incremental_plan={"target_file_bytes": "{{ params.target_file_size }}"},  # the plan sizes files as the job
     )
 
     recluster = SparkClusterTableOperator(
@@ -67,6 +76,8 @@ with DAG(
         table=TABLE,
         columns=COLUMNS,
         partitions="{{ ti.xcom_pull(task_ids='check_overlap')['partitions'] | tojson }}",
+        incremental="{{ not params.full }}",  # the sensor's plan, unless the run asks for a full rewrite
+        plan="{{ '' if params.full else (ti.xcom_pull(task_ids='check_overlap')['plan'] | tojson) }}",
         curve=CURVE,
         num_files="{{ params.num_files or '' }}",
         target_file_size="{{ params.target_file_size }}",

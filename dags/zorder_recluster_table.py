@@ -1,15 +1,19 @@
-"""Keep one table clustered: collect stats, decide, re-cluster only the degraded partitions, measure again.
+"""Keep one table clustered: collect stats, decide, re-cluster only what overlaps, measure again.
 
     collect_stats -> check_overlap -> recluster -> collect_stats_after -> compare
 
 ``check_overlap`` (FileOverlapSensor, ``decide_once``) evaluates the fresh statistics once: unless file
 overlap warrants re-clustering (point queries read more than ``max_ratio_to_ideal`` x the ideal), it
-skips the rest of the run. Otherwise ``recluster`` rewrites exactly the partitions the sensor listed
-(its XCom ``partitions``), and ``compare`` prints and returns the before/after table.
+skips the rest of the run. Otherwise its XCom carries the incremental ``plan`` of the degraded partitions:
+which files to rewrite (new files clustered among themselves, groups of earlier runs merged), the bytes, and
+the expected files-read ratio before and after. ``recluster`` runs exactly that plan, leaving every other file
+as it is; with the run parameter ``full`` it rewrites every file of the listed partitions (its XCom
+``partitions``) instead. ``compare`` prints and returns the before/after table.
 
 Configuration (edit here, or set the environment variable): the table (``ZORDER_TABLE``, default the
 demo's sample table ``.demo/events`` next to this folder), its clustering columns and curve; run
-parameters ``num_files`` / ``target_file_size`` size the rewritten files. The Spark connection is
+parameters ``target_file_size`` sizes the rewritten files (the plan's too), ``num_files`` fixes their number
+per partition in a full rewrite, ``full`` switches to the full rewrite. The Spark connection is
 ``spark_default`` (e.g. ``AIRFLOW_CONN_SPARK_DEFAULT='{"conn_type": "spark", "host": "local[2]"}'``).
 """
 
@@ -47,9 +51,14 @@ with DAG(
             None,
             type=["null", "integer"],
             minimum=1,
-            description="exact output files per partition (overrides target_file_size)",
+            description="full rewrite: exact output files per partition (overrides target_file_size)",
         ),
         "target_file_size": Param("512MB", type="string", description="output file size target, e.g. 128MB"),
+        "full": Param(
+            False,
+            type="boolean",
+            description="rewrite every file of the degraded partitions instead of running the incremental plan",
+        ),
     },
     doc_md=__doc__,
 ) as dag:
@@ -67,14 +76,18 @@ with DAG(
         table=TABLE,
         columns=COLUMNS,
         decide_once=True,  # the schedule is the poll: decide once per run, skip the rest unless degraded
+        incremental_plan={"target_file_bytes": "{{ params.target_file_size }}"},  # the plan sizes files as the job
     )
 
     recluster = SparkClusterTableOperator(
         task_id="recluster",
         table=TABLE,
         columns=COLUMNS,
-        # only what the sensor found degraded (its XCom's "partitions"; [] = the whole, unpartitioned table)
+        # only what the sensor found degraded (its XCom's "partitions"; [] = the whole, unpartitioned table) ...
         partitions="{{ ti.xcom_pull(task_ids='check_overlap')['partitions'] | tojson }}",
+        # ... and there only the files its incremental plan picked, unless the run asks for a full rewrite
+        incremental="{{ not params.full }}",
+        plan="{{ '' if params.full else (ti.xcom_pull(task_ids='check_overlap')['plan'] | tojson) }}",
         curve=CURVE,
         num_files="{{ params.num_files or '' }}",
         target_file_size="{{ params.target_file_size }}",

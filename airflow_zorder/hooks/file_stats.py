@@ -31,7 +31,7 @@ from airflow.sdk import BaseHook
 from airflow_zorder.core.delta import delta_log as dlog
 from airflow_zorder.core.jobs.options import stats_location_for
 from airflow_zorder.core.policy import history, metrics, recluster_policy
-from airflow_zorder.core.policy.recluster_policy import HealthPolicy
+from airflow_zorder.core.policy.recluster_policy import HealthPolicy, IncrementalParams
 from airflow_zorder.core.stats import stats_schema, stats_store
 from airflow_zorder.core.storage import locations, table_formats
 from airflow_zorder.core.storage.locations import is_path_table
@@ -360,8 +360,10 @@ class FileStatsHook(BaseHook):
         events: pa.Table | None = None,
         now: Any = None,
         num_clustering_columns: int | None = None,
+        incremental: IncrementalParams | None = None,
     ) -> dict[str, Any]:
-        """``recluster_policy.evaluate`` on the latest snapshot; stats age counts from the newest collection run."""
+        """``recluster_policy.evaluate`` on the latest snapshot; stats age counts from the newest collection run.
+        ``incremental``: a ``recluster`` payload carries the incremental plan made with these parameters."""
         events = self.get_events() if events is None else events
         snap = self._snapshot_for(columns, events)
         collected_at = recluster_policy.snapshot_time(snap, self.get_latest_run())
@@ -375,6 +377,7 @@ class FileStatsHook(BaseHook):
             stats_location=self.stats_location,
             collected_at=collected_at,
             num_clustering_columns=num_clustering_columns,
+            incremental=incremental,
         )
 
     def check(
@@ -386,12 +389,15 @@ class FileStatsHook(BaseHook):
         record: bool = True,
         final_decisions: Sequence[str] = ("recluster",),
         source: str | None = None,
+        incremental: IncrementalParams | None = None,
     ) -> dict[str, Any]:
         """:meth:`evaluate`, then record the decision as an event when it differs from the last recorded one
         or is in ``final_decisions`` (one that ends the caller's wait).  Recording is best effort: a read-only
         stats store does not stop the decision."""
         events = self.get_events()
-        payload = self.evaluate(policy, columns, events=events, num_clustering_columns=num_clustering_columns)
+        payload = self.evaluate(
+            policy, columns, events=events, num_clustering_columns=num_clustering_columns, incremental=incremental
+        )
         if record:
             prev = recluster_policy.last_decision(self.stats_location, self._fs, events=events)
             if prev is None or prev.get("decision") != payload["decision"] or payload["decision"] in final_decisions:

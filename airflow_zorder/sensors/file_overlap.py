@@ -2,7 +2,8 @@
 
 Thin: ``FileStatsHook`` reads the stats store, ``core.policy.recluster_policy`` decides.  The sensor succeeds on
 ``recluster`` and returns the decision payload (XCom ``return_value``: decision, reasons, per-column
-metrics, ``partitions`` for the clustering job's ``--partitions``).  Modes poke, reschedule and
+metrics, ``partitions`` for the clustering job's ``--partitions``, and ``plan``: the incremental plan of those
+partitions, for the clustering operator's ``plan``).  Modes poke, reschedule and
 deferrable (default ``[operators] default_deferrable``, as Airflow's own sensors); ``soft_fail`` turns
 a timeout on a healthy table into a skip; ``decide_once`` evaluates once and skips downstream at once
 unless the decision is ``recluster`` (it never defers).  Each evaluation whose decision differs from
@@ -14,7 +15,8 @@ to ``FileOverlapTrigger``, which only lists the stats store (newest snapshot id,
 events; no snapshot is loaded in the triggerer) and comes back when that changes, when the clock alone
 could change the decision (``recluster_policy.next_recheck_at``: stats growing older than ``max_stats_age``,
 ``min_interval_since_cluster`` running out), or at the timeout; ``execute_complete`` then evaluates
-again and returns the payload or defers again, within the same overall timeout.
+again and returns the payload or defers again, within the same overall timeout.  Whichever path decides,
+the payload comes from the same worker-side evaluation, plan included.
 """
 
 from __future__ import annotations
@@ -28,7 +30,14 @@ from airflow.sdk import BaseSensorOperator, PokeReturnValue
 from airflow.sdk.configuration import conf
 from airflow.sdk.exceptions import AirflowException, AirflowSensorTimeout, AirflowSkipException
 
-from airflow_zorder.core.policy.recluster_policy import DECISIONS, HealthPolicy, next_recheck_at, parse_columns
+from airflow_zorder.core.jobs.file_sizing import parse_size
+from airflow_zorder.core.policy.recluster_policy import (
+    DECISIONS,
+    HealthPolicy,
+    IncrementalParams,
+    next_recheck_at,
+    parse_columns,
+)
 from airflow_zorder.hooks.file_stats import FileStatsHook
 from airflow_zorder.links.table_health import TableHealthLink
 from airflow_zorder.triggers.file_overlap import FileOverlapTrigger
@@ -37,6 +46,51 @@ if TYPE_CHECKING:
     from airflow.sdk import Context
 
 _D = HealthPolicy()  # the defaults, in one place
+_PLAN_KEYS = tuple(IncrementalParams.__dataclass_fields__)
+_PLAN_SIZES = ("target_file_bytes", "min_new_bytes", "seal_bytes", "max_bytes")  # bytes, or sizes like "512MB"
+
+
+def _templated(value: Any) -> bool:
+    """Still to be rendered: Jinja text, or an XCom/mapped argument."""
+    return (isinstance(value, str) and "{{" in value) or hasattr(value, "resolve")
+
+
+def _plan_value(key: str, value: Any) -> Any:
+    """One rendered ``incremental_plan`` value as ``IncrementalParams`` takes it (sizes parsed, text converted)."""
+    if not isinstance(value, str):
+        return value
+    try:
+        if key in _PLAN_SIZES:
+            return parse_size(value)
+        return float(value) if key == "target_ratio" else int(value)
+    except ValueError as exc:
+        raise ValueError(f"incremental_plan[{key!r}]: cannot read {value!r} ({exc})") from None
+
+
+def incremental_params(value: bool | Mapping[str, Any] | None) -> IncrementalParams | None:
+    """The sensor's ``incremental_plan`` as :class:`IncrementalParams` (None: no plan); a clear error names a bad
+    key or value.  Text values that render empty (``""``, ``"None"``) keep the field's default."""
+    if value is None or value is False:
+        return None
+    if value is True:
+        return IncrementalParams()
+    if not isinstance(value, Mapping):
+        raise ValueError(
+            f"incremental_plan must be True, False or a mapping of IncrementalParams fields, not {value!r}"
+        )
+    _check_plan_keys(value)
+    given = {k: v for k, v in value.items() if not (isinstance(v, str) and v.strip() in ("", "None", "null"))}
+    try:
+        return IncrementalParams(**{k: _plan_value(k, v) for k, v in given.items()})
+    except ValueError as exc:
+        raise ValueError(f"incremental_plan: {exc}") from None
+
+
+def _check_plan_keys(value: Mapping[str, Any]) -> None:
+    """Refuse ``incremental_plan`` keys that are not :class:`IncrementalParams` fields."""
+    bad = [k for k in value if k not in _PLAN_KEYS]
+    if bad:
+        raise ValueError(f"incremental_plan: unknown key(s) {bad}; known: {', '.join(_PLAN_KEYS)}")
 
 
 class FileOverlapSensor(BaseSensorOperator):
@@ -64,9 +118,15 @@ class FileOverlapSensor(BaseSensorOperator):
         a worker slot; evaluations still run on the worker.  Default ``[operators] default_deferrable`` (read
         when the provider is imported, as Airflow's own operators do)
     :param record_decisions: record decisions as events in the stats store (the UI shows them)
+    :param incremental_plan: attach the incremental plan (``core.policy.incremental``) of the listed partitions to
+        a ``recluster`` payload as its ``plan``: which files to rewrite (bins of paths per partition), the bytes,
+        and the estimated worst ratio to ideal before and after; ``SparkClusterTableOperator(plan=...)`` runs it.
+        True: default ``IncrementalParams()``; a mapping: its fields (``target_ratio``, ``target_file_bytes``,
+        ``min_new_files``, ``min_new_bytes``, ``seal_bytes``, ``max_bytes``; sizes may be text like ``"512MB"``;
+        values may be templates); False: no plan (``plan`` is None)
     """
 
-    template_fields: Sequence[str] = ("table", "columns", "stats_location", "conn_id")
+    template_fields: Sequence[str] = ("table", "columns", "stats_location", "conn_id", "incremental_plan")
     ui_color = "#d8ecf3"
     operator_extra_links = (TableHealthLink(),)
 
@@ -93,6 +153,7 @@ class FileOverlapSensor(BaseSensorOperator):
         decide_once: bool = False,
         deferrable: bool = conf.getboolean("operators", "default_deferrable", fallback=False),
         record_decisions: bool = True,
+        incremental_plan: bool | Mapping[str, Any] = True,
         **kwargs: Any,
     ) -> None:
         super().__init__(**kwargs)
@@ -118,6 +179,11 @@ class FileOverlapSensor(BaseSensorOperator):
         self.decide_once = decide_once
         self.deferrable = deferrable
         self.record_decisions = record_decisions
+        self.incremental_plan = incremental_plan
+        if isinstance(incremental_plan, Mapping) and any(_templated(v) for v in incremental_plan.values()):
+            _check_plan_keys(incremental_plan)  # the values are checked once rendered
+        elif not _templated(incremental_plan):
+            incremental_params(incremental_plan)  # validated at DAG parse time
 
     # ------------------------------------------------------------------ helpers
 
@@ -140,6 +206,7 @@ class FileOverlapSensor(BaseSensorOperator):
             record=self.record_decisions,
             final_decisions=self._final_decisions(),
             source=self._source,
+            incremental=incremental_params(self.incremental_plan),
         )
         for line in payload["reasons"]:
             self.log.info("%s: %s", payload["decision"], line)

@@ -4,6 +4,7 @@ SQLite metadata DB (``dag.test()``), against a small scrambled sample table.
 
 from __future__ import annotations
 
+import copy
 import json
 import warnings
 from pathlib import Path
@@ -18,6 +19,7 @@ from airflow_zorder.evaluation.sample_data import write_table
 REPO = Path(__file__).resolve().parents[2]
 DAGS = REPO / "dags"
 COLUMNS = ["user_id", "product_id"]
+SAMPLE_TARGET = "9KB"  # the sample's files are ~9 KB: the plan keeps about 8 files per partition
 
 
 def load_dagbag():
@@ -108,7 +110,7 @@ def recluster_run(sample_table, airflow_db):
     mp.setenv("AIRFLOW_CONN_SPARK_DEFAULT", '{"conn_type": "spark", "host": "local[2]"}')
     bag, _ = load_dagbag()
     dag = bag.dags["zorder_recluster_table"]
-    run = dag.test(run_conf={"num_files": 8})
+    run = dag.test(run_conf={"target_file_size": SAMPLE_TARGET})  # the default run: the sensor's incremental plan
     yield run, dag
     mp.undo()
 
@@ -140,11 +142,19 @@ def test_recluster_dag_runs_end_to_end(sample_table, recluster_run):
 
     decision = xcoms(run, "check_overlap")["return_value"]
     assert decision["decision"] == "recluster" and decision["partitions"]
+    plan = decision["plan"]  # the sensor's incremental plan of the listed partitions, sized by the run's target
+    planned = sorted(e["partition"] for e in plan["partitions"])
+    assert planned and set(planned) <= set(decision["partitions"]) and plan["params"]["target_file_bytes"] == 9 << 10
     clustered = xcoms(run, "recluster")["return_value"]
-    assert clustered["status"] == "clustered"
-    assert sorted(p["partition"] for p in clustered["partitions"]) == sorted(decision["partitions"])
+    assert clustered["status"] == "clustered" and clustered["mode"] == "incremental"
+    assert clustered["plan"]["source"] == "given" and clustered["plan"]["files"] == plan["files"]
+    assert clustered["rewritten"]["files"] == plan["files"] and clustered["rewritten"]["bytes"] == plan["bytes"]
+    assert sorted({p["partition"] for p in clustered["partitions"]}) == planned
     assert clustered["before"]["rows"] == clustered["after"]["rows"] == 6000
     assert clustered["spark"]["master"] == "local[2]"
+    # the plan the job ran is kept where the operator wrote it for the driver
+    kept = Path(table) / "_zorder" / "stats" / "plans" / f"{clustered['run_id']}.json"
+    assert json.loads(kept.read_text()) == plan
 
     report = xcoms(run, "compare")["return_value"]
     assert report["rows_before"] == report["rows_after"] == 6000
@@ -185,10 +195,59 @@ def test_recluster_dag_emits_asset_events_with_metrics(sample_table, recluster_r
         ).all()
     by_task = {task: extra for task, extra in events}
     assert set(by_task) == {"collect_stats", "recluster", "collect_stats_after"}
-    assert by_task["recluster"]["rows_before"] == by_task["recluster"]["rows_after"] == 6000
-    assert by_task["recluster"]["files_before"] == 32 and by_task["recluster"]["files_after"] == 32
+    plan = xcoms(run, "check_overlap")["return_value"]["plan"]
+    extra = by_task["recluster"]
+    assert extra["rows_before"] == extra["rows_after"] == 6000
+    assert (extra["files_before"], extra["files_after"]) == (plan["files"], plan["num_output_files"])
+    assert (extra["mode"], extra["files_rewritten"], extra["bytes_rewritten"]) == ("incremental", *_sizes(plan))
     assert by_task["collect_stats"]["worst_column"] in COLUMNS
     assert by_task["collect_stats_after"]["headline"] < by_task["collect_stats"]["headline"]
+
+
+def _sizes(plan: dict) -> tuple[int, int]:
+    return plan["files"], plan["bytes"]
+
+
+def test_the_full_param_switches_the_recluster_task_to_a_full_rewrite(airflow_db):
+    """Rendered as a run renders them: by default the sensor's plan (JSON through ``| tojson``), with ``full`` none."""
+    from airflow_zorder.core.jobs.options import ClusterOptions
+
+    plan = {"format": "airflow-zorder-incremental-plan", "version": 1, "columns": COLUMNS, "partitions": []}
+    payload = {"partitions": ["day=2026-01-02"], "plan": plan}
+
+    class TaskInstance:  # what the templates read of ``ti``
+        map_index = 0
+
+        @staticmethod
+        def xcom_pull(task_ids: str, map_indexes: int | None = None) -> dict:
+            assert task_ids.endswith("check_overlap")
+            return payload
+
+    bag, _ = load_dagbag()
+    for dag_id, task_id in (
+        ("zorder_recluster_table", "recluster"),
+        ("zorder_recluster_delta_table", "recluster"),
+        ("zorder_maintain_tables", "maintain_table.recluster"),
+    ):
+        dag = bag.dags[dag_id]
+        for full in (False, True):
+            op = dag.get_task(task_id)
+            params = {"full": full, "num_files": None, "target_file_size": "512MB"}
+            fields = {"incremental": op.incremental, "plan": op.plan, "partitions": op.partitions}
+            env = dag.get_template_env(force_sandboxed=False)
+            got = {k: op.render_template(v, {"params": params, "ti": TaskInstance()}, env) for k, v in fields.items()}
+            assert json.loads(got["partitions"]) == payload["partitions"], dag_id
+            assert got["incremental"] == str(not full), dag_id
+            assert (json.loads(got["plan"]) if not full else got["plan"]) == (plan if not full else ""), dag_id
+        sensor = dag.get_task(task_id.replace("recluster", "check_overlap"))
+        assert set(sensor.incremental_plan) == {"target_file_bytes"}, dag_id
+    # the operator turns the rendered task into the job's flags: --incremental --plan, or neither (full)
+    for full in (False, True):
+        op = copy.deepcopy(bag.dags["zorder_recluster_table"].get_task("recluster"))
+        params = {"full": full, "num_files": None, "target_file_size": "512MB"}
+        op.render_template_fields({"params": params, "ti": TaskInstance()})
+        opts = ClusterOptions.from_args(op.job_arguments())
+        assert opts.incremental is not full and bool(opts.plan) is not full
 
 
 @pytest.mark.spark
@@ -232,20 +291,21 @@ def test_delta_dag_decides_from_the_log_and_commits_one_clustering_version(tmp_p
     mp.setenv("AIRFLOW_CONN_SPARK_DEFAULT", '{"conn_type": "spark", "host": "local[2]"}')
     try:
         bag, _ = load_dagbag()
-        run = bag.dags["zorder_recluster_delta_table"].test(run_conf={"num_files": 2})
+        run = bag.dags["zorder_recluster_delta_table"].test(run_conf={"target_file_size": "36KB"})
     finally:
         mp.undo()
     assert run.state == "success"
     decision = xcoms(run, "check_overlap")["return_value"]
     assert decision["decision"] == "recluster" and decision["partitions"]
+    plan = decision["plan"]  # the incremental plan, made from the log's statistics
+    assert plan["files"] and {e["partition"] for e in plan["partitions"]} <= set(decision["partitions"])
     clustered = xcoms(run, "recluster")["return_value"]
     assert clustered["kind"] == "delta" and clustered["delta"]["read_version"] == version_before
+    assert clustered["mode"] == "incremental" and clustered["rewritten"]["files"] == plan["files"]
     t = deltalake.DeltaTable(table)
     assert t.version() == version_before + 1 and t.history(1)[0]["operation"] == "WRITE"
     ids_after = sorted(t.to_pyarrow_dataset().to_table(columns=["event_id"])["event_id"].to_pylist())
     assert ids_after == ids_before
     report = xcoms(run, "compare")["return_value"]
     assert report["headline_after"] < report["headline_before"]
-    assert report["files_after"] == 2 * len(decision["partitions"]) + (
-        decision["num_files"] - 8 * len(decision["partitions"])
-    )
+    assert report["files_after"] == decision["num_files"] - plan["files"] + plan["num_output_files"]

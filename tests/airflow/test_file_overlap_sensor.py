@@ -23,6 +23,7 @@ from dag_bundles import dag_module
 from overlap_tables import collect, count_checks, degrade_when, record_cluster, write_partition, write_table
 
 from airflow_zorder.core.policy import recluster_policy
+from airflow_zorder.core.policy.incremental_stats import check_plan
 from airflow_zorder.core.stats import stats_store
 
 DAG_FILE = Path(__file__).parent / "sensor_dags" / "zorder_overlap_sensor_dags.py"
@@ -72,6 +73,12 @@ def test_poke_succeeds_and_hands_its_partitions_to_the_job(dags, tmp_path):
     assert payload["decision"] == "recluster" and payload["table"] == str(root)  # templated from the run conf
     assert payload["partitions"] == ["day=2"] and list(payload["columns"]) == ["a", "b"]
     assert values["recluster"] == ["day=2"]  # what the clustering job selects from the XCom
+    # the incremental plan of exactly that partition: its 16 never-clustered files, clustered among themselves
+    plan = check_plan(payload["plan"])
+    assert [e["partition"] for e in plan["partitions"]] == ["day=2"] and plan["columns"] == ["a", "b"]
+    assert plan["files"] == 16 and all(f"{root}/day=2/" in x for b in plan["partitions"][0]["bins"] for x in b["paths"])
+    assert plan["ratio_before"] == pytest.approx(4.0) and plan["ratio_after"] < plan["ratio_before"]
+    assert payload["reasons"][-1].startswith("incremental plan: rewrite 16 files")
     last = recluster_policy.last_decision(stats_store.default_location(str(root)))
     assert last["decision"] == "recluster" and last["snapshot_id"] == payload["snapshot_id"]
     ev = stats_store.load_events(stats_store.default_location(str(root)), kind="decision").to_pylist()
@@ -154,6 +161,9 @@ def test_deferrable_evaluates_on_the_worker_and_wakes_on_a_new_snapshot(dags, tm
     assert len(reads) >= 4 and reads[0] == reads[-1] and reads[0] not in reads[1:-1]
     assert values["watch"]["decision"] == "recluster" and values["watch"]["snapshot_id"] == 2
     assert values["recluster"] == [""]
+    # decided in execute_complete after the trigger: the plan is in the XCom all the same (the whole table)
+    plan = values["watch"]["plan"]
+    assert plan["files"] == 16 and [e["partition"] for e in plan["partitions"]] == [None]
     assert decisions(root) == ["healthy", "recluster"]  # recorded on change: healthy once, then recluster
 
 
@@ -271,6 +281,15 @@ def test_execute_complete_evaluates_on_the_worker(airflow_db, tmp_path):
     payload = s.execute_complete({}, {"status": "changed", "signal": {"snapshot_id": 1}, "end_at": end_at})
     assert payload["decision"] == "recluster" and payload["partitions"] == ["day=1"]
     assert payload["reasons"][0].startswith("1 of 2 partitions need re-clustering")
+    assert [e["partition"] for e in payload["plan"]["partitions"]] == ["day=1"]
+    # incremental_plan: its parameters reach the plan; False: no plan
+    sized = FileOverlapSensor(
+        task_id="w", table=str(root), incremental_plan={"target_ratio": "1.1", "target_file_bytes": "1KB"}
+    )
+    plan = sized.execute_complete({}, {"status": "changed", "end_at": end_at})["plan"]
+    assert plan["params"]["target_ratio"] == 1.1 and plan["params"]["target_file_bytes"] == 1024
+    off = FileOverlapSensor(task_id="w", table=str(root), incremental_plan=False, record_decisions=False)
+    assert off.execute_complete({}, {"status": "changed", "end_at": end_at})["plan"] is None
     assert recluster_policy.last_decision(stats_store.default_location(str(root)))["decision"] == "recluster"
 
     # healthy: defer again, with the signal read before this evaluation and the same end_at
@@ -334,7 +353,37 @@ def test_parameters():
         task_id="w", table="/t", max_stats_age=600, min_interval_since_cluster=dt.timedelta(0), per_column={"a": 3}
     )
     assert s.policy.max_stats_age == dt.timedelta(minutes=10) and s.policy.per_column == {"a": 3.0}
-    assert tuple(s.template_fields) == ("table", "columns", "stats_location", "conn_id")
+    assert tuple(s.template_fields) == ("table", "columns", "stats_location", "conn_id", "incremental_plan")
     assert s.deferrable is False  # [operators] default_deferrable is off here
     with pytest.raises(ValueError, match="aggregate"):
         FileOverlapSensor(task_id="w2", table="/t", aggregate="median")
+
+
+def test_incremental_plan_parameter():
+    """True: the defaults; a mapping: IncrementalParams fields (sizes as text too), checked at parse time unless
+    templated (then its keys only); False: no plan."""
+    from airflow_zorder.core.policy.incremental import IncrementalParams
+    from airflow_zorder.sensors import FileOverlapSensor
+    from airflow_zorder.sensors.file_overlap import incremental_params
+
+    assert FileOverlapSensor(task_id="w", table="/t").incremental_plan is True
+    assert incremental_params(True) == IncrementalParams() and incremental_params(False) is None
+    got = incremental_params(
+        {"max_bytes": "200GB", "target_file_bytes": 1 << 20, "min_new_files": "3", "seal_bytes": None}
+    )
+    assert got == IncrementalParams(max_bytes=200 << 30, target_file_bytes=1 << 20, min_new_files=3, seal_bytes=None)
+    assert incremental_params({"target_file_bytes": "", "max_bytes": "None"}) == IncrementalParams()  # unset
+    with pytest.raises(ValueError, match=r"incremental_plan: unknown key\(s\) \['target'\]; known: target_ratio"):
+        FileOverlapSensor(task_id="w", table="/t", incremental_plan={"target": 1.2})
+    with pytest.raises(ValueError, match="incremental_plan: target_ratio must be >= 1"):
+        FileOverlapSensor(task_id="w", table="/t", incremental_plan={"target_ratio": 0.5})
+    with pytest.raises(ValueError, match=r"incremental_plan\['max_bytes'\]: cannot read 'lots'"):
+        FileOverlapSensor(task_id="w", table="/t", incremental_plan={"max_bytes": "lots"})
+    with pytest.raises(ValueError, match="must be True, False or a mapping"):
+        FileOverlapSensor(task_id="w", table="/t", incremental_plan="yes")
+    # templated values are checked once rendered; their keys at once
+    s = FileOverlapSensor(task_id="w", table="/t", incremental_plan={"target_file_bytes": "{{ params.size }}"})
+    s.render_template_fields({"params": {"size": "128MB"}})
+    assert incremental_params(s.incremental_plan) == IncrementalParams(target_file_bytes=128 << 20)
+    with pytest.raises(ValueError, match="unknown key"):
+        FileOverlapSensor(task_id="w", table="/t", incremental_plan={"size": "{{ params.size }}"})

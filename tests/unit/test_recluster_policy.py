@@ -10,7 +10,8 @@ import pyarrow as pa
 import pytest
 
 from airflow_zorder.core.policy import recluster_policy
-from airflow_zorder.core.policy.recluster_policy import HealthPolicy, evaluate
+from airflow_zorder.core.policy.incremental_stats import check_plan
+from airflow_zorder.core.policy.recluster_policy import HealthPolicy, IncrementalParams, evaluate
 from airflow_zorder.core.stats import stats_schema, stats_store
 
 UTC = dt.UTC
@@ -437,3 +438,89 @@ def test_choose_columns_and_guards_as_steps():
     assert GuardFindings(thrash=["just now"]).decision(degraded=False) == "healthy"
     assert GuardFindings(thrash=["just now"]).decision(degraded=True) == "hold"
     assert GuardFindings().decision(degraded=True) == "recluster"
+
+
+# --------------------------------------------------------------------------- the incremental plan in the payload
+
+SMALL = IncrementalParams(target_file_bytes=1000, min_new_bytes=4000)  # 1000-byte files, as snapshot() writes
+
+
+def test_plan_is_attached_only_to_recluster_and_only_when_asked():
+    degraded, healthy = snapshot(grid(scramble=("b",))), snapshot(grid())
+    p = evaluate(degraded, now=NOW, incremental=SMALL)
+    plan = check_plan(p["plan"])
+    assert p["decision"] == "recluster" and list(p)[-1] == "plan"  # the last key, in a fixed place
+    assert (plan["columns"], plan["num_clustering_columns"], plan["snapshot_id"]) == (["a", "b"], 2, 3)
+    assert plan["params"]["target_file_bytes"] == 1000 and plan["partitions_evaluated"] == 1
+    # unpartitioned: one unit, the whole table; never-clustered files are clustered among themselves
+    (unit,) = plan["partitions"]
+    assert unit["partition"] is None and plan["files"] == 16 and plan["bytes"] == 16000
+    assert sorted(x for b in unit["bins"] for x in b["paths"]) == sorted(f"f{i}.parquet" for i in range(16))
+    assert plan["ratio_before"] == pytest.approx(p["columns"]["b"]["ratio_to_ideal"]) and plan["ratio_after"] < 1.35
+    assert p["reasons"][-1] == (
+        f"incremental plan: rewrite 16 files (15.6 KiB) of 16, worst ratio 4.00 -> {plan['ratio_after']:.2f} (estimated)"
+    )
+    json.dumps(p)
+    # no plan without parameters, nor on healthy or hold
+    without = evaluate(degraded, now=NOW)
+    assert without["plan"] is None and without["reasons"] == p["reasons"][:-1]
+    assert evaluate(healthy, now=NOW, incremental=SMALL)["plan"] is None
+    held = evaluate(degraded, policy=HealthPolicy(min_files=100), now=NOW, incremental=SMALL)
+    assert held["decision"] == "hold" and held["plan"] is None
+    assert not any(r.startswith("incremental plan") for r in held["reasons"])
+
+
+def test_plan_covers_exactly_the_listed_degraded_partitions():
+    files = (
+        grid(scramble=("b",), partition="day=1")
+        + grid(partition="day=2")
+        + grid(scramble=("a", "b"), partition="day=3")
+        + grid(scramble=("a",), partition="day=4")
+    )
+    p = evaluate(snapshot(files), now=NOW, incremental=SMALL)
+    assert p["decision"] == "recluster" and sorted(p["partitions"]) == ["day=1", "day=3", "day=4"]
+    plan = p["plan"]
+    assert plan["partitions_evaluated"] == 3
+    assert [e["partition"] for e in plan["partitions"]] == ["day=1", "day=3", "day=4"]
+    for e in plan["partitions"]:  # every path is one of that partition's files; day=2 (healthy) is not touched
+        assert all(x.startswith(e["partition"] + "/") for b in e["bins"] for x in b["paths"])
+    assert plan["files"] == 48 and p["reasons"][-1].startswith(
+        "incremental plan: rewrite 48 files (46.9 KiB) of 48 in 3"
+    )
+    # max_partitions: the plan follows the payload's cut
+    capped = evaluate(snapshot(files), policy=HealthPolicy(max_partitions=1), now=NOW, incremental=SMALL)
+    assert len(capped["partitions"]) == 1  # the worst (tied here: the first by name)
+    assert [e["partition"] for e in capped["plan"]["partitions"]] == capped["partitions"]
+    assert capped["plan"]["partitions_evaluated"] == 1 and capped["reasons"][-1].endswith("(estimated)")
+
+
+def test_plan_reads_only_the_chosen_columns_and_the_membership_in_file_names():
+    """Files an earlier run wrote (named by the job) stay; only the new, unsorted ones are planned; extra columns in
+    the snapshot change nothing."""
+    from airflow_zorder.core.jobs.file_names import clustered_file_name
+
+    clustered = [{**f, "path": clustered_file_name(i, "20260101T000000-aaaa0001")} for i, f in enumerate(grid(4))]
+    new = [{"path": f"new-{i}.parquet", "cols": {"a": (0, 99), "b": (0, 99)}} for i in range(12)]
+    files = [{**f, "cols": {**f["cols"], "c": (0, 5)}} for f in clustered + new]
+    events = [cluster_event(T0 - timedelta(days=1))]
+    sealed = IncrementalParams(target_file_bytes=1000, min_new_bytes=4000, seal_bytes=10_000, target_ratio=1.5)
+    p = evaluate(snapshot(files), ["a", "b"], now=NOW, events=events, incremental=sealed)
+    assert p["decision"] == "recluster"
+    planned = {x for e in p["plan"]["partitions"] for b in e["bins"] for x in b["paths"]}
+    assert planned == {f["path"] for f in new}
+    assert p["plan"]["partitions"][0]["reasons"][-1].startswith("cluster the new files")
+    only_ab = snapshot(clustered + new)
+    same = evaluate(only_ab, ["a", "b"], now=NOW, events=events, incremental=sealed)
+    assert same["plan"] == p["plan"]
+
+
+def test_plan_that_cannot_be_made_leaves_the_decision_and_says_why():
+    """A degraded partition without rows for a chosen column: no plan, the job plans for itself."""
+    files = grid(scramble=("b",), partition="day=1") + [
+        {"path": f"day=2/g{i}.parquet", "cols": {"a": (0, 99)}, "partition": "day=2"} for i in range(8)
+    ]
+    p = evaluate(snapshot(files), now=NOW, incremental=SMALL)
+    assert p["decision"] == "recluster" and "day=2" in p["partitions"]
+    assert p["plan"] is None
+    assert p["reasons"][-1].startswith("incremental plan not computed (no stats rows for columns ['b']")
+    assert p["reasons"][-1].endswith("an incremental run plans for itself")

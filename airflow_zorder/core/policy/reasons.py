@@ -155,7 +155,8 @@ def decision_reasons(
 def plan_line(plan: Mapping[str, Any], num_files: int, partitioned: bool) -> str:
     """The incremental plan in one line, e.g. 'incremental plan: rewrite 12 files (1.5 GiB) of 76 in 2 partitions,
     worst ratio 3.1 -> 1.2 (estimated)'; ``num_files``: the files of the units it was made for."""
-    where = f" in {len(plan['partitions'])} partitions" if partitioned else ""
+    k = len(plan["partitions"])
+    where = f" in {k} partition{'' if k == 1 else 's'}" if partitioned else ""
     if not plan["files"]:
         return f"incremental plan: nothing to rewrite among {num_files} files, worst ratio {plan['ratio_before']:.2f}"
     return (
