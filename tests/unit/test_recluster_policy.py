@@ -352,6 +352,19 @@ def test_record_and_read_the_last_decision(tmp_path):
         recluster_policy.record_decision(loc, {"decision": "maybe"})
 
 
+def test_a_recorded_decision_keeps_the_plan_totals_but_not_its_file_lists(tmp_path):
+    loc = str(tmp_path / "stats")
+    p = evaluate(snapshot(grid(scramble=("a",))), now=NOW, table="t", stats_location=loc, incremental=SMALL)
+    assert p["plan"]["partitions"] and p["plan"]["partitions"][0]["bins"][0]["paths"]
+    recluster_policy.record_decision(loc, p, source="dag.task")
+    kept = recluster_policy.last_decision(loc)["plan"]
+    assert kept["files"] == p["plan"]["files"] and kept["bytes"] == p["plan"]["bytes"]
+    assert all("paths" not in b for e in kept["partitions"] for b in e["bins"])
+    assert [b["num_output_files"] for b in kept["partitions"][0]["bins"]] == [
+        b["num_output_files"] for b in p["plan"]["partitions"][0]["bins"]
+    ]
+
+
 # --------------------------------------------------------------------------- when the clock alone changes the decision
 
 

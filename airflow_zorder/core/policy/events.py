@@ -52,9 +52,22 @@ def record_decision(
         "status": payload["decision"],
         "columns": list((payload.get("columns") or {}).keys()),
         "partitions": list(payload.get("partitions") or []),
-        "details": json.dumps(payload, default=str, separators=(",", ":")),
+        "details": json.dumps(_without_file_lists(payload), default=str, separators=(",", ":")),
     }
     return stats_store.record_event(stats_location, event, filesystem=filesystem)
+
+
+def _without_file_lists(payload: Mapping[str, Any]) -> Mapping[str, Any]:
+    """The payload as recorded: an incremental plan keeps its totals and reasons but not its bins' paths
+    (the XCom has them; the event history would grow by every planned file at every decision)."""
+    plan = payload.get("plan")
+    if not isinstance(plan, Mapping):
+        return payload
+    parts = [
+        {**e, "bins": [{k: v for k, v in b.items() if k != "paths"} for b in e.get("bins") or []]}
+        for e in plan.get("partitions") or []
+    ]
+    return {**payload, "plan": {**plan, "partitions": parts}}
 
 
 def last_decision(stats_location: str, filesystem: Any = None, *, events: Events = None) -> dict[str, Any] | None:
