@@ -6,7 +6,8 @@ With no arguments it re-renders docs/benchmarks.md, its figures and README's hea
 docs/benchmarks/results.json (what ``make bench`` wrote); other results update README only with ``--readme``.
 
 ``render(results, out_dir, doc, readme=None)`` writes ``files_read_<data set>.png``,
-``duckdb_time_<data set>.png``, ``clustering_cost.png`` and ``stats_time.png`` into ``out_dir``, the
+``duckdb_time_<data set>.png``, ``clustering_cost.png``, ``stats_time.png`` and (with the ``incremental``
+figures of ``bench_incremental.py``) ``incremental_days.png`` into ``out_dir``, the
 markdown ``doc`` (figures linked relative to it), and, when ``readme`` is given, replaces README's block
 between ``<!-- bench:headline:start -->`` and ``<!-- bench:headline:end -->`` with the headline table
 (nothing else in the README is touched; no markers, no change).
@@ -810,7 +811,250 @@ def render_doc(res: dict, out_dir: Path, doc: Path) -> str:
                         f"{r['warm_s']:.3f} | {r['signal_s'] * 1000:.1f} | {r['first_call_s']:.2f} | {r['peak_rss_mb']:.0f} |"
                     )
             p("")
+    if _has_incremental(res):
+        lines += incremental_section(res["incremental"], rel)
     return "\n".join(lines) + "\n"
+
+
+# --------------------------------------------------------------------------- incremental re-clustering (issue #25)
+
+INC_START, INC_END = "<!-- bench:incremental:start -->", "<!-- bench:incremental:end -->"
+INC_FIGURE = "incremental_days.png"
+INC_COLORS = {"never": "#9e9e9e", "full": "#1f77b4", "incremental": "#2ca02c", "delta-rs": "#d62728"}
+INC_LABEL = {
+    "never": "never",
+    "full": "full (ours, today's job)",
+    "incremental": "incremental (ours)",
+    "delta-rs": "delta-rs z_order",
+}
+
+
+def _has_incremental(res: dict) -> bool:
+    """The results hold figures of the incremental benchmark (``bench_incremental.py``)."""
+    return isinstance(res.get("incremental"), dict) and "policies" in res["incremental"]
+
+
+def fig_incremental(inc: dict, path: Path) -> None:
+    """Per day and policy: bytes rewritten (bars) and the worst column's ratio to ideal after the day (lines)."""
+    import numpy as np
+
+    plt = _plt()
+    pols = list(inc["policies"])
+    days = np.arange(1, inc["days"] + 1)
+    fig, (ax0, ax1) = plt.subplots(2, 1, figsize=(13, 8), sharex=True)
+    movers = [p for p in pols if inc["policies"][p]["totals"]["bytes_rewritten"]]
+    w = 0.8 / max(len(movers), 1)
+    for i, pol in enumerate(movers):
+        mb = [d["bytes_rewritten"] / 2**20 for d in inc["policies"][pol]["days"]]
+        ax0.bar(days - 0.4 + w * (i + 0.5), mb, w, color=INC_COLORS.get(pol), label=INC_LABEL.get(pol, pol))
+    appended = [d["appended_bytes"] / 2**20 for d in inc["policies"][pols[0]]["days"]]
+    ax0.plot(days, appended, color="black", ls=":", lw=1, label=f"appended ({INC_LABEL.get(pols[0], pols[0])} table)")
+    ax0.set_ylabel("MB rewritten")
+    ax0.set_title(
+        f"lineitem SF{inc['sf']:g}: {inc['days']} daily appends; bytes each policy rewrote on the day", fontsize=10
+    )
+    ax0.legend(fontsize=8)
+    ax0.grid(axis="y", alpha=0.3)
+    for pol in pols:
+        ws = [d["worst"] for d in inc["policies"][pol]["days"]]
+        ax1.plot(days, ws, marker="o", ms=3, color=INC_COLORS.get(pol), label=INC_LABEL.get(pol, pol))
+    thr = inc["health_policy"]["max_ratio_to_ideal"]
+    ax1.axhline(thr, color="black", ls="--", lw=1, label=f"sensor threshold {thr:g}")
+    ax1.set_yscale("log")
+    ticks = [t for t in (1, 1.25, 1.5, 2, 3, 5, 8) if t <= max(ax1.get_ylim()[1], thr)]
+    ax1.set_yticks(ticks, [f"{t:g}" for t in ticks])
+    ax1.minorticks_off()
+    ax1.set_ylabel("worst column: expected files read / ideal")
+    ax1.set_xlabel("day")
+    ax1.set_title(
+        "worst column's ratio to ideal after the day's action (stats collected after it; log scale)", fontsize=10
+    )
+    ax1.legend(fontsize=8)
+    ax1.grid(alpha=0.3)
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+
+
+def _mb(b: float) -> str:
+    return f"{b / 2**20:,.1f}"
+
+
+def incremental_section(inc: dict, rel: str) -> list[str]:
+    """The doc's section on issue #25's benchmark (between its markers), from ``results["incremental"]``."""
+    lines = [INC_START]
+    p = lines.append
+    b, hp, ip = inc["base"], inc["health_policy"], inc["incremental_params"]
+    pols = inc["policies"]
+    p(f"## Incremental re-clustering: {inc['days']} daily appends")
+    p("")
+    p(f"![bytes rewritten and worst ratio per day]({rel}/{INC_FIGURE})")
+    p("")
+    p(
+        f"`benchmarks/bench_incremental.py` ({inc['started_utc']} -> {inc['finished_utc']}, {inc['wall_s'] / 60:.1f} "
+        f"minutes, load average {inc['load_start']:.1f} at the start and {inc['load_end']:.1f} at the end, "
+        f"{inc['machine']['cpus']} CPUs; Spark {inc.get('spark_version', '?')} `local[2]`, deltalake "
+        f"{inc['machine']['deltalake']}): `{inc['command'].strip()}`."
+    )
+    p("")
+    p(
+        f"**Setup.** TPC-H lineitem SF{inc['sf']:g} ({b['rows']:,} rows) clustered by our job (`run_cluster`, "
+        f"curve {inc['curve']}) into {b['files']} files on {', '.join('`' + c + '`' for c in inc['columns'])} "
+        f"({_mb(b['bytes'])} MB, mean file {_mb(b['mean_file_bytes'])} MB): an unpartitioned Parquet table. Then "
+        f"{inc['days']} appends of {inc['appends']['rows_per_day']:,} fresh rows each (1/{inc['days']} of the base) in "
+        f"{inc['appends']['files_per_day']} unsorted Parquet files with plain names, as an ingest job writes them: day "
+        f"i's rows are the i-th of {inc['days']} `l_orderkey` slices of the same generated lineitem with `l_orderkey` "
+        f"shifted by {inc['appends']['orderkey_shift']:,} (TPC-H draws order dates and part keys independently of the "
+        "order key, so each day is a sample of the base's distribution of the three columns, in rows the base does "
+        "not hold). Each policy starts from its own copy of the base."
+    )
+    p("")
+    p(
+        "**Loop, every day, per policy:** append; the stats job (`run_collect`, the 3 columns); the sensor's decision "
+        f"(`recluster_policy.evaluate`, `HealthPolicy(max_ratio_to_ideal={hp['max_ratio_to_ideal']:g}, "
+        "min_interval_since_cluster=None, max_stats_age=None, min_files=1)`, d = 3; the same for every policy); on "
+        "`recluster` the policy's run; stats again after a run; each column's expected files read by a point query "
+        "over its ideal (`metrics.table_clustering`, the sensor's measure)."
+    )
+    p("")
+    p(
+        "- *never*: appends only;\n"
+        f"- *full*: `run_cluster(..., incremental=False)`, today's job: every file of the table, "
+        f"`target_file_size` = the base's mean file size ({b['mean_file_bytes']:,} bytes);\n"
+        "- *incremental*: `run_cluster(..., incremental=True, plan=<the sensor's plan, as JSON>)`, the same target "
+        f"size; `IncrementalParams(target_ratio={ip['target_ratio']:g}, min_new_files={ip['min_new_files']}, "
+        f"min_new_bytes={ip['min_new_bytes']:,}, seal_bytes={ip['seal_bytes'] or 0:,})` (the defaults' sizes in units "
+        "of the target file size);\n"
+        "- *delta-rs*: a Delta copy of the base (`write_deltalake`, one append per file), appends by "
+        '`write_deltalake(mode="append")`, and `DeltaTable.optimize.z_order(columns, target_size=<the Delta base\'s '
+        f"mean file size, {inc.get('delta_target_file_bytes', 0):,} bytes>)` in a child process whenever the sensor "
+        "says `recluster`."
+    )
+    p("")
+    p(
+        "Job time: the wall time of the clustering call (our `run_cluster`; delta-rs's `z_order` inside its "
+        "process); stats collection apart. Write amplification = bytes rewritten / bytes appended (each table's own)."
+    )
+    p("")
+    hdr = [
+        "policy",
+        "runs",
+        "`recluster` decisions",
+        "MB rewritten",
+        "files rewritten",
+        "write amplification",
+        "mean worst ratio",
+        "worst ratio",
+        "clustering s",
+        "stats s",
+        "files at the end",
+        "rows",
+    ]
+    lines += md_header(hdr)
+    rc = inc.get("rows_check", {})
+    for name, pol in pols.items():
+        t = pol["totals"]
+        ok = (rc.get(name) or {}).get("equal")
+        cells = [
+            INC_LABEL.get(name, name),
+            str(t["runs"]),
+            str(t["recluster_decisions"]),
+            _mb(t["bytes_rewritten"]),
+            f"{t['files_rewritten']:,}",
+            _f(t["write_amplification"]),
+            _f(t["mean_worst_ratio"], ".3f"),
+            _f(t["max_worst_ratio"], ".3f"),
+            _f(t["clustering_s"], ".1f"),
+            _f(t["stats_s"], ".1f"),
+            str(t["final_files"]),
+            "equal" if ok else "**differ**",
+        ]
+        if name == "incremental":
+            cells = [f"**{c}**" for c in cells]
+        p("| " + " | ".join(cells) + " |")
+    p("")
+    exp = rc.get("expected") or {}
+    p(
+        f"Rows after the last day: count and DuckDB `sum(hash(l_orderkey, l_linenumber))` of every table against the "
+        f"base plus the appends ({exp.get('rows', 0):,} rows): "
+        + ("all equal." if rc.get("ok") else "**a table differs** (see `results.json`, `incremental.rows_check`).")
+    )
+    p("")
+    cmp_ = inc.get("comparison")
+    if cmp_:
+        p(
+            f"**Incremental against full:** {_f(cmp_['bytes_ratio'], '.3f')} of the bytes rewritten, "
+            f"{_f(cmp_['time_ratio'], '.3f')} of the clustering time, mean worst ratio "
+            f"{cmp_['mean_worst_delta']:+.3f}. Issue #25's goals:"
+        )
+        p("")
+        for g in cmp_["goals"]:
+            p(f"- {'PASS' if g['pass'] else 'FAIL'}: {g['goal']}")
+        p("")
+    dr = pols.get("delta-rs")
+    if dr and dr["totals"]["runs"] and dr["totals"]["mean_worst_ratio"] > hp["max_ratio_to_ideal"]:
+        last = dr["days"][-1]["ratios"]
+        lo, hi = min(last, key=last.get), max(last, key=last.get)
+        p(
+            f"delta-rs's `z_order` leaves the worst column at {_f(dr['totals']['max_worst_ratio'], '.2f')} of ideal "
+            f"at most; on the last day `{hi}` is at {last[hi]:.2f} and `{lo}` at {last[lo]:.2f} (it interleaves the "
+            "values' bytes, so one column takes over the curve; see *Where our curves lose*). That is above the "
+            "threshold, so the sensor asks for it again every following day, and each run rewrites the whole table."
+        )
+        p("")
+    p("<details><summary>Per day and policy</summary>")
+    p("")
+    per_hdr = ["day", "policy", "decision", "action", "MB rewritten", "files rewritten", "files"]
+    per_hdr += [f"`{c}` ratio" for c in inc["columns"]] + ["job s", "stats s"]
+    lines += md_header(per_hdr)
+    for i in range(inc["days"]):
+        for name, pol in pols.items():
+            d = pol["days"][i]
+            p(
+                "| "
+                + " | ".join(
+                    [str(d["day"]), INC_LABEL.get(name, name), d["decision"], d["action"], _mb(d["bytes_rewritten"])]
+                    + [str(d["files_rewritten"]), str(d["files"])]
+                    + [f"{d['ratios'][c]:.3f}" for c in inc["columns"]]
+                    + [f"{d['job_s']:.1f}", f"{d['stats_s'] + d.get('stats_after_s', 0.0):.1f}"]
+                )
+                + " |"
+            )
+    p("")
+    p("</details>")
+    p("")
+    p(
+        "Reproduce: `.venv/bin/python benchmarks/bench_incremental.py --sf 1 --merge-into "
+        "docs/benchmarks/results.json --doc docs/benchmarks.md` reruns this benchmark alone and rewrites only this "
+        "section and its figure. `make bench` runs it at a smaller scale (`run_all.py --incremental-sf`, default 0.2) "
+        "and keeps the figures here when they are of a larger scale."
+    )
+    lines += ["", INC_END]
+    return lines
+
+
+def render_incremental(inc: dict, out_dir: Path, doc: Path | None = None) -> None:
+    """Only the incremental benchmark's figure (into ``out_dir``) and, with ``doc``, its section of ``doc``.
+
+    The section replaces the one between :data:`INC_START` and :data:`INC_END`, or is appended when the doc has
+    none; nothing else in the doc changes.
+    """
+    out_dir = Path(out_dir)
+    out_dir.mkdir(parents=True, exist_ok=True)
+    fig_incremental(inc, out_dir / INC_FIGURE)
+    if doc is None:
+        return
+    doc = Path(doc)
+    rel = os.path.relpath(out_dir, doc.parent)
+    section = "\n".join(incremental_section(inc, rel))
+    text = doc.read_text() if doc.exists() else ""
+    if INC_START in text and INC_END in text:
+        head, rest = text.split(INC_START, 1)
+        _, tail = rest.split(INC_END, 1)
+        new = head + section + tail  # the section runs from INC_START to INC_END
+    else:
+        new = text.rstrip("\n") + ("\n\n" if text else "") + section + "\n"
+    doc.write_text(new)
 
 
 def update_readme(readme: Path, res: dict, doc: Path) -> bool:
@@ -844,6 +1088,8 @@ def render(res: dict, out_dir: Path, doc: Path, readme: Path | None = None) -> N
     fig_cost(res, out_dir / "clustering_cost.png")
     if res.get("stats"):
         fig_stats(res, out_dir / "stats_time.png")
+    if _has_incremental(res):
+        fig_incremental(res["incremental"], out_dir / INC_FIGURE)
     doc = Path(doc)
     doc.parent.mkdir(parents=True, exist_ok=True)
     doc.write_text(render_doc(res, out_dir, doc))

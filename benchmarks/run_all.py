@@ -1,6 +1,6 @@
 """All benchmarks of docs/benchmarks.md in one run: data, clustering, files read, DuckDB, stats; then the doc.
 
-    make bench            # = .venv/bin/python benchmarks/run_all.py   (~15 minutes on 2 cores)
+    make bench            # = .venv/bin/python benchmarks/run_all.py   (~25 minutes on 2 cores, ~10 incremental)
     .venv/bin/python benchmarks/run_all.py --sf 0.1 --skew-rows 400000 --out .bench/dev   # a quick try-out
     .venv/bin/python benchmarks/bench_report.py docs/benchmarks/results.json              # doc from the JSON only
 
@@ -28,10 +28,17 @@ and after its commit and of delta-rs's after); then for every layout (as generat
 delta-rs; a Delta table's files from its log) the files read by the query set (``bench_queries``: pruning
 evaluator + DuckDB cross-check) and DuckDB query times.
 
+Last, issue #25's benchmark in a child process (``bench_incremental.py --sf --incremental-sf``, default 0.2;
+``--no-incremental`` skips it and keeps the figures ``<out>/results.json`` has): never / full / incremental /
+delta-rs re-clustering over ``--incremental-days`` daily appends; its figures go under ``"incremental"`` unless
+``<out>/results.json`` already holds them at a larger scale (the documented figures are the SF1 ones:
+``bench_incremental.py --sf 1 --merge-into ...``).
+
 Writes ``<out>/results.json`` and, through ``bench_report.render``, the PNGs in ``<out>/`` and the
 markdown ``--doc`` (default ``docs/benchmarks.md``; with the default ``--out`` also README's headline
 table between its ``bench:headline`` markers). Exit code 1 if DuckDB found a matching row in a file the
-pruning evaluator pruned, or if a Delta table's rows differ after a rewrite.
+pruning evaluator pruned, if a Delta table's rows differ after a rewrite, or if the incremental benchmark failed
+or a table's rows differ at its end.
 """
 
 from __future__ import annotations
@@ -279,6 +286,38 @@ def run_child(args: list[str], out_json: Path, tail: list[str] | None = None) ->
     return res
 
 
+def previous_incremental(results: Path) -> dict[str, Any] | None:
+    """The incremental benchmark's figures in the results.json this run replaces, if any."""
+    old = json.loads(results.read_text()).get("incremental") if results.exists() else None
+    return old if isinstance(old, dict) and "policies" in old else None
+
+
+def run_incremental(a: argparse.Namespace, work: Path, old: dict | None) -> tuple[dict[str, Any] | None, bool]:
+    """``bench_incremental.py`` at ``--incremental-sf`` in a child process: the results to document, and rows ok.
+
+    Documented are the full-scale figures (issue #25): when ``old`` (those of the results.json this run
+    replaces) are of a larger scale, they are kept and this run only checks (its JSON stays in
+    ``<work>/incremental/``). Nothing to document (None) when it failed and there were none before.
+    """
+    out_json = work / "incremental" / "incremental_results.json"
+    out_json.unlink(missing_ok=True)
+    cmd = [sys.executable, str(Path(__file__).resolve().parent / "bench_incremental.py")]
+    cmd += ["--sf", f"{a.incremental_sf:g}", "--days", str(a.incremental_days), "--work", str(work / "incremental")]
+    log(f"incremental re-clustering benchmark: {' '.join(cmd[1:])}")
+    code = subprocess.run([*cmd, "--json-out", str(out_json)]).returncode
+    new = json.loads(out_json.read_text()) if out_json.exists() else None
+    if new is None:
+        log(f"incremental benchmark failed (exit {code}); " + ("keeping the previous figures" if old else "no figures"))
+        return old, False
+    ok = bool(new.get("rows_check", {}).get("ok"))
+    if old and old.get("sf", 0) > new["sf"]:
+        log(
+            f"incremental at SF{new['sf']:g}: rows {'ok' if ok else 'DIFFER'}; the doc keeps the SF{old['sf']:g} figures"
+        )
+        return old, ok
+    return new, ok
+
+
 def machine() -> dict[str, Any]:
     import deltalake
     import duckdb
@@ -367,6 +406,19 @@ def main(argv: list[str] | None = None) -> int:
         "--delta-sensor-files", type=int, default=10_000, help="files of the Delta table the sensor decides on"
     )
     ap.add_argument("--keep", action="store_true", help="keep the clustered layouts in --work")
+    ap.add_argument(
+        "--incremental-sf",
+        type=float,
+        default=0.2,
+        help="scale of the incremental re-clustering benchmark (bench_incremental.py; default 0.2: the doc keeps "
+        "figures of a larger scale already in --out's results.json)",
+    )
+    ap.add_argument("--incremental-days", type=int, default=30, help="appends of the incremental benchmark")
+    ap.add_argument(
+        "--no-incremental",
+        action="store_true",
+        help="skip the incremental re-clustering benchmark (the figures already in --out's results.json are kept)",
+    )
     a = ap.parse_args(argv)
     a.curves = [c.strip() for c in a.curves.split(",") if c.strip()]
     a.ours_delta = [c.strip() for c in a.ours_delta.split(",") if c.strip()]
@@ -527,6 +579,14 @@ def main(argv: list[str] | None = None) -> int:
             r["layouts"][name] = ev
         r["timed_families"] = timed_fams
         sample_load(f"{ds['name']} queries")
+
+    # -- incremental re-clustering over daily appends (bench_incremental.py, its own process and SparkSession)
+    incremental_ok, inc = True, previous_incremental(out / "results.json")  # --no-incremental: keep the figures
+    if not a.no_incremental:
+        inc, incremental_ok = run_incremental(a, work, inc)
+        sample_load("incremental")
+    if inc:
+        res["incremental"] = inc
     mon.stop()
     res["violations"] = violations
     res["rows_mismatch"] = rows_mismatch
@@ -546,7 +606,7 @@ def main(argv: list[str] | None = None) -> int:
 
     bench_report.render(res, out, doc, readme=REPO / "README.md" if default_out else None)
     log(f"doc: {doc}")
-    return 1 if violations or rows_mismatch else 0
+    return 1 if violations or rows_mismatch or not incremental_ok else 0
 
 
 if __name__ == "__main__":
