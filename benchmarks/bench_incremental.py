@@ -23,7 +23,7 @@ Policies, each on its own copy of the base (one SparkSession for everything, ``b
 
 After each append, per policy: the stats job in-process (``run_collect``, the 3 columns), the sensor's decision
 (``recluster_policy.evaluate`` with ``HEALTH``, the same for every policy; the incremental policy's plan from the
-sensor when ``evaluate`` takes ``incremental=``, else ``incremental_stats.plan_table``), the policy's run when the
+sensor: ``evaluate(..., incremental=...)``), the policy's run when the
 decision is ``recluster``, then stats again and each column's ``ratio_to_ideal`` (``metrics.table_clustering``,
 d = 3).  Per day: bytes and files rewritten, files, the ratios, job time (the clustering call's wall) and stats
 time; in total: write amplification, mean and worst of the daily worst-column ratio, clustering time, and
@@ -40,7 +40,6 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
-import inspect
 import json
 import os
 import platform
@@ -55,7 +54,7 @@ import bench_cluster as bc  # noqa: E402
 from bench_env import REPO  # noqa: E402  (sets PYSPARK_PYTHON, sys.path, PYTHONPATH)
 from tpch_data import generate_lineitem  # noqa: E402
 
-from airflow_zorder.core.policy import incremental_stats, metrics, recluster_policy  # noqa: E402
+from airflow_zorder.core.policy import metrics, recluster_policy  # noqa: E402
 from airflow_zorder.core.policy.incremental import IncrementalParams  # noqa: E402
 from airflow_zorder.core.policy.thresholds import HealthPolicy  # noqa: E402
 from airflow_zorder.core.stats import stats_store  # noqa: E402
@@ -195,31 +194,14 @@ def collect(spark, t: PolicyTable) -> tuple[Any, float]:
 
 
 def sensor(snapshot, t: PolicyTable, params: IncrementalParams | None) -> tuple[dict[str, Any], dict | None, str]:
-    """The sensor's decision (same thresholds for every policy) and, with ``params``, the incremental plan.
-
-    The plan is the sensor's own (``evaluate(..., incremental=params)`` attaches it to a ``recluster``) when
-    ``evaluate`` takes that argument, else ``incremental_stats.plan_table`` on the same snapshot on a ``recluster``
-    day; the third value says which.
-    """
+    """The sensor's decision (same thresholds for every policy) and, with ``params``, its incremental plan
+    (``evaluate(..., incremental=params)`` attaches it to a ``recluster``); the third value says where it came from."""
     events = stats_store.load_events(t.stats)
-    kw: dict[str, Any] = {}
-    if params is not None and "incremental" in inspect.signature(recluster_policy.evaluate).parameters:
-        kw["incremental"] = params
+    kw: dict[str, Any] = {} if params is None else {"incremental": params}
     payload = recluster_policy.evaluate(snapshot, COLUMNS, HEALTH, events=events, num_clustering_columns=D, **kw)
     if params is None or payload["decision"] != "recluster":
         return payload, None, ""
-    if kw:
-        return payload, _find_plan(payload), "sensor"
-    doc = incremental_stats.plan_table(snapshot, COLUMNS, params=params, num_clustering_columns=D)
-    return payload, doc, "plan_table"
-
-
-def _find_plan(payload: dict[str, Any]) -> dict | None:
-    """The plan document in a decision payload (its ``plan`` key, or one level below), if any."""
-    for v in [payload.get("plan"), *(x.get("plan") for x in payload.values() if isinstance(x, dict))]:
-        if isinstance(v, dict) and v.get("format") == incremental_stats.PLAN_FORMAT:
-            return v
-    return None
+    return payload, payload.get("plan"), "sensor"
 
 
 def measure(snapshot) -> dict[str, Any]:
