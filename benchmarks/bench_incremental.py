@@ -42,7 +42,6 @@ import argparse
 import dataclasses
 import json
 import os
-import platform
 import shutil
 import subprocess
 import sys
@@ -458,24 +457,12 @@ def print_summary(res: dict[str, Any]) -> None:
 
 
 def machine() -> dict[str, Any]:
-    """CPUs, model and versions of what was measured (no git: the doc's main section has the code state)."""
-    import deltalake
-    import pyspark
+    """CPUs, model and versions of what was measured (``run_all.machine``'s, in this section's shape)."""
+    import run_all
 
-    cpu = platform.processor() or ""
-    try:
-        cpu = next(
-            ln.split(":", 1)[1].strip() for ln in Path("/proc/cpuinfo").read_text().splitlines() if "model name" in ln
-        )
-    except (OSError, StopIteration):
-        pass
-    return {
-        "cpus": os.cpu_count(),
-        "cpu_model": cpu,
-        "python": platform.python_version(),
-        "pyspark": pyspark.__version__,
-        "deltalake": deltalake.__version__,
-    }
+    m = run_all.machine()
+    keep = {k: m[k] for k in ("cpus", "cpu_model", "python")}
+    return {**keep, "pyspark": m["versions"]["pyspark"], "deltalake": m["versions"]["deltalake"]}
 
 
 def parse_args(argv: list[str] | None) -> argparse.Namespace:

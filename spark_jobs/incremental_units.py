@@ -21,6 +21,7 @@ from airflow_zorder.core.policy.incremental import IncrementalParams
 from airflow_zorder.core.stats import footer_stats, stats_store
 from airflow_zorder.core.storage import locations
 from airflow_zorder.core.storage.filesystems import FileInfo, FileSystem
+from spark_jobs.stats_collection.footers import footer_fs
 from spark_jobs.table import ResolvedTable, Unit
 
 __all__ = ["IncrementalError", "incremental_units", "params_of", "plan_summary"]
@@ -83,9 +84,7 @@ def _stats_rows(fs: FileSystem, location: str | None, units: Sequence[Unit], col
     missing = [k for k in where if k not in have]
     if missing:
         parts.append(_footer_rows(missing, columns))
-    t = pa.concat_tables([p.select(parts[0].column_names) for p in parts]) if parts else None
-    if t is None:
-        raise IncrementalError("no files to plan")
+    t = pa.concat_tables([p.select(parts[0].column_names) for p in parts])
     labels = [where[k][0].relpath or None for k in t["path"].to_pylist()]
     sizes = [where[k][1].size for k in t["path"].to_pylist()]
     return t.set_column(t.schema.get_field_index("partition"), "partition", pa.array(labels, pa.string())).set_column(
@@ -94,14 +93,10 @@ def _stats_rows(fs: FileSystem, location: str | None, units: Sequence[Unit], col
 
 
 def _footer_rows(keys: list[str], columns: list[str]) -> pa.Table:
-    """Footer stats rows of files given by :func:`_key` URIs, read on the driver (local paths directly, a remote
-    store through its pyarrow filesystem; a table lives on one store)."""
-    locs = [locations.parse_location(k) for k in keys]
-    if all(loc.is_local for loc in locs):
-        arrow_fs, paths = None, [loc.local_path() for loc in locs]
-    else:
-        arrow_fs, _ = locations.arrow_filesystem(keys[0])
-        paths = [loc.arrow_path() for loc in locs]
+    """Footer stats rows of files given by :func:`_key` URIs, read on the driver as the stats job's executors read
+    them (``footers.footer_fs``; a table lives on one store)."""
+    arrow_fs = footer_fs(keys[0])[0]
+    paths = [footer_fs(k)[1] for k in keys]
     t = footer_stats.read_footers_parallel(paths, columns, filesystem=arrow_fs, on_error="missing")
     back = dict(zip(paths, keys))
     return t.set_column(t.schema.get_field_index("path"), "path", pa.array([back[p] for p in t["path"].to_pylist()]))
@@ -111,7 +106,7 @@ def _plan(fs: FileSystem, ref: ResolvedTable, opts: ClusterOptions, units: list[
     """The plan to run: the one given (``--plan``), else one made now from the stats store and footers."""
     if opts.plan:
         doc = read_plan(fs, opts.plan)
-        if [c.lower() for c in doc["columns"]] != [c.lower() for c in columns]:
+        if not incremental_stats.made_for(doc, columns):
             raise IncrementalError(
                 f"the plan at {opts.plan} was made for columns {doc['columns']}, not {columns}: plan again with the "
                 "sensor on these columns, or drop --plan to let the job plan"

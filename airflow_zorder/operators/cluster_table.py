@@ -94,10 +94,12 @@ def read_plan(value: Any) -> dict[str, Any] | None:
 
 def check_plan_columns(plan: Mapping[str, Any], columns: Sequence[str]) -> None:
     """Refuse a plan made for other clustering columns (compared as the job does: in order, case aside)."""
-    made_for = list(plan.get("columns") or [])
-    if [c.lower() for c in made_for] != [c.lower() for c in columns]:
+    from airflow_zorder.core.policy.incremental_stats import made_for
+
+    if not made_for(plan, columns):
         raise ValueError(
-            f"plan: the incremental plan was made for columns {made_for}, but this operator clusters {list(columns)}: "
+            f"plan: the incremental plan was made for columns {list(plan.get('columns') or [])}, but this operator "
+            f"clusters {list(columns)}: "
             "give the sensor the same columns, or leave plan unset to let the job plan"
         )
 

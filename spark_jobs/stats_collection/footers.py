@@ -23,8 +23,9 @@ Failure = tuple[str, str, str]  # (stats_path, kind, message)
 # --------------------------------------------------------------------------- executors
 
 
-def _executor_fs(path: str) -> tuple[Any, str]:
-    """(pyarrow filesystem or None for local, path in it) on an executor (``storage``, cached per store)."""
+def footer_fs(path: str) -> tuple[Any, str]:
+    """(pyarrow filesystem or None for local, path in it): how ``footer_stats`` reads ``path`` (``storage``, cached
+    per store); on the executors here, and on the driver for an incremental plan's missing files."""
     loc = locations.parse_location(path)
     if loc.is_local:
         return None, loc.local_path()
@@ -62,7 +63,7 @@ def footer_partition(items) -> Any:
     failures: list[tuple[str, str, str]] = []
     for read_path, stats_path, columns in items:
         try:
-            fs, p = _executor_fs(read_path)
+            fs, p = footer_fs(read_path)
         except Exception as exc:  # noqa: BLE001 - the driver falls back to the scan
             failures.append((stats_path, NO_PY_FS, f"{type(exc).__name__}: {exc}"))
             continue

@@ -32,6 +32,7 @@ __all__ = [
     "PLAN_FORMAT",
     "PLAN_VERSION",
     "check_plan",
+    "made_for",
     "plan_from_stats",
     "plan_table",
     "unit_files",
@@ -158,6 +159,12 @@ def plan_table(
         "partitions_evaluated": evaluated,
         "partitions": entries,
     }
+
+
+def made_for(doc: Mapping[str, Any], columns: Sequence[str]) -> bool:
+    """Whether plan ``doc`` was made for ``columns``: the same names in the same order, case aside (as Spark
+    resolves them); the operator and the job both refuse a plan for other columns."""
+    return [c.lower() for c in doc.get("columns") or []] == [c.lower() for c in columns]
 
 
 def check_plan(doc: Any) -> dict[str, Any]:
