@@ -67,7 +67,12 @@ def get_provider_info() -> dict[str, Any]:
                 ],
             }
         ],
-        "sensors": [{"integration-name": INTEGRATION, "python-modules": ["airflow_zorder.sensors.file_overlap"]}],
+        "sensors": [
+            {
+                "integration-name": INTEGRATION,
+                "python-modules": ["airflow_zorder.sensors.file_overlap", "airflow_zorder.sensors.job_result"],
+            }
+        ],
         "hooks": [
             {
                 "integration-name": INTEGRATION,

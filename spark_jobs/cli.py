@@ -9,6 +9,9 @@ import traceback
 from collections.abc import Callable
 from typing import Any
 
+from airflow_zorder.core.storage import locations
+from airflow_zorder.core.storage.filesystems import scheme_of
+
 
 def build_session(app_name: str):
     """The job's SparkSession; master and resources come from spark-submit (ZORDER_HIVE=1 adds Hive support).
@@ -30,14 +33,31 @@ def build_session(app_name: str):
     return builder.getOrCreate()
 
 
-def emit_result(result: dict[str, Any], result_path: str | None) -> None:
-    """Print the result as JSON and, when asked, write it to ``result_path`` (the operators' XCom source)."""
+def emit_result(result: dict[str, Any], result_path: str | None, spark: Any = None, in_store: bool = False) -> None:
+    """Print the result as JSON and, when asked, write it to ``result_path`` (the operators' XCom source).
+
+    A URI, or the run's place in the stats store (``in_store``: ``<stats location>/results/<run id>.json``, where
+    a driver on the cluster leaves its result), is written as the jobs write the stats store (``stats_io_for``:
+    pyarrow for local paths, else the cluster's Hadoop filesystems, so a plain path resolves as the table's does).
+    Any other plain path is on the driver's own disk: the operators pass a temp file of the worker in client mode.
+    """
     text = json.dumps(result, indent=2, default=str)
-    if result_path:
-        os.makedirs(os.path.dirname(os.path.abspath(result_path)) or ".", exist_ok=True)
-        with open(result_path, "w", encoding="utf-8") as fh:
-            fh.write(text)
     print(text)
+    if not result_path:
+        return
+    scheme = scheme_of(result_path)
+    if (scheme or in_store) and spark is not None:
+        from spark_jobs.stats_collection.listing import stats_io_for
+
+        io, path = stats_io_for(spark, result_path)
+        io.write_text(path, text)
+        return
+    if scheme not in ("", "file"):
+        raise ValueError(f"--result-json {result_path!r} is not a local path, and there is no SparkSession to write it")
+    path = locations.parse_location(result_path).local_path()
+    os.makedirs(os.path.dirname(os.path.abspath(path)) or ".", exist_ok=True)
+    with open(path, "w", encoding="utf-8") as fh:
+        fh.write(text)
 
 
 def run_job(
@@ -48,10 +68,11 @@ def run_job(
     work: Callable[[Any], tuple[dict[str, Any], int]],
     expected: tuple[type[BaseException], ...],
     log: Callable[[str], None],
+    stats_location: str | None = None,
 ) -> int:
     """Run ``work(spark)`` -> (result, exit code); any failure becomes a failure result and exit 1.
 
-    The result JSON is written either way (the operators read it); failures not among the
+    The result JSON is written either way (the operators read it; failing to write it fails the run); failures not among the
     ``expected`` kinds also print their traceback. Simulated crashes (BaseException) pass through.
     """
     spark = build_session(app_name)
@@ -63,9 +84,27 @@ def run_job(
         result = failure_result(table, run_id, exc)
         log(f"FAILED: {exc}")
         code = 1
-    emit_result(result, result_path)
+    try:
+        emit_result(result, result_path, spark, in_store=is_store_result(table, stats_location, run_id, result_path))
+    except Exception as exc:  # noqa: BLE001 - the run is done; a result nobody can read must fail the launch
+        log(f"could not write the JSON result to {result_path}: {type(exc).__name__}: {exc}")
+        code = code or 1
     spark.stop()
     return code
+
+
+def is_store_result(table: str, stats_location: str | None, run_id: str, result_path: str | None) -> bool:
+    """Whether ``result_path`` is this run's place in the table's stats store (``job_results.result_location``)."""
+    from airflow_zorder.core.jobs.job_results import result_location
+    from airflow_zorder.core.jobs.options import stats_location_for
+
+    stats = stats_location_for(table, stats_location)
+    if not result_path or not stats or not run_id:
+        return False
+    try:
+        return result_path == result_location(stats, run_id)
+    except ValueError:
+        return False
 
 
 def failure_result(table: str, run_id: str, exc: BaseException) -> dict[str, Any]:

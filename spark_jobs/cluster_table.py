@@ -527,6 +527,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             RuntimeError,
         ),
         _log,
+        opts.stats_location,
     )
 
 

@@ -57,6 +57,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         work,
         (StatsCollectionError, TableError, stats_store.StatsConflictError, ValueError, OSError),
         _log,
+        opts.stats_location,
     )
 
 

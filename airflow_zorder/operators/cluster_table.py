@@ -2,106 +2,12 @@
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from airflow_zorder.core.jobs import options
-from airflow_zorder.core.jobs.file_sizing import parse_size
-from airflow_zorder.core.jobs.options import (
-    CLUSTER_ACTIONS,
-    CURVES,
-    VERIFY_MODES,
-    ClusterOptions,
-    new_run_id,
-    parse_names,
-)
-from airflow_zorder.core.storage.filesystems import join
+from airflow_zorder.core.jobs import options, params
+from airflow_zorder.core.jobs.options import ClusterOptions, parse_names
 from airflow_zorder.operators.spark_job import SparkZorderJobOperator
-
-PLANS_DIR = "plans"  # <stats location>/plans/<run id>.json: the plan a run was given, where its driver reads it
-_UNSET = ("", "None", "null")
-
-
-def is_template(value: Any) -> bool:
-    """A value still to be rendered (Jinja text or an XCom/mapped argument): checked at execution instead."""
-    return (isinstance(value, str) and "{{" in value) or hasattr(value, "resolve")
-
-
-def check_choice(what: str, value: Any, choices: Sequence[str]) -> None:
-    """Refuse a value outside ``choices`` (templates are checked once rendered)."""
-    if not is_template(value):
-        options.check_choice(what, value, choices)
-
-
-def optional_count(what: str, value: Any) -> int | None:
-    """A positive int from an int or its rendered text; None, "" and "None" mean unset."""
-    if value is None or is_template(value) or (isinstance(value, str) and value.strip() in ("", "None")):
-        return None
-    try:
-        n = int(value)
-    except (TypeError, ValueError):
-        raise ValueError(f"{what} must be a positive integer, got {value!r}") from None
-    if n < 1:
-        raise ValueError(f"{what} must be at least 1, got {n}")
-    return n
-
-
-def optional_bool(what: str, value: Any) -> bool:
-    """A bool from a bool or its rendered text (``"True"``, ``"false"``, ``""``: False)."""
-    if isinstance(value, bool) or value is None:
-        return bool(value)
-    text = str(value).strip().lower()
-    if text in ("true", "1", "yes"):
-        return True
-    if text in ("false", "0", "no", "", "none"):
-        return False
-    raise ValueError(f"{what} must be True or False, got {value!r}")
-
-
-def optional_ratio(value: Any) -> float | None:
-    """``target_ratio`` from a number or its rendered text; None, "" and "None" mean unset (the job's default)."""
-    if value is None or str(value).strip() in _UNSET:
-        return None
-    try:
-        return float(value)
-    except (TypeError, ValueError):
-        raise ValueError(f"target_ratio must be a number >= 1 (1 = a perfect grid), got {value!r}") from None
-
-
-def read_plan(value: Any) -> dict[str, Any] | None:
-    """The plan document from a dict (an XComArg, native rendering) or its JSON text (``| tojson``); None, "",
-    "None" and "null" mean no plan.  Checked with ``incremental_stats.check_plan``."""
-    from airflow_zorder.core.policy.incremental_stats import check_plan
-
-    if isinstance(value, str):
-        text = value.strip()
-        if text in _UNSET:
-            return None
-        try:
-            value = json.loads(text)
-        except ValueError as exc:
-            raise ValueError(
-                f"plan: cannot read {text[:80]!r} as JSON ({exc}); pass the sensor's XCom 'plan'"
-            ) from None
-    if value is None:
-        return None
-    try:
-        return check_plan(value)
-    except ValueError as exc:
-        raise ValueError(f"plan: {exc}") from None
-
-
-def check_plan_columns(plan: Mapping[str, Any], columns: Sequence[str]) -> None:
-    """Refuse a plan made for other clustering columns (compared as the job does: in order, case aside)."""
-    from airflow_zorder.core.policy.incremental_stats import made_for
-
-    if not made_for(plan, columns):
-        raise ValueError(
-            f"plan: the incremental plan was made for columns {list(plan.get('columns') or [])}, but this operator "
-            f"clusters {list(columns)}: "
-            "give the sensor the same columns, or leave plan unset to let the job plan"
-        )
 
 
 class SparkClusterTableOperator(SparkZorderJobOperator):
@@ -184,17 +90,9 @@ class SparkClusterTableOperator(SparkZorderJobOperator):
         **kwargs: Any,
     ) -> None:
         super().__init__(columns=columns, **kwargs)
-        for what, value, choices in (
-            ("curve", curve, CURVES),
-            ("verify", verify, VERIFY_MODES),
-            ("action", action, CLUSTER_ACTIONS),
-        ):
-            check_choice(what, value, choices)
-        optional_count("num_files", num_files)
-        if not is_template(incremental):
-            optional_bool("incremental", incremental)
-        if not is_template(plan):
-            read_plan(plan)  # a literal plan is checked at DAG parse time
+        params.check_cluster_params(
+            curve=curve, verify=verify, action=action, num_files=num_files, incremental=incremental, plan=plan
+        )
         self.partitions = partitions
         self.curve = curve
         self.target_file_size = target_file_size
@@ -215,34 +113,16 @@ class SparkClusterTableOperator(SparkZorderJobOperator):
 
     def given_plan(self, columns: Sequence[str]) -> dict[str, Any] | None:
         """The rendered ``plan``, checked (document, columns), or None (also for ``recover``/``cleanup``)."""
-        if self.action != "cluster":
-            return None
-        doc = read_plan(self.plan)
-        if doc is not None:
-            check_plan_columns(doc, columns)
-        return doc
-
-    def plan_location(self, run_id: str) -> str:
-        """Where run ``run_id``'s plan is written for the job: ``<stats location>/plans/<run id>.json``."""
-        location = options.stats_location_for(str(self.table), self.stats_location)
-        if location is None:
-            raise ValueError(
-                f"plan: {self.table!r} is a catalog table, so the plan file has no default place: pass "
-                "stats_location= (the sensor's), where the plan is written for the job to read"
-            )
-        return join(location, PLANS_DIR, f"{run_id}.json")
+        return params.given_plan(self.plan, columns, self.action)
 
     def write_plan(self, doc: Mapping[str, Any], run_id: str) -> str:
         """Write the plan where the job reads it (the stats location, through ``FileStatsHook``'s filesystem:
         ``stats_conn_id``'s credentials, else the store's default); returns that location."""
-        from airflow_zorder.core.stats import stats_store
         from airflow_zorder.hooks.file_stats import FileStatsHook
 
-        target = self.plan_location(run_id)
+        target = params.plan_location(str(self.table), self.stats_location, run_id)  # refuses a catalog table
         hook = FileStatsHook(str(self.table), self.stats_location, self.stats_conn_id)
-        io, base = stats_store.resolve_io(hook.stats_location, hook.get_conn())
-        io.mkdirs(join(base, PLANS_DIR))
-        io.write_text(join(base, PLANS_DIR, f"{run_id}.json"), json.dumps(doc, separators=(",", ":")))
+        params.write_plan(doc, hook.stats_location, run_id, hook.get_conn())
         return target
 
     def prepare(self, conn: Any, workdir: str) -> str | None:
@@ -262,38 +142,27 @@ class SparkClusterTableOperator(SparkZorderJobOperator):
         return result_path
 
     def job_options(self) -> ClusterOptions:
-        """The clustering job's options from the rendered parameters (unset ones keep the job's defaults)."""
-        columns = parse_names(self.columns, "columns") or []
-        if not columns and self.action == "cluster":
-            raise ValueError("columns: name 1 to 16 clustering columns")
-        size = None if str(self.target_file_size).strip() in ("", "None") else self.target_file_size
-        run_id = self.run_id or new_run_id()  # prepare() sets it first: the plan file is named after the run
-        plan = self.given_plan(columns)
-        budget = None if str(self.max_rewrite_bytes).strip() in _UNSET else self.max_rewrite_bytes
-        ratio = optional_ratio(self.target_ratio)
-        given = {
-            "target_file_size": parse_size(size) if size is not None else None,
-            "num_files": optional_count("num_files", self.num_files),
-            "partitions": parse_names(self.partitions, "partitions") or None,
-            "num_ranges": self.num_ranges,
-            "salt_bits": self.salt_bits,
-            "verify": self.verify,
-            "compression": self.compression,
-            "retention_hours": self.retention_hours,
-            "lock_ttl_s": self.lock_ttl,
-            "stats_location": self.stats_location or None,
-            "incremental": optional_bool("incremental", self.incremental) or plan is not None,
-            "plan": self.plan_location(run_id) if plan is not None else None,
-            "target_ratio": ratio,
-            "max_rewrite_bytes": parse_size(budget) if budget is not None else None,
-        }
-        return ClusterOptions(
+        """The clustering job's options from the rendered parameters (``core.jobs.params.cluster_options``)."""
+        return params.cluster_options(
             table=str(self.table),
-            columns=columns,
+            columns=self.columns,
+            partitions=self.partitions,
             curve=self.curve,
+            target_file_size=self.target_file_size,
+            num_files=self.num_files,
+            num_ranges=self.num_ranges,
+            salt_bits=self.salt_bits,
+            verify=self.verify,
+            compression=self.compression,
+            retention_hours=self.retention_hours,
+            lock_ttl=self.lock_ttl,
             action=self.action,
-            run_id=run_id,
-            **{k: v for k, v in given.items() if v is not None},
+            stats_location=self.stats_location,
+            incremental=self.incremental,
+            plan=self.plan,
+            target_ratio=self.target_ratio,
+            max_rewrite_bytes=self.max_rewrite_bytes,
+            run_id=self.run_id,  # prepare() sets it first: the plan file is named after the run
         )
 
     def asset_extra(self, result: dict[str, Any]) -> dict[str, Any]:

@@ -5,14 +5,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from airflow_zorder.core.jobs.options import (
-    STATS_METHODS,
-    STATS_RESULT_COUNTS,
-    CollectOptions,
-    check_choice,
-    parse_names,
-    stats_location_for,
-)
+from airflow_zorder.core.jobs import params
+from airflow_zorder.core.jobs.options import STATS_RESULT_COUNTS, CollectOptions, parse_names, stats_location_for
 from airflow_zorder.operators.spark_job import SparkJobFailed, SparkZorderJobOperator
 
 
@@ -86,7 +80,7 @@ class SparkCollectFileStatsOperator(SparkZorderJobOperator):
         **kwargs: Any,
     ) -> None:
         super().__init__(columns=columns, **kwargs)
-        check_choice("method", method, STATS_METHODS)
+        params.check_collect_params(method=method)
         self.clustering_columns = clustering_columns
         self.stats_location = stats_location
         self.method = method
@@ -97,17 +91,18 @@ class SparkCollectFileStatsOperator(SparkZorderJobOperator):
         self.allow_errors = allow_errors
 
     def job_options(self) -> CollectOptions:
-        """The stats job's options from the rendered parameters (unset ones keep the job's defaults)."""
-        return CollectOptions(
+        """The stats job's options from the rendered parameters (``core.jobs.params.collect_options``)."""
+        return params.collect_options(
             table=str(self.table),
-            columns=parse_names(self.columns, "columns") or None,
+            columns=self.columns,
+            stats_location=self.stats_location,
             method=self.method,
-            stats_location=self.stats_location or None,
-            stats_table=self.stats_table or None,
-            full=bool(self.full),
-            keep_snapshots=self.keep_snapshots or None,
-            parallelism=self.parallelism or None,
-            allow_errors=bool(self.allow_errors),
+            stats_table=self.stats_table,
+            full=self.full,
+            keep_snapshots=self.keep_snapshots,
+            parallelism=self.parallelism,
+            allow_errors=self.allow_errors,
+            run_id=self.run_id,
         )
 
     def check_result(self, result: dict[str, Any]) -> None:

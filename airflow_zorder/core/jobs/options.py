@@ -218,7 +218,9 @@ class ClusterOptions(_CommandLine):
     run_id: str = field(default_factory=new_run_id)
     stats_location: str | None = None  # where the run's event is recorded; default <table home>/_zorder/stats
     action: str = "cluster"  # one of CLUSTER_ACTIONS
-    result_json: str | None = None  # write the JSON result here (local path)
+    result_json: str | None = (
+        None  # write the JSON result here: a local path, or a URI written through the stats store's IO
+    )
     incremental: bool = False  # rewrite only the files an incremental plan picks (False: every file of each unit)
     plan: str | None = None  # the plan document to run (path or URI of its JSON); implies incremental
     target_ratio: float = DEFAULT_TARGET_RATIO  # incremental: stop once every column is within this of ideal
@@ -343,7 +345,11 @@ class ClusterOptions(_CommandLine):
             help="the table's stats store, where the run's event is recorded (path or URI); "
             "default <table home>/_zorder/stats",
         )
-        p.add_argument("--result-json", default=None, help="write the JSON result here (local path)")
+        p.add_argument(
+            "--result-json",
+            default=None,
+            help="write the JSON result here: a local path, or a URI (e.g. <stats>/results/<run id>.json) written through the stats store's IO",
+        )
         p.add_argument(
             "--action",
             default="cluster",
@@ -451,7 +457,9 @@ class CollectOptions(_CommandLine):
     parallelism: int | None = None  # footer tasks (default: the cluster's default parallelism)
     run_id: str = field(default_factory=new_run_id)
     allow_errors: bool = False  # exit 0 even when some files could not be read
-    result_json: str | None = None  # write the JSON result here (local path)
+    result_json: str | None = (
+        None  # write the JSON result here: a local path, or a URI written through the stats store's IO
+    )
 
     _FLAGS = (
         ("method", "--method"),
@@ -512,7 +520,11 @@ class CollectOptions(_CommandLine):
             action="store_true",
             help="exit 0 even when some files could not be read (their rows carry the error)",
         )
-        p.add_argument("--result-json", default=None, help="write the JSON result here (local path)")
+        p.add_argument(
+            "--result-json",
+            default=None,
+            help="write the JSON result here: a local path, or a URI (e.g. <stats>/results/<run id>.json) written through the stats store's IO",
+        )
         p.add_argument("--run-id", default=None)
         return p
 

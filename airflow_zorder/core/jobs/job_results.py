@@ -1,0 +1,57 @@
+"""Where a job run's JSON result is kept in the stats store, and reading it back.
+
+A job launched outside Airflow (Kubernetes, EMR Serverless, Dataproc, Databricks, YARN cluster mode) writes its
+result with ``--result-json <stats location>/results/<run id>.json`` (``spark_jobs/cli.py``); the operators and
+``SparkJobResultSensor`` read it from there with :func:`read_result`.  Airflow-free; pyarrow only when reading.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from airflow_zorder.core.storage.filesystems import join
+
+__all__ = ["RESULTS_DIR", "read_result", "result_location"]
+
+RESULTS_DIR = "results"  # <stats location>/results/<run id>.json
+
+
+def _result_name(run_id: str) -> str:
+    """``<run id>.json``; refuses a run id that is empty or would name another directory."""
+    run = str(run_id or "").strip()
+    if not run or "/" in run or "\\" in run or run in (".", ".."):
+        raise ValueError(f"run_id {run_id!r} cannot name a result file: pass the run id the job was given (--run-id)")
+    return f"{run}.json"
+
+
+def result_location(stats_location: str, run_id: str) -> str:
+    """Where run ``run_id`` writes its JSON result: ``<stats location>/results/<run id>.json``."""
+    if not str(stats_location or "").strip():
+        raise ValueError("stats_location is empty: the run's result is kept in the table's stats store")
+    return join(str(stats_location).strip(), RESULTS_DIR, _result_name(run_id))
+
+
+def read_result(stats_location: str, run_id: str, filesystem: Any | None = None) -> dict[str, Any] | None:
+    """The JSON result run ``run_id`` wrote to :func:`result_location`; None while it is absent.
+
+    ``filesystem``: what ``FileStatsHook.get_conn()`` returns (passed to ``stats_store.resolve_io``); None opens
+    the location with the store's default credentials.  A file that is not a JSON object raises ValueError naming it.
+    """
+    from airflow_zorder.core.stats import stats_store
+
+    where = result_location(stats_location, run_id)
+    io, base = stats_store.resolve_io(str(stats_location).strip(), filesystem)
+    try:
+        text = io.read_text(join(base, RESULTS_DIR, _result_name(run_id)))
+    except FileNotFoundError:
+        return None
+    try:
+        doc = json.loads(text)
+    except ValueError as exc:
+        raise ValueError(
+            f"the job's result {where} is not valid JSON ({exc}); was it written by another tool?"
+        ) from None
+    if not isinstance(doc, dict):
+        raise ValueError(f"the job's result {where} is not a JSON object but {type(doc).__name__}")
+    return doc
