@@ -25,6 +25,7 @@ from pyspark.util import inheritable_thread_target
 from airflow_zorder.core.delta.delta_commit import DeltaConcurrentChangeError, DeltaRewriteRefusedError
 from airflow_zorder.core.jobs.file_names import clustered_file_name
 from airflow_zorder.core.jobs.file_sizing import num_output_files
+from airflow_zorder.core.jobs.job_results import prune_run_files
 from airflow_zorder.core.jobs.options import ClusterOptions, stats_location_for
 from airflow_zorder.core.layout import ranges
 from airflow_zorder.core.stats import stats_store
@@ -35,6 +36,7 @@ from airflow_zorder.core.storage.lock import TableLock
 from airflow_zorder.core.storage.table_formats import ForeignTableFormatError
 from spark_jobs import catalog, delta_table, incremental_units, rewrite
 from spark_jobs.cli import run_job, spark_error_text
+from spark_jobs.stats_collection.listing import stats_io_for
 from spark_jobs.table import (
     ResolvedTable,
     TableError,
@@ -308,7 +310,7 @@ def run_cluster(spark, opts: ClusterOptions) -> dict[str, Any]:
                 _commit_catalog(spark, fs, ref, journal, done_units, staging)
             phases["commit_s"] = round(time.time() - t, 3)
         t = time.time()
-        result["cleaned"] = _cleanup(fs, ref, opts.retention_hours * 3600.0)
+        result["cleaned"] = _cleanup(spark, fs, ref, opts, result["stats_location"])
         phases["cleanup_s"] = round(time.time() - t, 3)
     result["columns"] = resolved_columns or opts.columns
     result["partitions"] = [{k: v for k, v in u.items() if not k.startswith("_")} for u in done_units]
@@ -474,9 +476,16 @@ def _recover_catalog(spark, fs: FileSystem, ref: ResolvedTable) -> list[str]:
     return done
 
 
-def _cleanup(fs: FileSystem, ref: ResolvedTable, retention_s: float) -> list[str]:
-    """Purge what finished runs replaced once the retention passed (trash; catalog tables' old files)."""
+def _cleanup(spark, fs: FileSystem, ref: ResolvedTable, opts: ClusterOptions, stats_location: str | None) -> list[str]:
+    """Purge what finished runs replaced once the retention passed (trash; catalog tables' old files), and the
+    stats store's per-run plans and results as old (``job_results.prune_run_files``)."""
+    retention_s = opts.retention_hours * 3600.0
     deleted = commit_mod.cleanup(fs, ref.home, retention_s)
+    if stats_location:
+        try:
+            deleted += prune_run_files(*stats_io_for(spark, stats_location), retention_s)
+        except Exception as exc:  # noqa: BLE001 - the table is committed; old plans and results can wait a run
+            _log(f"old plans and results in {stats_location} not pruned: {type(exc).__name__}: {exc}")
     now = time.time()
     for journal in commit_mod.list_journals(fs, ref.home):
         switches = journal.info.get("catalog_switches")
@@ -504,7 +513,7 @@ def run_action(spark, opts: ClusterOptions, action: str) -> dict[str, Any]:
         if action == "recover":
             runs = _recover(spark, fs, ref)
             return {"status": "recovered", "table": opts.table, "runs": runs}
-        cleaned = _cleanup(fs, ref, opts.retention_hours * 3600.0)
+        cleaned = _cleanup(spark, fs, ref, opts, stats_location_for(opts.table, opts.stats_location, home=ref.home))
         return {"status": "cleaned", "table": opts.table, "cleaned": cleaned}
 
 

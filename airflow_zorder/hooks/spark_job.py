@@ -3,7 +3,12 @@
 spark-submit's output is read line by line by the provider's hook (which already picks out the
 YARN application id, the Kubernetes driver pod and the standalone driver id); this subclass
 additionally keeps the Spark application id, the driver's Spark UI address and YARN's tracking
-URL when the log names them, for the operators' extra link.
+URL when the log names them, and calls ``on_app_url`` as soon as that address is known (or changes),
+so the operators can publish their extra link while the application still runs.
+
+Spark 4 names the UI's full URL only when it stops ("Stopped Spark web UI at ..."); while it runs it
+logs the UI's port ("Successfully started service 'SparkUI' on port N") and, a moment later, the
+driver's host (``BlockManagerId(driver, HOST, ...)``): the live URL is ``http://HOST:N``.
 """
 
 from __future__ import annotations
@@ -12,7 +17,7 @@ import importlib.util
 import os
 import re
 import shutil
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -21,6 +26,8 @@ from airflow.providers.apache.spark.hooks.spark_submit import SparkSubmitHook
 # Spark < 4 logs "Bound SparkUI to ..., and started at URL"; Spark 4 only "Stopped Spark web UI at URL"
 _UI_RE = re.compile(r"(?:SparkUI.*?started at|Spark web UI at) (https?://\S+)")
 _TRACKING_RE = re.compile(r"tracking URL: (https?://\S+)")
+_UI_PORT_RE = re.compile(r"Successfully started service '?SparkUI'? on port (\d+)")
+_DRIVER_HOST_RE = re.compile(r"BlockManagerId\(driver, ([^,\s]+), \d+")
 _APP_ID_RES = (
     re.compile(r"\b(application_\d+_\d+)\b"),  # YARN
     re.compile(r"Connected to Spark cluster with app ID (\S+)"),  # standalone
@@ -48,13 +55,21 @@ def resolve_spark_binary(binary: str) -> str:
 
 
 class SparkJobHook(SparkSubmitHook):
-    """SparkSubmitHook recording ``application_id``, ``spark_ui_url`` and ``tracking_url`` from spark-submit's log."""
+    """SparkSubmitHook recording ``application_id``, ``spark_ui_url`` and ``tracking_url`` from spark-submit's log.
+
+    ``on_app_url``: called with :meth:`app_url` each time a log line makes it known or changes it (the
+    driver's live UI, then YARN's tracking URL, which wins); exceptions it raises are logged, never raised.
+    """
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         self.application_id: str | None = None
         self.spark_ui_url: str | None = None
         self.tracking_url: str | None = None
+        self.on_app_url: Callable[[str], None] | None = None
+        self._ui_port: str | None = None
+        self._driver_host: str | None = None
+        self._ui_url_derived = False
 
     @property
     def master(self) -> str:
@@ -71,9 +86,17 @@ class SparkJobHook(SparkSubmitHook):
         return self.tracking_url or self.spark_ui_url
 
     def note_log_line(self, line: str) -> None:
-        """Keep the first application id, Spark UI and tracking URL a log line names."""
-        if self.spark_ui_url is None and (m := _UI_RE.search(line)):
-            self.spark_ui_url = m.group(1).rstrip(".,")
+        """Keep the first application id, Spark UI and tracking URL a log line names; report a new app URL."""
+        before = self.app_url()
+        if m := _UI_RE.search(line):
+            if self.spark_ui_url is None or self._ui_url_derived:  # the URL as Spark prints it beats ours
+                self.spark_ui_url, self._ui_url_derived = m.group(1).rstrip(".,"), False
+        if self._ui_port is None and (m := _UI_PORT_RE.search(line)):
+            self._ui_port = m.group(1)
+        if self._driver_host is None and (m := _DRIVER_HOST_RE.search(line)):
+            self._driver_host = m.group(1)
+        if self.spark_ui_url is None and self._ui_port and self._driver_host:
+            self.spark_ui_url, self._ui_url_derived = f"http://{self._driver_host}:{self._ui_port}", True
         if self.tracking_url is None and (m := _TRACKING_RE.search(line)):
             self.tracking_url = m.group(1).rstrip(".,")
         if self.application_id is None:
@@ -81,6 +104,12 @@ class SparkJobHook(SparkSubmitHook):
                 if m := rx.search(line):
                     self.application_id = m.group(1).rstrip(".,")
                     break
+        after = self.app_url()
+        if after and after != before and self.on_app_url is not None:
+            try:
+                self.on_app_url(after)
+            except Exception:  # noqa: BLE001 - publishing a link must never break the job's log processing
+                self.log.warning("could not publish the Spark application's URL %s", after, exc_info=True)
 
     def _process_spark_submit_log(self, itr: Iterator[Any]) -> None:
         def noting() -> Iterator[Any]:

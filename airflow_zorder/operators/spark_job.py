@@ -8,14 +8,24 @@ Both are the Spark provider's :class:`SparkSubmitOperator`, so every spark-submi
   (:mod:`airflow_zorder.packaging`); the user packages nothing;
 * turns typed, templated parameters (``table``, ``columns``, ...) into the job's options
   (:mod:`airflow_zorder.core.jobs.options`, the contract the jobs parse their flags with);
-* returns the job's JSON result (written to a temp file on the worker via ``--result-json``) as XCom;
+* returns the job's JSON result (``--result-json``) as XCom and keeps it on ``job_result``;
 * attaches the metrics to the asset events of declared ``outlets``;
-* refuses a missing Spark connection instead of letting the hook fall back to master ``yarn``.
+* refuses a missing Spark connection instead of letting the hook fall back to master ``yarn``;
+* publishes the Spark application's link while the job runs, and the History Server's page after.
 
-Deploy mode ``cluster``: the driver runs on the cluster, so the result file is written there and is
-not readable here. The operator then returns what it can find without the driver: the run's record in
-the table's stats store (matched by the run id it passed), or, when that is not reachable, only the
-run id, the Spark application id and a note saying the result is unavailable.
+Deploy mode ``cluster``: the driver runs on the cluster, so it writes its result into the table's stats
+store (``<stats location>/results/<run id>.json``, :mod:`airflow_zorder.core.jobs.job_results`) and the
+operator reads it back from there. When that file is not there (a catalog table without
+``stats_location``, a store the worker cannot read), it falls back to the run's record in the stats
+store, or else returns only the run id, the Spark application id and a note saying the result is
+unavailable.
+
+YARN cluster mode with the Spark provider's ``durable=True`` (its default from Airflow 3.3) needs
+``yarn_track_via_rm_api=True``: the operator turns it on when the Spark connection names the
+ResourceManager (extra ``yarn_resourcemanager_webapp_address``), and otherwise fails before submitting,
+naming the two fixes. Retries (``durable``): the run id of the submitted job is kept in the task state
+store with the job's id, so a retry that reconnects to it, or finds it already succeeded, reports that
+run's result; a fresh submission gets a fresh run id. See docs/yarn.md.
 """
 
 from __future__ import annotations
@@ -35,14 +45,43 @@ from airflow.sdk import Asset, BaseHook
 from airflow.sdk.exceptions import AirflowException, AirflowNotFoundException
 
 from airflow_zorder import packaging
+from airflow_zorder.core.jobs.job_results import read_result, result_location
 from airflow_zorder.core.jobs.jvm_options import with_jit_conf
-from airflow_zorder.core.jobs.options import ClusterOptions, CollectOptions, new_run_id
+from airflow_zorder.core.jobs.options import ClusterOptions, CollectOptions, new_run_id, stats_location_for
 from airflow_zorder.hooks.spark_job import SparkJobHook, resolve_spark_binary
-from airflow_zorder.links import SparkApplicationLink, TableHealthLink
+from airflow_zorder.lineage import ZorderLineageMixin
+from airflow_zorder.links import SparkApplicationLink, TableHealthLink, history_server_link, push_link
+
+RUN_STATE_KEY = "zorder_run"  # task state store: {"external_id", "run_id"} of the job this task submitted last
+RM_ADDRESS_EXTRA = "yarn_resourcemanager_webapp_address"  # the Spark provider's connection extra for the RM
+HISTORY_SERVER_EXTRA = "history_server_url"  # Spark connection extra: the Spark History Server's base URL
 
 
 class SparkJobFailed(AirflowException):
     """The Spark job ran and reported a failure; the message is the job's own one-line reason."""
+
+
+def yarn_cluster_tracking(conn: Any, deploy_mode: str, durable: bool, track_via_rm_api: bool, conn_id: str) -> bool:
+    """Whether YARN cluster mode must track the application through the ResourceManager's REST API.
+
+    The Spark provider refuses YARN cluster mode with ``durable=True`` unless ``yarn_track_via_rm_api=True``
+    (a retry finds its application through the RM). True turns it on: the connection names the RM
+    (extra ``yarn_resourcemanager_webapp_address``). Without that address this fails before anything is
+    submitted, naming the two fixes. False: nothing to change (not YARN cluster mode, not durable, or
+    already on).
+    """
+    if track_via_rm_api or not durable or deploy_mode != "cluster" or "yarn" not in master_of(conn):
+        return False
+    if str(conn.extra_dejson.get(RM_ADDRESS_EXTRA) or "").strip():
+        return True
+    raise AirflowException(
+        f"YARN cluster mode with durable=True (the Spark provider's default) tracks the application through the "
+        f"YARN ResourceManager's REST API, but Spark connection {conn_id!r} does not name it; nothing was "
+        f"submitted. Either add the extra {RM_ADDRESS_EXTRA!r} to the connection (e.g. "
+        f'{{"{RM_ADDRESS_EXTRA}": "http://rm.example.com:8088"}}: the operator then sets '
+        "yarn_track_via_rm_api=True), or pass durable=False (spark-submit then waits for the application, and a "
+        "retry submits it again)."
+    )
 
 
 def local_python_conf(conn: Any, conf: dict[str, Any], env_vars: dict[str, Any] | None) -> dict[str, Any]:
@@ -92,7 +131,7 @@ def check_master_reachable(master: str, conn_id: str, timeout_s: float = 10.0) -
     )
 
 
-class SparkZorderJobOperator(SparkSubmitOperator):
+class SparkZorderJobOperator(ZorderLineageMixin, SparkSubmitOperator):
     """Run one of airflow-zorder's Spark jobs with spark-submit (base class; see the two operators).
 
     :param table: Parquet directory path/URI or catalog table ``db.table`` (templated).
@@ -102,11 +141,24 @@ class SparkZorderJobOperator(SparkSubmitOperator):
     :param extra_args: more job flags, appended verbatim (templated).
     :param conn_id: the Spark connection; it must exist (a missing one fails the task, it does not
         fall back to YARN). All other :class:`SparkSubmitOperator` parameters pass through.
+    :param history_server_url: the Spark History Server (e.g. ``http://shs.example.com:18080``; templated):
+        once the job ended, the "Spark application" link points at ``<url>/history/<application id>/``.
+        Default: the Spark connection's extra ``history_server_url``, else the ``spark.yarn.historyServer.address``
+        of ``conf``; none of them: the link keeps the live URL (YARN's tracking URL, the driver's UI).
+
+    Attributes set by :meth:`execute`: ``run_id`` (the job's run; a retry that reconnects takes the earlier
+    try's), ``job_result`` (the successful result, also returned as XCom), ``spark_app_url`` (the link).
     """
 
     job_script: ClassVar[str] = ""
     job_label: ClassVar[str] = ""
-    template_fields: Sequence[str] = (*SparkSubmitOperator.template_fields, "table", "columns", "extra_args")
+    template_fields: Sequence[str] = (
+        *SparkSubmitOperator.template_fields,
+        "table",
+        "columns",
+        "extra_args",
+        "history_server_url",
+    )
     template_fields_renderers = {"conf": "json", "env_vars": "json", "extra_args": "json"}
     operator_extra_links = (SparkApplicationLink(), TableHealthLink())
     ui_color = "#e8f1f5"
@@ -121,6 +173,7 @@ class SparkZorderJobOperator(SparkSubmitOperator):
         extra_args: list[str] | None = None,
         name: str | None = None,
         conn_id: str = "spark_default",
+        history_server_url: str | None = None,
         **kwargs: Any,
     ) -> None:
         if "application_args" in kwargs:
@@ -135,9 +188,14 @@ class SparkZorderJobOperator(SparkSubmitOperator):
         self.columns = columns
         self.extra_args = extra_args
         self.ship_py_files = ship_py_files
+        self.history_server_url = history_server_url
         self.run_id: str | None = None
         self.spark_app_url: str | None = None
+        self.job_result: dict[str, Any] | None = None
         self._hook: SparkJobHook | None = None
+        self._link_ti: Any = None
+        self._history_link: str | None = None
+        self._submitted_id: Any = None
 
     # ----------------------------------------------------------------------- what subclasses provide
 
@@ -187,10 +245,15 @@ class SparkZorderJobOperator(SparkSubmitOperator):
     def _deploy_mode_of(self, conn: Any) -> str:
         return self._deploy_mode or conn.extra_dejson.get("deploy-mode") or "client"
 
-    def prepare(self, conn: Any, workdir: str) -> str | None:
-        """Set the application, py-files, conf and the job's arguments; returns the result file's path.
+    def _stats_location(self) -> str | None:
+        """Where the job keeps its statistics and run results (None: a catalog table without ``stats_location``)."""
+        return stats_location_for(str(self.table), getattr(self, "stats_location", None))
 
-        ``None`` in deploy mode ``cluster``: the driver's result file would be written on the cluster.
+    def prepare(self, conn: Any, workdir: str) -> str | None:
+        """Set the application, py-files, conf and the job's arguments; returns the local result file's path.
+
+        ``None`` in deploy mode ``cluster``: the driver writes its result into the stats store instead
+        (:func:`~airflow_zorder.core.jobs.job_results.result_location`), when the stats location is known.
         """
         cluster_mode = self._deploy_mode_of(conn) == "cluster"
         self.run_id = new_run_id()
@@ -199,8 +262,10 @@ class SparkZorderJobOperator(SparkSubmitOperator):
             self.py_files = ",".join([packaging.py_files_zip(), *([self.py_files] if self.py_files else [])])
         self.conf = with_jit_conf(local_python_conf(conn, dict(self.conf or {}), self.env_vars))
         result_path = None if cluster_mode else os.path.join(workdir, "result.json")
+        stats = self._stats_location() if cluster_mode else None
         options = self.job_options()
-        options.run_id, options.result_json = self.run_id, result_path
+        options.run_id = self.run_id
+        options.result_json = result_location(stats, self.run_id) if stats else result_path
         self.application_args = [*options.to_args(), *(str(a) for a in self.extra_args or [])]
         return result_path
 
@@ -208,20 +273,30 @@ class SparkZorderJobOperator(SparkSubmitOperator):
         conn = self.require_connection()
         check_master_reachable(master_of(conn), self._conn_id)
         self._hook = None  # built by SparkSubmitOperator.execute from this run's arguments, kept for on_kill
+        self._link_ti, self._submitted_id = context.get("ti"), None
+        self.spark_app_url = self.job_result = self._history_link = None
+        if yarn_cluster_tracking(
+            conn,
+            self._deploy_mode_of(conn),
+            bool(getattr(self, "durable", False)),  # provider 6.1: no durable, no such check
+            self._yarn_track_via_rm_api,
+            self._conn_id,
+        ):
+            self.log.info("YARN cluster mode: tracking the application through the ResourceManager's REST API")
+            self._yarn_track_via_rm_api = True
         workdir = tempfile.mkdtemp(prefix="zorder-job-")
         try:
             result_path = self.prepare(conn, workdir)
             self.log.info("%s job on %s: run %s", self.job_label, self.table, self.run_id)
             try:
                 super().execute(context)
-            except AirflowException:
-                written = self._read_result(result_path) if result_path else None
+            except (AirflowException, RuntimeError):
+                written = self._read_result(result_path) if result_path else self._cluster_result_file()
                 if written:
                     self.check_result(written)  # the job's own reason beats spark-submit's exit code
                 raise
             finally:
-                if self._hook is not None:
-                    self.spark_app_url = self._hook.app_url()
+                self._finish_link(conn)
             result = self._read_result(result_path) if result_path else self._cluster_mode_result()
             if result is None:
                 raise AirflowException(
@@ -231,6 +306,7 @@ class SparkZorderJobOperator(SparkSubmitOperator):
         finally:
             shutil.rmtree(workdir, ignore_errors=True)
         self.check_result(result)
+        self.job_result = result
         result["spark"] = self._spark_info()
         self.enrich_result(result)
         self._emit_asset_events(context, result)
@@ -244,11 +320,34 @@ class SparkZorderJobOperator(SparkSubmitOperator):
         except ValueError as exc:
             raise AirflowException(f"the {self.job_label} job's result {path} is not valid JSON: {exc}") from exc
 
+    def _cluster_result_file(self) -> dict[str, Any] | None:
+        """The result the driver wrote into the stats store (deploy mode ``cluster``); None when absent or unreadable."""
+        stats = self._stats_location()
+        if not stats or not self.run_id:
+            return None
+        try:
+            conn_id = getattr(self, "stats_conn_id", None)
+            filesystem = None
+            if conn_id:
+                from airflow_zorder.hooks.file_stats import FileStatsHook
+
+                filesystem = FileStatsHook(str(self.table), stats, conn_id).get_conn()
+            found = read_result(stats, self.run_id, filesystem)
+        except Exception as exc:  # noqa: BLE001 - best effort: the stats store's record is the fallback
+            self.log.warning("the job's result %s could not be read: %s", result_location(stats, self.run_id), exc)
+            return None
+        if found is not None:
+            self.log.info("the job's result read from %s", result_location(stats, self.run_id))
+        return found
+
     def _cluster_mode_result(self) -> dict[str, Any]:
-        """What can be known without the driver's result file (it stays on the cluster)."""
+        """The driver's result from the stats store, else what can be known without it (deploy mode ``cluster``)."""
+        written = self._cluster_result_file()
+        if written is not None:
+            return written
         note = (
-            "deploy mode cluster: the driver ran on the cluster, so its JSON result file is not available "
-            "on the Airflow worker"
+            "deploy mode cluster: the driver ran on the cluster and its JSON result file is not available "
+            "to the Airflow worker"
         )
         found = None
         try:
@@ -274,7 +373,84 @@ class SparkZorderJobOperator(SparkSubmitOperator):
             "deploy_mode": hook.deploy_mode,
             "application_id": hook.application_id or hook._yarn_application_id or hook._driver_id,
             "app_url": hook.app_url(),
+            **({"history_url": self._history_link} if self._history_link else {}),
         }
+
+    # ----------------------------------------------------------------------- the Spark application's link
+
+    def _note_app_url(self, url: str) -> None:
+        """spark-submit's log named where the application can be watched: show it in the UI now."""
+        self.spark_app_url = url
+        if push_link(SparkApplicationLink(), self._link_ti, url):
+            self.log.info("Spark application link: %s", url)
+
+    def _history_server(self, conn: Any) -> str | None:
+        """The History Server's base URL: the parameter, else the connection's extra, else Spark's YARN conf."""
+        extra = conn.extra_dejson if conn is not None else {}
+        conf = self.conf or {}
+        for value in (
+            self.history_server_url,
+            extra.get(HISTORY_SERVER_EXTRA),
+            conf.get("spark.yarn.historyServer.address"),
+        ):
+            if value and str(value).strip() not in ("", "None"):
+                return str(value).strip()
+        return None
+
+    def _finish_link(self, conn: Any) -> None:
+        """The job ended: point the link at the History Server's page of the application (when configured)."""
+        hook = self._hook
+        if hook is None:
+            return
+        self.spark_app_url = hook.app_url() or self.spark_app_url
+        app_id = hook.application_id or hook._yarn_application_id
+        history = history_server_link(self._history_server(conn), app_id)
+        if history:
+            self.spark_app_url = self._history_link = history
+            push_link(SparkApplicationLink(), self._link_ti, history)
+            self.log.info("Spark application link, now the History Server's: %s", history)
+
+    # ----------------------------------------------------------------------- retries (durable)
+
+    def submit_job(self, context: Any) -> Any:
+        """Submit as the provider does, then keep this run's id with the job's id in the task state store."""
+        external_id = super().submit_job(context)
+        self._submitted_id = external_id
+        store = context.get("task_state_store") if getattr(self, "durable", False) else None
+        if store is not None and external_id is not None:
+            store.set(RUN_STATE_KEY, {"external_id": external_id, "run_id": self.run_id})
+        return external_id
+
+    def poll_until_complete(self, external_id: Any, context: Any) -> None:
+        self._resume_run(external_id, context)
+        return super().poll_until_complete(external_id, context)
+
+    def get_job_result(self, external_id: Any, context: Any) -> Any:
+        self._resume_run(external_id, context)
+        return super().get_job_result(external_id, context)
+
+    def _resume_run(self, external_id: Any, context: Any) -> None:
+        """An earlier try submitted this job (the provider reconnected to it, or found it succeeded): take its run id.
+
+        The result is then read for that run, not for the run id this try prepared and never submitted.
+        """
+        if external_id is None or external_id == self._submitted_id:
+            return
+        hook = self._hook
+        if hook is not None and hook._is_yarn and hook.deploy_mode == "cluster" and not hook._yarn_application_id:
+            hook._yarn_application_id = str(external_id)  # for on_kill and the result's spark info
+        store = context.get("task_state_store")
+        saved = store.get(RUN_STATE_KEY) if store is not None else None
+        if isinstance(saved, dict) and saved.get("external_id") == external_id and saved.get("run_id"):
+            self.log.info("resuming job %s of an earlier try: its run is %s", external_id, saved["run_id"])
+            self.run_id = str(saved["run_id"])
+            return
+        self.log.warning(
+            "resuming job %s of an earlier try, but its run id was not stored with it: its result is looked up "
+            "under this try's run id %s and may be unavailable",
+            external_id,
+            self.run_id,
+        )
 
     def _emit_asset_events(self, context: Any, result: dict[str, Any]) -> None:
         assets = [o for o in self.outlets or [] if isinstance(o, Asset)]
@@ -324,6 +500,7 @@ class SparkZorderJobOperator(SparkSubmitOperator):
             yarn_rm_auth=self._yarn_rm_auth,
         )
         hook._connection["spark_binary"] = resolve_spark_binary(hook._connection["spark_binary"])
+        hook.on_app_url = self._note_app_url
         return hook
 
     def on_kill(self) -> None:

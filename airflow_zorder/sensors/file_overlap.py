@@ -8,7 +8,8 @@ deferrable (default ``[operators] default_deferrable``, as Airflow's own sensors
 a timeout on a healthy table into a skip; ``decide_once`` evaluates once and skips downstream at once
 unless the decision is ``recluster`` (it never defers).  Each evaluation whose decision differs from
 the last recorded one (and the final one) is recorded as a ``decision`` event in the stats store,
-where the UI shows it.
+where the UI shows it.  Every evaluation also sends the decision's worst ratio to ideal as an Airflow metric
+(:mod:`airflow_zorder.airflow_metrics`).
 
 Deferrable: every evaluation runs on the worker.  After one that is not ``recluster``, the task defers
 to ``FileOverlapTrigger``, which only lists the stats store (newest snapshot id, collection runs,
@@ -30,6 +31,7 @@ from airflow.sdk import BaseSensorOperator, PokeReturnValue
 from airflow.sdk.configuration import conf
 from airflow.sdk.exceptions import AirflowException, AirflowSensorTimeout, AirflowSkipException
 
+from airflow_zorder import airflow_metrics
 from airflow_zorder.core.jobs.file_sizing import parse_size
 from airflow_zorder.core.policy.recluster_policy import (
     DECISIONS,
@@ -210,6 +212,7 @@ class FileOverlapSensor(BaseSensorOperator):
         )
         for line in payload["reasons"]:
             self.log.info("%s: %s", payload["decision"], line)
+        airflow_metrics.emit_decision(payload, dag_id=self.dag_id if self.has_dag() else None, task_id=self.task_id)
         return payload
 
     # ------------------------------------------------------------------ poke / reschedule

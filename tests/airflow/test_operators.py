@@ -163,7 +163,10 @@ def test_deploy_mode_from_the_connection_and_no_local_result_file(conns, tmp_pat
     op = SparkClusterTableOperator(task_id="c", table="/data/events", columns="a", conn_id="spark_yarn_cluster")
     cmd = submit_command(op, tmp_path)
     assert flag_value(cmd, "--deploy-mode") == "cluster"
-    assert "--result-json" not in cmd  # the driver runs on the cluster: a worker-local path would be wrong there
+    # the driver runs on the cluster: not a worker-local path but the table's stats store (core.jobs.job_results)
+    assert flag_value(cmd, "--result-json") == f"/data/events/_zorder/stats/results/{op.run_id}.json"
+    catalog = SparkClusterTableOperator(task_id="k", table="db.events", columns="a", conn_id="spark_yarn_cluster")
+    assert "--result-json" not in submit_command(catalog, tmp_path)  # no stats_location: nowhere to write it
     op2 = SparkClusterTableOperator(
         task_id="c2", table="/data/events", columns="a", conn_id="spark_yarn", deploy_mode="cluster"
     )

@@ -130,6 +130,13 @@ def _top_level_names(module_file: Path) -> frozenset[str]:
         elif isinstance(node, (ast.Assign, ast.AnnAssign)):
             for t in node.targets if isinstance(node, ast.Assign) else [node.target]:
                 names.update(n.id for n in ast.walk(t) if isinstance(n, ast.Name))
+            if isinstance(node.value, (ast.List, ast.Tuple)) and any(
+                isinstance(t, ast.Name) and t.id == "__all__"
+                for t in (node.targets if isinstance(node, ast.Assign) else [node.target])
+            ):  # names a module exports lazily (``__getattr__``), e.g. airflow_zorder.spark_job_spec
+                names.update(
+                    e.value for e in node.value.elts if isinstance(e, ast.Constant) and isinstance(e.value, str)
+                )
         elif isinstance(node, (ast.Import, ast.ImportFrom)):
             names.update((a.asname or a.name).split(".")[0] for a in node.names)
     return frozenset(names)
@@ -164,7 +171,7 @@ def test_project_names_in_backticks_exist(page: Path) -> None:
     """Modules, files and dotted names of the project quoted in the docs exist under their current names."""
     bad = []
     for code in re.findall(r"`([^`\n]+)`", page.read_text(encoding="utf-8")):
-        for token in re.findall(r"(?:airflow_zorder|spark_jobs)[\w./]*", code):
+        for token in re.findall(r"(?:airflow_zorder|spark_jobs)(?!\w)[\w./]*", code):
             token = token.rstrip(".")
             if "/" in token:
                 if not any(ch in token for ch in "*<") and not (REPO / token).exists():

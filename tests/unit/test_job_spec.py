@@ -272,6 +272,30 @@ def test_a_plain_result_path_is_in_the_store_only_when_it_is_the_runs_place_ther
     assert not is_store_result("db.t", None, "r1", "/lake/stats/results/r1.json")
 
 
+def test_old_plans_and_results_are_pruned_by_their_run_time(tmp_path):
+    """The cluster job's cleanup drops per-run files older than the retention; other names are never touched."""
+    import time
+
+    from airflow_zorder.core.jobs.job_results import prune_run_files
+    from airflow_zorder.core.stats import stats_store
+
+    io, base = stats_store.resolve_io(str(tmp_path))
+    old, new = "20260101T000000-0123abcd.json", time.strftime("%Y%m%dT%H%M%S") + "-89abcdef.json"
+    for d in ("plans", "results"):
+        (tmp_path / d).mkdir()
+        for name in (old, new, "my-run.json"):
+            (tmp_path / d / name).write_text("{}")
+    deleted = prune_run_files(io, base, retention_s=24 * 3600.0)
+    assert sorted(p.rsplit("/", 2)[-2] + "/" + p.rsplit("/", 1)[-1] for p in deleted) == [
+        f"plans/{old}",
+        f"results/{old}",
+    ]
+    assert sorted(p.name for p in (tmp_path / "results").iterdir()) == sorted([new, "my-run.json"])
+    assert prune_run_files(io, base, retention_s=0.0, now=time.time() + 5) and not (tmp_path / "plans" / new).exists()
+    assert (tmp_path / "plans" / "my-run.json").exists()
+    assert prune_run_files(*stats_store.resolve_io(str(tmp_path / "none")), retention_s=0.0) == []
+
+
 def test_import_airflow_zorder_stays_light():
     """``import airflow_zorder`` loads neither Airflow nor pyarrow; ``spark_job_spec`` is there on first use."""
     code = (

@@ -14,6 +14,7 @@ from typing import Any
 
 from airflow_zorder.core.jobs import options
 from airflow_zorder.core.jobs.file_sizing import parse_size
+from airflow_zorder.core.jobs.job_results import PLANS_DIR
 from airflow_zorder.core.jobs.options import (
     CLUSTER_ACTIONS,
     CURVES,
@@ -45,7 +46,6 @@ __all__ = [
     "write_plan",
 ]
 
-PLANS_DIR = "plans"  # <stats location>/plans/<run id>.json: the plan a run was given, where its driver reads it
 _UNSET = ("", "None", "null")
 
 
