@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Create .venv (if needed) and install the project with all its extras (a local Spark, the amazon provider,
-# dev and bench tools) under constraints.txt: the exact pins of the repo's own dev environment.
+# dev and bench tools, the Google provider for one test) under constraints.txt: the exact pins of the repo's own dev environment.
 # Idempotent: a second run only checks that the install is current.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -15,7 +15,7 @@ if [ -f "$stamp" ]; then exit 0; fi
 [ -x .venv/bin/python ] || "$PY" -m venv .venv
 .venv/bin/python -m pip install -q --disable-pip-version-check --upgrade pip >/dev/null
 if ! .venv/bin/python -m pip install -q --disable-pip-version-check -c constraints.txt \
-    -e ".[spark,amazon,dev,bench]" > .venv/install.log 2>&1; then
+    -e ".[spark,amazon,dev,bench,test-google]" > .venv/install.log 2>&1; then
   tail -40 .venv/install.log >&2
   exit 1
 fi

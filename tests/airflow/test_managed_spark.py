@@ -7,9 +7,9 @@ operators (cncf-kubernetes, amazon, databricks) with their own template renderin
 own validation of the EMR Serverless ``StartJobRun`` request and google-cloud-dataproc's ``SubmitJobRequest``.
 Mocked, because the services cannot run here (no network, no Kubernetes, EMR, Dataproc or Databricks): the
 operators' ``execute``, replaced by a recorder of the definition it would send (and, for EMR, a job that leaves
-its result where ``--result-json`` says). The Google provider itself is not installed: its releases (15.x to 22.8) need
-google-genai, which needs tenacity < 9.2 (constraints.txt pins 9.2.1), so Dataproc is checked at the client
-library its hook submits through.
+its result where ``--result-json`` says); for Dataproc only the API client, so the operator and its hook run and the
+request they build goes through google-cloud-dataproc's own ``SubmitJobRequest``. The Google provider comes with the
+``test-google`` extra (installed by ``make test``, not by ``make test-lowest``: its test skips there).
 """
 
 from __future__ import annotations
@@ -97,6 +97,25 @@ def _record_emr(self: Any, context: Any) -> str:
     return "job-run-1"
 
 
+class _RecordingDataprocClient:
+    """The JobControllerClient the Dataproc hook would create: the request is coerced by the client library's own
+    ``SubmitJobRequest`` (an unknown field or a wrong type raises) and kept; the job comes back as submitted."""
+
+    def submit_job(self, request: Any, retry: Any = None, timeout: Any = None, metadata: Any = ()) -> Any:
+        from google.cloud import dataproc_v1
+
+        CAPTURED["dataproc"] = dataproc_v1.SubmitJobRequest(request)
+        return dataproc_v1.Job(reference={"project_id": request["project_id"], "job_id": "zorder-job-1"})
+
+
+def _has_google_provider() -> bool:
+    try:
+        import airflow.providers.google.cloud.hooks.dataproc  # noqa: F401
+    except ImportError:
+        return False
+    return True
+
+
 def _record_databricks(self: Any, context: Any) -> None:
     """DatabricksSubmitRunOperator: the payload it would POST to runs/submit (its own merge and normalisation)."""
     CAPTURED["databricks"] = self._prepare_submit_json(context)
@@ -113,6 +132,12 @@ def doc_dag_run(table: str, artifacts: str, airflow_db: str) -> Any:
         mp.setattr(SparkKubernetesOperator, "execute", _record_k8s)
         mp.setattr(EmrServerlessStartJobOperator, "execute", _record_emr)
         mp.setattr(DatabricksSubmitRunOperator, "execute", _record_databricks)
+        if _has_google_provider():
+            from airflow.providers.google.cloud.hooks.dataproc import DataprocHook
+
+            mp.setattr(DataprocHook, "get_job_client", lambda self, region=None: _RecordingDataprocClient())
+            conn = '{"conn_type": "google_cloud_platform", "extra": {"project": "zorder-project"}}'
+            mp.setenv("AIRFLOW_CONN_GOOGLE_CLOUD_DEFAULT", conn)  # the hook's connection; no credentials are used
         with dag_module(DAG_FILE, "zorder-managed-spark-tests") as module:
             conf = {"table": table, "artifacts": artifacts, "columns": COLUMNS, "conf": USER_CONF}
             return module.dag.test(run_conf=conf, logical_date=dt.datetime(2026, 1, 2, tzinfo=dt.UTC))
@@ -135,7 +160,8 @@ def test_the_doc_dag_runs_and_the_sensor_returns_the_runs_result(doc_dag_run: An
 
     with create_session() as session:
         states = {ti.task_id: str(ti.state) for ti in doc_dag_run.get_task_instances(session=session)}
-    assert states == dict.fromkeys(["job_spec", "on_k8s", "on_emr", "on_databricks", "result"], "success")
+    launchers = ["on_k8s", "on_emr", "on_databricks", *(["on_dataproc"] if _has_google_provider() else [])]
+    assert states == dict.fromkeys(["job_spec", *launchers, "result"], "success")
     xcoms = _xcoms(doc_dag_run)
     spec = xcoms[("job_spec", "spec")]
     assert xcoms[("result", "return_value")] == {"status": "clustered", "run_id": spec["run_id"], "after": {"files": 2}}
@@ -194,6 +220,22 @@ def test_databricks_operator_posts_the_spec(doc_dag_run: Any) -> None:
     )  # fmt: skip
     # normalise_json_content sends numbers as strings, as the Jobs API accepts them
     assert cluster["num_workers"] == "2" and payload["run_name"] == f"zorder-cluster-{spec['run_id']}"
+
+
+def test_dataproc_operator_submits_the_spec(doc_dag_run: Any) -> None:
+    """DataprocSubmitJobOperator and its hook, real: the request they send to Dataproc's JobController."""
+    pytest.importorskip("airflow.providers.google.cloud.operators.dataproc", reason="the test-google extra")
+    xcoms = _xcoms(doc_dag_run)
+    spec = xcoms[("job_spec", "spec")]
+    request = CAPTURED["dataproc"]
+    assert (request.project_id, request.region) == ("zorder-project", "europe-west1")
+    assert request.job.placement.cluster_name == "zorder"
+    job = request.job.pyspark_job
+    assert_carries(
+        spec, entry_point=job.main_python_file_uri, py_files=list(job.python_file_uris), arguments=list(job.args),
+        conf=dict(job.properties),
+    )  # fmt: skip
+    assert xcoms[("on_dataproc", "return_value")] == "zorder-job-1"
 
 
 def test_dataproc_job_is_a_valid_submit_request(spec: dict) -> None:

@@ -16,8 +16,13 @@ from airflow.providers.databricks.operators.databricks import DatabricksSubmitRu
 from airflow.sdk import DAG, task
 
 from airflow_zorder import spark_job_spec
-from airflow_zorder.managed_spark import databricks_run, emr_serverless_job, spark_application
+from airflow_zorder.managed_spark import databricks_run, dataproc_job, emr_serverless_job, spark_application
 from airflow_zorder.sensors import SparkJobResultSensor
+
+try:  # the test-google extra: make test installs it, make test-lowest leaves it out
+    from airflow.providers.google.cloud.operators.dataproc import DataprocSubmitJobOperator
+except ImportError:
+    DataprocSubmitJobOperator = None
 
 PARAMS = {"table": "", "artifacts": "", "columns": ["user_id", "product_id"], "conf": {}}
 NEW_CLUSTER = {"spark_version": "18.0.x-scala2.13", "node_type_id": "i3.xlarge", "num_workers": 2}
@@ -44,6 +49,7 @@ with DAG(
             "spark_application": spark_application(spec, image="registry.example.com/spark-py:4.1.1"),
             **emr_serverless_job(spec),
             "databricks": databricks_run(spec, new_cluster=NEW_CLUSTER, node_dir="/Volumes/main/ops/zorder_jobs"),
+            "dataproc": dataproc_job(spec, cluster_name="zorder"),
         }
 
     spec = job_spec()
@@ -58,7 +64,18 @@ with DAG(
         configuration_overrides=spec["configuration_overrides"],
     )
     on_databricks = DatabricksSubmitRunOperator(task_id="on_databricks", json=spec["databricks"])
+    launchers = [on_k8s, on_emr, on_databricks]
+    if DataprocSubmitJobOperator is not None:
+        launchers.append(
+            DataprocSubmitJobOperator(
+                task_id="on_dataproc",
+                project_id="zorder-project",
+                region="europe-west1",
+                job=spec["dataproc"],
+                asynchronous=True,
+            )
+        )
     result = SparkJobResultSensor(
         task_id="result", table="{{ params.table }}", run_id=spec["run_id"], mode="poke", poke_interval=0.5, timeout=30
     )
-    [on_k8s, on_emr, on_databricks] >> result
+    launchers >> result
