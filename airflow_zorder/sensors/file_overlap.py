@@ -33,6 +33,7 @@ from airflow.sdk.exceptions import AirflowException, AirflowSensorTimeout, Airfl
 
 from airflow_zorder import airflow_metrics
 from airflow_zorder.core.jobs.file_sizing import parse_size
+from airflow_zorder.core.jobs.params import is_template
 from airflow_zorder.core.policy.recluster_policy import (
     DECISIONS,
     HealthPolicy,
@@ -50,11 +51,6 @@ if TYPE_CHECKING:
 _D = HealthPolicy()  # the defaults, in one place
 _PLAN_KEYS = tuple(IncrementalParams.__dataclass_fields__)
 _PLAN_SIZES = ("target_file_bytes", "min_new_bytes", "seal_bytes", "max_bytes")  # bytes, or sizes like "512MB"
-
-
-def _templated(value: Any) -> bool:
-    """Still to be rendered: Jinja text, or an XCom/mapped argument."""
-    return (isinstance(value, str) and "{{" in value) or hasattr(value, "resolve")
 
 
 def _plan_value(key: str, value: Any) -> Any:
@@ -182,9 +178,9 @@ class FileOverlapSensor(BaseSensorOperator):
         self.deferrable = deferrable
         self.record_decisions = record_decisions
         self.incremental_plan = incremental_plan
-        if isinstance(incremental_plan, Mapping) and any(_templated(v) for v in incremental_plan.values()):
+        if isinstance(incremental_plan, Mapping) and any(is_template(v) for v in incremental_plan.values()):
             _check_plan_keys(incremental_plan)  # the values are checked once rendered
-        elif not _templated(incremental_plan):
+        elif not is_template(incremental_plan):
             incremental_params(incremental_plan)  # validated at DAG parse time
 
     # ------------------------------------------------------------------ helpers
