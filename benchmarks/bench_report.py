@@ -163,73 +163,102 @@ def fig_duckdb_time(name: str, ds: dict, path: Path) -> None:
     plt.close(fig)
 
 
+def _range(xs: list[float]) -> list[float] | None:
+    """[lowest, highest] of a strategy's per-round ratios; None for fewer than two rounds."""
+    return [min(xs), max(xs)] if len(xs) > 1 else None
+
+
 def cost_rows(ds: dict) -> list[dict[str, Any]]:
-    """Per strategy: wall s, CPU s, memory, and their ratios to the reference rewrite.
+    """Per strategy: wall s, CPU s, memory, and their ratios to the reference rewrite, each the median over the
+    rounds, with the range of the ratios over the rounds (``ratio_range``, ``cpu_range``) when there were several.
 
     Our curves: ratios to the mean of the reference runs just before and after each (``run_all`` interleaves
-    them); delta-rs (run after the SparkSession stopped): to the mean of all reference runs. Memory: peak
-    heap of the driver JVM (ours, reference) and peak process RSS (the JVM's; delta-rs's own process).
+    them); delta-rs (run after the SparkSession stopped): to the mean of all reference runs. The reference row:
+    their mean, its range the reference runs' own spread around it (memory: the median run's). Memory: peak heap of
+    the driver JVM (ours, reference) and peak process RSS (the JVM's; delta-rs's own process).
     """
     c = ds.get("clustering", {})
     if not c:
         return []
     bs = c["baselines"]
+    mean_s, mean_cpu = c["baseline_mean_s"], c["baseline_mean_cpu_s"]
     ref_rss = sum(b["peak_jvm_rss_mb"] for b in bs) / len(bs)
-    rows = []
-    curves = list(c["curves"].items())
-    for i, b in enumerate(bs):
+    mid = sorted(bs, key=lambda b: b["wall_s"])[(len(bs) - 1) // 2]
+    rows = [
+        {
+            "strategy": f"reference rewrite (mean of {len(bs)} runs)" if len(bs) > 1 else "reference rewrite",
+            "wall_s": mean_s,
+            "ratio": 1.0,
+            "ratio_range": _range([b["wall_s"] / mean_s for b in bs]),
+            "cpu_s": mean_cpu,
+            "cpu_ratio": 1.0 if mean_cpu else None,
+            "cpu_range": _range([b["cpu_s"] / mean_cpu for b in bs]) if mean_cpu else None,
+            "heap_mb": mid.get("peak_jvm_heap_mb"),
+            "heap_ratio": None,
+            "rss_mb": mid["peak_jvm_rss_mb"],
+            "rss_ratio": mid["peak_jvm_rss_mb"] / ref_rss,
+            "load1": mid["load1_end"],
+            "rounds": len(bs),
+            "kind": "reference",
+        }
+    ]
+    for curve, d in c["curves"].items():
+        rounds = d.get("rounds") or [d]
         rows.append(
             {
-                "strategy": f"reference rewrite #{i}",
-                "wall_s": b["wall_s"],
-                "ratio": b["wall_s"] / c["baseline_mean_s"],
-                "cpu_s": b["cpu_s"],
-                "cpu_ratio": b["cpu_s"] / c["baseline_mean_cpu_s"] if c["baseline_mean_cpu_s"] else None,
-                "heap_mb": b.get("peak_jvm_heap_mb"),
-                "heap_ratio": None,
-                "rss_mb": b["peak_jvm_rss_mb"],
-                "rss_ratio": b["peak_jvm_rss_mb"] / ref_rss,
-                "load1": b["load1_end"],
-                "kind": "reference",
+                "strategy": curve,
+                "wall_s": d["wall_s"],
+                "ratio": d["wall_ratio"],
+                "ratio_range": _range([r["wall_ratio"] for r in rounds]),
+                "cpu_s": d["cpu_s"],
+                "cpu_ratio": d.get("cpu_ratio"),
+                "cpu_range": _range([r["cpu_ratio"] for r in rounds if r.get("cpu_ratio") is not None]),
+                "heap_mb": d.get("peak_jvm_heap_mb"),
+                "heap_ratio": d.get("heap_ratio"),
+                "rss_mb": d["peak_jvm_rss_mb"],
+                "rss_ratio": d["peak_jvm_rss_mb"] / ref_rss,
+                "load1": d["load1_end"],
+                "rounds": len(rounds),
+                "kind": "spark",
             }
         )
-        if i < len(curves):
-            curve, d = curves[i]
-            rows.append(
-                {
-                    "strategy": curve,
-                    "wall_s": d["wall_s"],
-                    "ratio": d["wall_ratio"],
-                    "cpu_s": d["cpu_s"],
-                    "cpu_ratio": d.get("cpu_ratio"),
-                    "heap_mb": d.get("peak_jvm_heap_mb"),
-                    "heap_ratio": d.get("heap_ratio"),
-                    "rss_mb": d["peak_jvm_rss_mb"],
-                    "rss_ratio": d["peak_jvm_rss_mb"] / ref_rss,
-                    "load1": d["load1_end"],
-                    "kind": "spark",
-                }
-            )
     dr = ds.get("delta_rs") or {}
     if "z_order" in dr:
         z = dr["z_order"]
+        rounds = z.get("rounds") or [z]
         rss = z["peak_python_rss_mb"]
         rows.append(
             {
                 "strategy": "delta-rs z_order",
                 "wall_s": z["wall_s"],
-                "ratio": z["wall_s"] / c["baseline_mean_s"],
+                "ratio": z["wall_s"] / mean_s,
+                "ratio_range": _range([r["wall_s"] / mean_s for r in rounds]),
                 "cpu_s": z["cpu_s"],
-                "cpu_ratio": z["cpu_s"] / c["baseline_mean_cpu_s"] if c["baseline_mean_cpu_s"] else None,
+                "cpu_ratio": z["cpu_s"] / mean_cpu if mean_cpu else None,
+                "cpu_range": _range([r["cpu_s"] / mean_cpu for r in rounds]) if mean_cpu else None,
                 "heap_mb": None,
                 "heap_ratio": None,
                 "rss_mb": rss,
                 "rss_ratio": rss / ref_rss,
                 "load1": z["load1_end"],
+                "rounds": len(rounds),
                 "kind": "delta",
             }
         )
     return rows
+
+
+def ratio_cell(ratio: float | None, spread: list[float] | None) -> str:
+    """``0.83x (0.80-0.90)``: a median ratio and its range over the rounds; ``–`` when there is none."""
+    if ratio is None:
+        return "–"
+    return f"{ratio:.2f}x" + (f" ({spread[0]:.2f}–{spread[1]:.2f})" if spread else "")
+
+
+def rounds_of(res: dict) -> int:
+    """The fewest rounds any timed strategy of the run had (1 for runs before ``--rounds``)."""
+    counts = [r["rounds"] for ds in res["datasets"].values() for r in cost_rows(ds) if r["kind"] != "reference"]
+    return min(counts) if counts else 1
 
 
 def _ours_delta(ds: dict) -> dict | None:
@@ -403,9 +432,9 @@ def headline_table(res: dict, rel: str = "") -> list[str]:
             cells += [_f(L["families"][f"point:{c}"]["fraction_read"], ".3f") for c in cols]
             if multi:
                 cells.append(_f(L["families"][multi[0]]["fraction_read"], ".3f"))
-            r = costs.get(lay)
-            cells.append(f"{r['ratio']:.2f}x" if r else "–")
-            cells.append(f"{r['cpu_ratio']:.2f}x" if r and r.get("cpu_ratio") else "–")
+            r = costs.get(lay) or {}
+            cells.append(ratio_cell(r.get("ratio"), r.get("ratio_range")))
+            cells.append(ratio_cell(r.get("cpu_ratio"), r.get("cpu_range")))
             if lay in OURS:
                 cells = [f"**{c}**" for c in cells]
             out.append("| " + " | ".join(cells) + " |")
@@ -514,9 +543,10 @@ def render_doc(res: dict, out_dir: Path, doc: Path) -> str:
     p(
         f"- Code: git `{m['git_head']}`"
         + (
-            f" plus uncommitted changes in {', '.join('`' + x + '`' for x in m['git_modified'])}"
+            f" plus uncommitted changes in {', '.join('`' + x + '`' for x in m['git_modified'])} (a try-out, "
+            "not a documented run)"
             if m.get("git_modified")
-            else " (no uncommitted changes in `airflow_zorder/`, `spark_jobs/`)"
+            else ", committed (no uncommitted changes in the code or the benchmarks)"
         )
         + "."
     )
@@ -694,9 +724,12 @@ def render_doc(res: dict, out_dir: Path, doc: Path) -> str:
     p(
         "Wall time of each rewrite against the reference rewrite of the same data in the same SparkSession: "
         "read, `repartitionByRange(N, key).sortWithinPartitions(key)`, write (`bench_cluster.run_baseline`), "
-        "run before, between and after our jobs (_italic_ rows); each job's ratio is to the mean of the "
+        "run before, between and after our jobs (the _italic_ row: their mean, and in parentheses the lowest and "
+        "highest run against it); each job's ratio is to the mean of the "
         "reference runs just before and after it, so load that changes during the run shifts both sides alike "
-        "(delta-rs, run after the session stopped: to the mean of all reference runs). Our jobs' wall time is the whole "
+        "(delta-rs, run after the session stopped: to the mean of all reference runs). Every strategy runs "
+        "`run_all.py --rounds` times: its row is the median round (wall s, CPU s, memory) and the median ratio, "
+        "with the lowest and highest round's ratio in parentheses. Our jobs' wall time is the whole "
         "`run_cluster` call: counting, sampling, planning, the write, verification (row count + checksum) and the "
         "commit. An untimed warm-up (`bench_cluster.warm_up`) runs each job once on 4 input files first, so no "
         "timed job pays code generation and JIT alone. CPU s = user + system seconds of the Python driver, the JVM "
@@ -722,7 +755,8 @@ def render_doc(res: dict, out_dir: Path, doc: Path) -> str:
             if r["kind"] == "reference":
                 name = f"_{name}_"
             p(
-                f"| {name} | {r['wall_s']:.1f} | {r['ratio']:.2f}x | {r['cpu_s']:.0f} | {_f(r['cpu_ratio'])}x | "
+                f"| {name} | {r['wall_s']:.1f} | {ratio_cell(r['ratio'], r['ratio_range'])} | {r['cpu_s']:.0f} | "
+                f"{ratio_cell(r['cpu_ratio'], r['cpu_range'])} | "
                 f"{r['rss_mb']:.0f}{' (process)' if r['kind'] == 'delta' else ''} | {r['rss_ratio']:.2f}x | "
                 f"{_f(r['heap_mb'], '.0f')} | {_f(r['heap_ratio']) + 'x' if r['heap_ratio'] else '–'} | {r['load1']:.1f} |"
             )
@@ -1064,10 +1098,13 @@ def update_readme(readme: Path, res: dict, doc: Path) -> bool:
     rel = os.path.relpath(doc, readme.parent)
     body = [START, ""]
     body += headline_table(res)
+    n = rounds_of(res)
     body.append(
-        f"One run of `make bench` ({res['started_utc'][:16].replace('T', ' ')} UTC, {res['machine']['cpus']} CPUs, load average "
-        f"{res['load']['start'][0]:.1f} at the start); DuckDB cross-check, query times, memory and statistics "
-        f"timings: [{rel}]({rel})."
+        f"`make bench` at git `{res['machine']['git_head']}` ({res['started_utc'][:16].replace('T', ' ')} UTC, "
+        f"{res['machine']['cpus']} CPUs, load average {res['load']['start'][0]:.1f} at the start). Files read are "
+        "exact; each time ratio is "
+        + (f"the median of {n} rounds, with the lowest and highest round in parentheses" if n > 1 else "from one run")
+        + f". DuckDB cross-check, query times, memory and statistics timings: [{rel}]({rel})."
     )
     body += ["", END]
     head, rest = text.split(START, 1)

@@ -34,6 +34,11 @@ delta-rs re-clustering over ``--incremental-days`` daily appends; its figures go
 ``<out>/results.json`` already holds them at a larger scale (the documented figures are the SF1 ones:
 ``bench_incremental.py --sf 1 --merge-into ...``).
 
+Every timed rewrite runs ``--rounds`` times (default 3; ours interleaved with the reference rewrite in each round,
+delta-rs once per round after the session): the doc and README show each one's median and the range over the rounds.
+The documented figures name the commit that produced them: with the default ``--out`` the run refuses to start on
+a tree with uncommitted changes to the code (``CODE_PATHS``), unless ``--allow-dirty`` (then nothing is documented).
+
 Writes ``<out>/results.json`` and, through ``bench_report.render``, the PNGs in ``<out>/`` and the
 markdown ``--doc`` (default ``docs/benchmarks.md``; with the default ``--out`` also README's headline
 table between its ``bench:headline`` markers). Exit code 1 if DuckDB found a matching row in a file the
@@ -69,6 +74,13 @@ DELTA_CURVE = "hilbert"  # our curve on the Delta table
 DELTA_KEY = f"{DELTA_CURVE} delta"  # its strategy / layout key in results.json (bench_report: "hilbert (ours, Delta)")
 DEFAULT_OUT = REPO / "docs" / "benchmarks"
 DEFAULT_DOC = REPO / "docs" / "benchmarks.md"
+CODE_PATHS = (
+    "airflow_zorder",
+    "spark_jobs",
+    "benchmarks",
+    "pyproject.toml",
+    "constraints.txt",
+)  # what figures depend on
 log = bc.log
 
 
@@ -135,16 +147,17 @@ def timed_phase(mon: bc.MemoryMonitor, heap: JvmHeap | None, name: str, fn) -> t
 
 
 def cluster_dataset(spark, mon, heap, ds: dict, a, work: Path) -> dict[str, Any]:
-    """Warm-up, then reference rewrite and our curves interleaved: R, c1, R, c2, R, c3, R.
+    """Warm-up, then ``--rounds`` rounds of the reference rewrite and our runs interleaved: R, c1, R, c2, ..., R.
 
-    Each curve's ratio is to the mean of the reference runs just before and after it, so a change of
-    the machine's load during the run shifts both sides of each ratio alike.
+    Each run's ratio is to the mean of the reference runs just before and after it, so a change of the
+    machine's load during the run shifts both sides of each ratio alike; each curve reports its median
+    round (``bench_cluster.median_run``) and the spread of its ratios over the rounds (``spread_of``).
     """
     from airflow_zorder.core.jobs.options import ClusterOptions
     from spark_jobs.cluster_table import run_cluster
 
     n, src, cols, key = a.files, ds["src"], ds["columns"], ds["key"]
-    res: dict[str, Any] = {"curves": {}, "baselines": []}
+    res: dict[str, Any] = {"curves": {}, "baselines": [], "rounds": a.rounds}
     bc.warm_up(spark, src, work / "warmup", n, a.curves, cols, key)
     # our job on the Delta table delta-rs starts from too (write_delta_inputs)
     delta_in = ds.get("delta_input") if ds["name"] in a.ours_delta else None
@@ -154,7 +167,8 @@ def cluster_dataset(spark, mon, heap, ds: dict, a, work: Path) -> dict[str, Any]
         shutil.rmtree(warm, ignore_errors=True)
     base_out = work / f"{ds['name']}_baseline"
 
-    def reference(i: int) -> dict[str, Any]:
+    def reference() -> dict[str, Any]:
+        i = len(res["baselines"])
         d, _ = timed_phase(
             mon, heap, f"{ds['name']}: reference rewrite #{i}", lambda: bc.run_baseline(spark, src, base_out, n, key)
         )
@@ -162,41 +176,48 @@ def cluster_dataset(spark, mon, heap, ds: dict, a, work: Path) -> dict[str, Any]
         res["baselines"].append(d)
         return d
 
-    before = reference(0)
-    for i, curve in enumerate(a.curves):
+    def ours_on_path(curve: str) -> tuple[dict[str, Any], dict[str, Any]]:
         dst = work / f"{ds['name']}_{curve}"
         bc.copy_input(src, dst)
         opts = ClusterOptions(table=str(dst), columns=list(cols), curve=curve, num_files=n)
-        d, r = timed_phase(mon, heap, f"{ds['name']}: run_cluster {curve}", lambda opts=opts: run_cluster(spark, opts))
-        after = reference(i + 1)
+        d, r = timed_phase(mon, heap, f"{ds['name']}: run_cluster {curve}", lambda: run_cluster(spark, opts))
         d["files"] = len(layout_report.data_files(str(dst)))
-        d["phases"] = r.get("phases", {})
-        d["duration_s"] = r.get("duration_s")
         d["dir"] = str(dst)
-        bc.ratio_to_references(d, before, after)
-        ref_heap = max(before.get("peak_jvm_heap_mb", 0), after.get("peak_jvm_heap_mb", 0))
-        d["reference"]["heap_mb"] = ref_heap
-        d["heap_ratio"] = round(d["peak_jvm_heap_mb"] / ref_heap, 3) if ref_heap else None
-        res["curves"][curve] = d
-        before = after
-    if delta_in:
+        return d, r
+
+    def ours_on_delta() -> tuple[dict[str, Any], dict[str, Any]]:
         dst = bc.copy_table(Path(delta_in["table"]), work / f"{ds['name']}_{DELTA_KEY.replace(' ', '_')}")
         opts = ClusterOptions(table=str(dst), columns=list(cols), curve=DELTA_CURVE, num_files=n)
         d, r = timed_phase(mon, heap, f"{ds['name']}: run_cluster {DELTA_KEY}", lambda: run_cluster(spark, opts))
         if r.get("status") != "clustered" or r.get("kind") != "delta":
             raise RuntimeError(f"run_cluster on the Delta table {dst}: {r.get('status')} {r.get('messages')}")
-        after = reference(len(res["baselines"]))
         d["files"] = len(bc.delta_live_files(dst))  # the log's files after the commit
-        d["phases"] = r.get("phases", {})
-        d["duration_s"] = r.get("duration_s")
         d["dir"] = str(dst)
         d["delta"] = r["delta"]  # read_version, version: one commit
         d["curve"] = DELTA_CURVE
-        bc.ratio_to_references(d, before, after)
-        ref_heap = max(before.get("peak_jvm_heap_mb", 0), after.get("peak_jvm_heap_mb", 0))
-        d["reference"]["heap_mb"] = ref_heap
-        d["heap_ratio"] = round(d["peak_jvm_heap_mb"] / ref_heap, 3) if ref_heap else None
-        res["curves"][DELTA_KEY] = d
+        return d, r
+
+    runs: list[tuple[str, Any]] = [(curve, lambda c=curve: ours_on_path(c)) for curve in a.curves]
+    if delta_in:
+        runs.append((DELTA_KEY, ours_on_delta))
+    by_key: dict[str, list[dict[str, Any]]] = {k: [] for k, _ in runs}
+    before = reference()
+    for rnd in range(a.rounds):
+        log(f"{ds['name']}: clustering round {rnd + 1} of {a.rounds}")
+        for k, run in runs:
+            d, r = run()
+            after = reference()
+            d["phases"] = r.get("phases", {})
+            d["duration_s"] = r.get("duration_s")
+            d["round"] = rnd
+            bc.ratio_to_references(d, before, after)
+            ref_heap = max(before.get("peak_jvm_heap_mb", 0), after.get("peak_jvm_heap_mb", 0))
+            d["reference"]["heap_mb"] = ref_heap
+            d["heap_ratio"] = round(d["peak_jvm_heap_mb"] / ref_heap, 3) if ref_heap else None
+            by_key[k].append(d)
+            before = after
+    for k, ds_runs in by_key.items():
+        res["curves"][k] = dict(bc.median_run(ds_runs), spread=spread_of(ds_runs))
     shutil.rmtree(base_out, ignore_errors=True)
     bs = res["baselines"]
     res["baseline_mean_s"] = round(sum(b["wall_s"] for b in bs) / len(bs), 3)
@@ -204,6 +225,16 @@ def cluster_dataset(spark, mon, heap, ds: dict, a, work: Path) -> dict[str, Any]
     res["baseline_heap_mb"] = max(b.get("peak_jvm_heap_mb", 0) for b in bs)
     res["baseline_jvm_rss_mb"] = max(b["peak_jvm_rss_mb"] for b in bs)
     return res
+
+
+def spread_of(runs: list[dict[str, Any]]) -> dict[str, list[float]]:
+    """The lowest and highest wall and CPU ratio over a strategy's rounds (the headline's range)."""
+    out: dict[str, list[float]] = {}
+    for key in ("wall_ratio", "cpu_ratio"):
+        xs = [r[key] for r in runs if r.get(key) is not None]
+        if xs:
+            out[key] = [round(min(xs), 3), round(max(xs), 3)]
+    return out
 
 
 def delta_child(argv: list[str]) -> int:
@@ -245,6 +276,17 @@ def delta_write_child(argv: list[str]) -> int:
     res.update(table=dst, warmup=warm)
     Path(out_json).write_text(json.dumps(res, default=str))
     return 0
+
+
+def median_delta_rs(rounds: list[dict[str, Any]]) -> dict[str, Any]:
+    """delta-rs over its rounds: the last round's table and files, its ``z_order`` timings the median round's,
+    and every round's wall s, CPU s and peak RSS (the report takes the spread of its ratios from them)."""
+    keep = ("wall_s", "cpu_s", "peak_python_rss_mb", "load1_end")
+    ordered = sorted(rounds, key=lambda r: r["z_order"]["wall_s"])
+    out = dict(rounds[-1])
+    out["z_order"] = dict(ordered[(len(ordered) - 1) // 2]["z_order"])
+    out["z_order"]["rounds"] = [{k: r["z_order"][k] for k in keep if k in r["z_order"]} for r in rounds]
+    return out
 
 
 def write_delta_inputs(ds: dict, work: Path) -> dict[str, Any]:
@@ -351,10 +393,19 @@ def machine() -> dict[str, Any]:
             "tpchgen-cli": _pkg_version("tpchgen-cli"),
         },
         "git_head": git("rev-parse", "--short", "HEAD"),
-        "git_modified": [
-            ln[3:] for ln in git("status", "--porcelain", "--", "spark_jobs", "airflow_zorder").splitlines()
-        ],
+        "git_modified": uncommitted(),
     }
+
+
+def uncommitted() -> list[str]:
+    """Paths of the code the figures depend on (jobs, provider, benchmarks) that differ from HEAD."""
+    out = subprocess.run(
+        ["git", "status", "--porcelain", "--untracked-files=no", "--", *CODE_PATHS],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+    ).stdout
+    return [ln[3:] for ln in out.splitlines() if ln.strip()]
 
 
 def _pkg_version(name: str) -> str:
@@ -391,6 +442,19 @@ def main(argv: list[str] | None = None) -> int:
         default=None,
         help="markdown to write (default docs/benchmarks.md for the default --out, else <out>/benchmarks.md)",
     )
+    ap.add_argument(
+        "--rounds",
+        type=int,
+        default=3,
+        help="rounds of every timed rewrite (ours interleaved with the reference; delta-rs after): the doc and "
+        "README show each one's median and the range over the rounds (default 3)",
+    )
+    ap.add_argument(
+        "--allow-dirty",
+        action="store_true",
+        help="with the default --out: run although the tree has uncommitted changes (the doc and README are then "
+        "not written: documented figures name the commit that produced them)",
+    )
     ap.add_argument("--repeat", type=int, default=5, help="DuckDB query timing rounds (median)")
     ap.add_argument("--timed-queries", type=int, default=6, help="DuckDB-timed queries per timed family")
     ap.add_argument("--seed", type=int, default=1)
@@ -426,6 +490,19 @@ def main(argv: list[str] | None = None) -> int:
     out = Path(a.out).resolve()
     default_out = out == DEFAULT_OUT.resolve()
     doc = Path(a.doc).resolve() if a.doc else (DEFAULT_DOC if default_out else out / "benchmarks.md")
+    if a.rounds < 1:
+        ap.error("--rounds must be at least 1")
+    dirty = uncommitted()
+    if default_out and dirty and not a.allow_dirty:
+        print(
+            "run_all: the tree has uncommitted changes ("
+            + ", ".join(dirty[:8])
+            + "): commit them first, so that docs/benchmarks.md and README name the code that produced their "
+            "figures (or pass --out DIR for a try-out, or --allow-dirty to measure without writing the docs)",
+            file=sys.stderr,
+        )
+        return 2
+    write_docs = not (default_out and dirty)
     work.mkdir(parents=True, exist_ok=True)
     out.mkdir(parents=True, exist_ok=True)
 
@@ -512,7 +589,7 @@ def main(argv: list[str] | None = None) -> int:
             break
         dst = work / f"{ds['name']}_delta"
         try:
-            dr = run_delta_process(ds, dst, a.files, work)
+            dr = median_delta_rs([run_delta_process(ds, dst, a.files, work) for _ in range(a.rounds)])
             if ds.get("delta_input"):  # delta-rs started from a copy of the table written before (untimed)
                 dr["write"], dr["started_from"] = ds["delta_input"]["write"], ds["delta_input"]["table"]
             r["delta_rs"] = dr
@@ -598,6 +675,11 @@ def main(argv: list[str] | None = None) -> int:
         for ds in specs:
             for suffix in [*a.curves, "delta", "delta_input", "delta_warmup", DELTA_KEY.replace(" ", "_")]:
                 shutil.rmtree(work / f"{ds['name']}_{suffix}", ignore_errors=True)
+    if not write_docs:
+        out_json = work / "results-uncommitted.json"
+        out_json.write_text(json.dumps(res, indent=1, default=str) + "\n")
+        log(f"results: {out_json} (uncommitted tree: {doc} and README not written)")
+        return 1 if violations or rows_mismatch or not incremental_ok else 0
     out_json = out / "results.json"
     out_json.write_text(json.dumps(res, indent=1, default=str) + "\n")
     log(f"results: {out_json} ({res['wall_s']:.0f} s in all, load {load['start'][0]} -> {load['end'][0]})")

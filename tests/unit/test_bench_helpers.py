@@ -241,11 +241,9 @@ def test_report_puts_ours_on_delta_next_to_delta_rs() -> None:
     assert br.LABEL["hilbert delta"] == "hilbert (ours, Delta)"
     rows = [(r["strategy"], r["kind"]) for r in br.cost_rows(ds)]
     assert rows == [
-        ("reference rewrite #0", "reference"),
+        ("reference rewrite (mean of 3 runs)", "reference"),
         ("hilbert", "spark"),
-        ("reference rewrite #1", "reference"),
         ("hilbert delta", "spark"),
-        ("reference rewrite #2", "reference"),
         ("delta-rs z_order", "delta"),
     ]
     same, rows_line, memory = br.delta_notes(ds)
@@ -259,6 +257,40 @@ def test_report_puts_ours_on_delta_next_to_delta_rs() -> None:
     assert "1,000 rows before our commit (version 0, by time travel) and after it (version 1)" in rows_line
     assert "and in the delta-rs z_order table at its last version (3): equal." in rows_line
     assert "rose by 25 MB" in memory and "0.4 s" in memory
+
+
+def test_report_shows_each_ratio_as_median_with_the_range_of_its_rounds() -> None:
+    import bench_report as br
+
+    ds = _clustering_result()
+    rounds = [
+        {"wall_s": w, "cpu_s": w * 2, "wall_ratio": w / 10, "cpu_ratio": w / 10 * 0.9} for w in (11.0, 12.0, 15.0)
+    ]
+    ds["clustering"]["curves"]["hilbert"]["rounds"] = rounds
+    ds["delta_rs"]["z_order"]["rounds"] = [{"wall_s": w, "cpu_s": w} for w in (8.0, 9.0, 12.0)]
+    rows = {r["strategy"]: r for r in br.cost_rows(ds)}
+    assert rows["hilbert"]["ratio_range"] == [1.1, 1.5] and rows["hilbert"]["rounds"] == 3
+    assert rows["delta-rs z_order"]["ratio_range"] == [0.8, 1.2]  # each round's wall over the references' mean
+    assert rows["hilbert delta"]["ratio_range"] is None  # one round: no range
+    assert br.ratio_cell(1.2, [1.1, 1.5]) == "1.20x (1.10–1.50)" and br.ratio_cell(1.3, None) == "1.30x"
+    res = {
+        "datasets": {"t": {**ds, "columns": ["a"], "families": ["point:a"], "layouts": {}}},
+        "machine": {"git_head": "abc1234", "cpus": 2},
+        "started_utc": "2026-11-26T20:00:00Z",
+        "load": {"start": [1.0]},
+    }
+    assert br.rounds_of(res) == 1  # the Delta run had one round: the README must not claim three
+    ds["clustering"]["curves"]["hilbert delta"]["rounds"] = rounds
+    assert br.rounds_of(res) == 3
+
+
+def test_run_all_refuses_to_document_an_uncommitted_tree(monkeypatch, capsys) -> None:
+    import run_all
+
+    monkeypatch.setattr(run_all, "uncommitted", lambda: ["spark_jobs/rewrite.py"])
+    assert run_all.main(["--no-incremental"]) == 2  # the default --out: docs and README would name no commit
+    err = capsys.readouterr().err
+    assert "spark_jobs/rewrite.py" in err and "commit them first" in err
 
 
 def test_report_delta_notes_say_when_rows_differ_or_nothing_ran() -> None:
