@@ -6,7 +6,8 @@ The config is the Airflow Variable ``zorder_tables`` (a JSON list) when set, els
 ``zorder_tables.json`` next to this file. Each entry: ``table`` (path/URI, or ``db.table``; relative
 paths are relative to the config file), ``columns`` (clustering columns), optional ``curve``
 (default ``zorder``), ``target_file_size`` (default 512MB; the incremental plan's too), ``num_files``
-(exact files per partition, full rewrites only), ``stats_location``.
+(exact files per partition of a full rewrite: only with the run parameter ``full``; otherwise that table's
+``recluster`` fails naming the fix), ``stats_location``.
 It is read when the DAG runs (not at parse time), so editing it needs no redeploy; each table gets
 its own task instances (dynamic task mapping), and a healthy table skips only its own group.
 
@@ -67,7 +68,8 @@ with DAG(
         "full": Param(
             False,
             type="boolean",
-            description="rewrite every file of the degraded partitions instead of running the incremental plans",
+            description="rewrite every file of the degraded partitions instead of running the incremental plans "
+            "(needed by tables configured with num_files)",
         ),
     },
     doc_md=__doc__,

@@ -13,7 +13,8 @@ working). ``measure_after`` evaluates the new version's log, and ``compare`` pri
 
 Configuration (edit here, or set the environment variable): the table (``ZORDER_DELTA_TABLE``, default the
 demo's ``.demo/events_delta`` next to this folder), its clustering columns and curve; run parameters
-``target_file_size`` (the plan's too), ``num_files`` (full rewrites) and ``full``. The Spark connection is
+``target_file_size`` (the plan's too), ``full``, and ``num_files`` (with ``full`` only; the incremental plan
+sizes files by ``target_file_size``, and ``recluster`` refuses ``num_files`` with it). The Spark connection is
 ``spark_default``; the commit runs on the Spark driver and needs ``deltalake`` there (the ``[delta]`` extra:
 already on the Airflow worker in client mode; see docs/delta.md for cluster mode).
 """
@@ -52,13 +53,20 @@ with DAG(
             None,
             type=["null", "integer"],
             minimum=1,
-            description="full rewrite: exact output files per partition (overrides target_file_size)",
+            description="with full=true only: exact output files per partition, instead of target_file_size. "
+            "Without full, recluster fails saying so (the incremental plan sizes files by target_file_size)",
         ),
-        "target_file_size": Param("512MB", type="string", description="output file size target, e.g. 128MB"),
+        "target_file_size": Param(
+            "512MB",
+            type="string",
+            description="output file size target, e.g. 128MB: the sensor's incremental plan sizes its files by it, "
+            "and so does a full rewrite (unless num_files)",
+        ),
         "full": Param(
             False,
             type="boolean",
-            description="rewrite every file of the degraded partitions instead of running the incremental plan",
+            description="rewrite every file of the degraded partitions instead of running the sensor's incremental "
+            "plan (needed for num_files)",
         ),
     },
     doc_md=__doc__,

@@ -12,8 +12,9 @@ as it is; with the run parameter ``full`` it rewrites every file of the listed p
 
 Configuration (edit here, or set the environment variable): the table (``ZORDER_TABLE``, default the
 demo's sample table ``.demo/events`` next to this folder), its clustering columns and curve; run
-parameters ``target_file_size`` sizes the rewritten files (the plan's too), ``num_files`` fixes their number
-per partition in a full rewrite, ``full`` switches to the full rewrite. The Spark connection is
+parameters ``target_file_size`` sizes the rewritten files (the plan's too), ``full`` switches to the full
+rewrite, and ``num_files`` fixes the number of files per partition of a full rewrite (with the incremental plan
+``recluster`` refuses it, naming the fix). The Spark connection is
 ``spark_default`` (e.g. ``AIRFLOW_CONN_SPARK_DEFAULT='{"conn_type": "spark", "host": "local[2]"}'``).
 """
 
@@ -51,13 +52,20 @@ with DAG(
             None,
             type=["null", "integer"],
             minimum=1,
-            description="full rewrite: exact output files per partition (overrides target_file_size)",
+            description="with full=true only: exact output files per partition, instead of target_file_size. "
+            "Without full, recluster fails saying so (the incremental plan sizes files by target_file_size)",
         ),
-        "target_file_size": Param("512MB", type="string", description="output file size target, e.g. 128MB"),
+        "target_file_size": Param(
+            "512MB",
+            type="string",
+            description="output file size target, e.g. 128MB: the sensor's incremental plan sizes its files by it, "
+            "and so does a full rewrite (unless num_files)",
+        ),
         "full": Param(
             False,
             type="boolean",
-            description="rewrite every file of the degraded partitions instead of running the incremental plan",
+            description="rewrite every file of the degraded partitions instead of running the sensor's incremental "
+            "plan (needed for num_files)",
         ),
     },
     doc_md=__doc__,

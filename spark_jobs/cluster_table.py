@@ -163,7 +163,7 @@ def _stage_batch(
         if w.rows == 0:
             skipped.append({"partition": u.label, "reason": "no rows"})
             continue
-        w.num_files = u.num_files or opts.num_files or num_output_files(u.bytes, opts.target_file_size, w.rows)
+        w.num_files = u.num_files or opts.num_files or num_output_files(u.bytes, opts.file_bytes, w.rows)
         live.append(w)
     if not live:
         return [], skipped
@@ -479,7 +479,7 @@ def _recover_catalog(spark, fs: FileSystem, ref: ResolvedTable) -> list[str]:
 def _cleanup(spark, fs: FileSystem, ref: ResolvedTable, opts: ClusterOptions, stats_location: str | None) -> list[str]:
     """Purge what finished runs replaced once the retention passed (trash; catalog tables' old files), and the
     stats store's per-run plans and results as old (``job_results.prune_run_files``)."""
-    retention_s = opts.retention_hours * 3600.0
+    retention_s = opts.retention_s
     deleted = commit_mod.cleanup(fs, ref.home, retention_s)
     if stats_location:
         try:

@@ -15,7 +15,7 @@ from typing import Any
 
 import pyarrow as pa
 
-from airflow_zorder.core.jobs.options import ClusterOptions, stats_location_for
+from airflow_zorder.core.jobs.options import ClusterOptions, plan_file_bytes, stats_location_for
 from airflow_zorder.core.policy import incremental_stats
 from airflow_zorder.core.policy.incremental import IncrementalParams
 from airflow_zorder.core.stats import footer_stats, stats_store
@@ -39,10 +39,9 @@ def _key(path: str) -> str:
 
 
 def params_of(opts: ClusterOptions) -> IncrementalParams:
-    """The rule's knobs from the job's options (the output file size is the job's)."""
-    return IncrementalParams(
-        target_ratio=opts.target_ratio, target_file_bytes=opts.target_file_size, max_bytes=opts.max_rewrite_bytes
-    )
+    """The rule's knobs from the job's options (the output file size is the job's; unset ones: the rule's defaults)."""
+    given = {"target_ratio": opts.target_ratio, "max_bytes": opts.max_rewrite_bytes}
+    return IncrementalParams(target_file_bytes=opts.file_bytes, **{k: v for k, v in given.items() if v is not None})
 
 
 def read_plan(fs: FileSystem, location: str) -> dict[str, Any]:
@@ -111,6 +110,12 @@ def _plan(fs: FileSystem, ref: ResolvedTable, opts: ClusterOptions, units: list[
                 f"the plan at {opts.plan} was made for columns {doc['columns']}, not {columns}: plan again with the "
                 "sensor on these columns, or drop --plan to let the job plan"
             )
+        try:
+            opts.check_given_plan(doc)
+        except ValueError as exc:
+            raise IncrementalError(str(exc)) from None
+        if opts.target_file_size is None:  # the plan's file size also sizes what it rewrites whole (catalog tables)
+            opts.target_file_size = plan_file_bytes(doc)
         return doc
     location = stats_location_for(opts.table, opts.stats_location, home=ref.home)
     rows = _stats_rows(fs, location, [u for u in units if u.files], columns)

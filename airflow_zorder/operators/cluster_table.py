@@ -23,28 +23,39 @@ class SparkClusterTableOperator(SparkZorderJobOperator):
     :param partitions: only these Hive partitions (``day=2026-01-01``): list, comma string, JSON/Python
         list string, e.g. the overlap sensor's XCom ``partitions`` (templated). None or empty: all.
     :param curve: ``zorder`` (default), ``hilbert`` or ``linear``.
-    :param target_file_size: e.g. ``"512MB"`` or bytes; output files per partition = size / target.
-    :param num_files: exact output files per partition (overrides ``target_file_size``) of a full rewrite.
+    :param target_file_size: e.g. ``"512MB"`` or bytes; output files per partition (or per bin of a plan the job
+        makes) = size / target. With a given ``plan``, it must equal the size the plan was made for (the sensor's
+        ``incremental_plan`` ``target_file_bytes``), or stay unset.
+    :param num_files: exact output files per partition of a full rewrite (instead of ``target_file_size``);
+        refused with ``incremental`` or ``plan``.
     :param num_ranges: range ids per column; ``salt_bits``: row-hash salt bits against skew.
     :param verify: ``observe`` (default) or ``full`` (also re-reads the staged files).
     :param compression: Parquet codec of the rewritten files (job default ``snappy``).
-    :param retention_hours: keep replaced files this long; ``lock_ttl``: seconds before a silent lock expires.
-    :param action: ``cluster`` (default), ``recover`` or ``cleanup``.
+    :param retention_hours: keep replaced files this long (``cluster`` and ``cleanup``; a Delta table's replaced files
+        stay until its VACUUM); ``lock_ttl``: seconds before a silent lock expires.
+    :param action: ``cluster`` (default), ``recover`` or ``cleanup``.  ``recover`` and ``cleanup`` rewrite nothing:
+        ``partitions``, ``incremental``, ``plan``, ``num_files``, ``target_file_size``, ``target_ratio``,
+        ``max_rewrite_bytes`` (and, for ``recover``, ``retention_hours``) are refused with them.
     :param stats_location: the table's stats store, where the run's event is recorded for the sensor and
         the UI (templated); default ``<table home>/_zorder/stats``. Give the sensor's ``stats_location``.
     :param incremental: rewrite only the files an incremental plan picks (``--incremental``): the given ``plan``,
-        else one the job makes from the stats store; False (default): every file of each partition (``--full``).
-        Templated (``"True"``/``"False"``).
+        else one the job makes from the stats store; False or unset (default): every file of each partition
+        (``--full``). Templated (``"True"``/``"False"``; ``""``/``"None"``: unset).
     :param plan: the plan to run: the overlap sensor's XCom ``plan``, as a dict (an XComArg) or its JSON text
         (``"{{ ti.xcom_pull('check')['plan'] | tojson }}"``); ``None``/``"null"``/``""``: none (templated).  It
-        implies ``incremental``, is checked (``incremental_stats.check_plan``, the same columns as ``columns``)
-        and written to ``<stats location>/plans/<run id>.json``, where the job reads it (``--plan``).
-    :param target_ratio: incremental, planned by the job: stop once every column is within this of the ideal
-        (``--target-ratio``; default 1.35).
-    :param max_rewrite_bytes: incremental, planned by the job: the run's budget of bytes rewritten, e.g. ``"200GB"``
-        (``--max-rewrite-bytes``; templated).
+        implies ``incremental`` (``incremental=False`` with a plan is refused), is checked
+        (``incremental_stats.check_plan``, the same columns as ``columns``) and written to
+        ``<stats location>/plans/<run id>.json``, where the job reads it (``--plan``).
+    :param target_ratio: incremental runs the job plans (not with ``plan``): stop once every column is within this
+        of the ideal (``--target-ratio``; default 1.35; templated).
+    :param max_rewrite_bytes: incremental runs the job plans (not with ``plan``): the run's budget of bytes
+        rewritten, e.g. ``"200GB"`` (``--max-rewrite-bytes``; templated).
     :param stats_conn_id: a standard connection that opens the stats location to write the plan file (``aws`` for
-        S3; see ``hooks.connections``); none: the store's default credentials.
+        S3; see ``hooks.connections``) and, in deploy mode ``cluster``, to read the job's result back; none: the
+        store's default credentials.
+
+    A parameter the run would not use is refused, naming the fix (``options.check_cluster_modes``): literal
+    values when the DAG is parsed, templated ones when the task runs, before anything is written or submitted.
 
     Every :class:`~airflow.providers.apache.spark.operators.spark_submit.SparkSubmitOperator`
     parameter passes through (``conn_id``, ``conf``, ``executor_memory``, ``deploy_mode``, ...).
@@ -82,7 +93,7 @@ class SparkClusterTableOperator(SparkZorderJobOperator):
         lock_ttl: int | None = None,
         action: str = "cluster",
         stats_location: str | None = None,
-        incremental: bool | str = False,
+        incremental: bool | str | None = None,
         plan: dict[str, Any] | str | None = None,
         target_ratio: float | str | None = None,
         max_rewrite_bytes: str | int | None = None,
@@ -90,8 +101,18 @@ class SparkClusterTableOperator(SparkZorderJobOperator):
         **kwargs: Any,
     ) -> None:
         super().__init__(columns=columns, **kwargs)
-        params.check_cluster_params(
-            curve=curve, verify=verify, action=action, num_files=num_files, incremental=incremental, plan=plan
+        params.check_cluster_params(  # literal values now; rendered ones when job_options() builds the job's options
+            curve=curve,
+            verify=verify,
+            action=action,
+            num_files=num_files,
+            incremental=incremental,
+            plan=plan,
+            target_file_size=target_file_size,
+            target_ratio=target_ratio,
+            max_rewrite_bytes=max_rewrite_bytes,
+            partitions=partitions,
+            retention_hours=retention_hours,
         )
         self.partitions = partitions
         self.curve = curve

@@ -6,7 +6,8 @@ metrics, ``partitions`` for the clustering job's ``--partitions``, and ``plan``:
 partitions, for the clustering operator's ``plan``).  Modes poke, reschedule and
 deferrable (default ``[operators] default_deferrable``, as Airflow's own sensors); ``soft_fail`` turns
 a timeout on a healthy table into a skip; ``decide_once`` evaluates once and skips downstream at once
-unless the decision is ``recluster`` (it never defers).  Each evaluation whose decision differs from
+unless the decision is ``recluster`` (it never waits: ``deferrable=True`` or ``mode="reschedule"`` with it is
+refused).  Each evaluation whose decision differs from
 the last recorded one (and the final one) is recorded as a ``decision`` event in the stats store,
 where the UI shows it.  Every evaluation also sends the decision's worst ratio to ideal as an Airflow metric
 (:mod:`airflow_zorder.airflow_metrics`).
@@ -111,10 +112,12 @@ class FileOverlapSensor(BaseSensorOperator):
     :param min_new_data_fraction: hold a degraded table with less of its bytes written since the last re-clustering
     :param min_partition_files: partitions with fewer files are not listed
     :param max_partitions: list at most this many partitions, worst first (None: all)
-    :param decide_once: evaluate once; skip downstream at once unless the decision is ``recluster``
+    :param decide_once: evaluate once; skip downstream at once unless the decision is ``recluster``.  It never
+        waits: ``deferrable=True`` and ``mode="reschedule"`` are refused with it (the configured
+        ``default_deferrable`` is not), and ``poke_interval``, ``timeout`` and ``exponential_backoff`` do not apply
     :param deferrable: wait in the triggerer (``FileOverlapTrigger``, which only lists the stats store) instead of
-        a worker slot; evaluations still run on the worker.  Default ``[operators] default_deferrable`` (read
-        when the provider is imported, as Airflow's own operators do)
+        a worker slot; evaluations still run on the worker.  Default (None) ``[operators] default_deferrable``,
+        read when the DAG is parsed (ignored with ``decide_once``)
     :param record_decisions: record decisions as events in the stats store (the UI shows them)
     :param incremental_plan: attach the incremental plan (``core.policy.incremental``) of the listed partitions to
         a ``recluster`` payload as its ``plan``: which files to rewrite (bins of paths per partition), the bytes,
@@ -149,12 +152,20 @@ class FileOverlapSensor(BaseSensorOperator):
         min_partition_files: int = _D.min_partition_files,
         max_partitions: int | None = _D.max_partitions,
         decide_once: bool = False,
-        deferrable: bool = conf.getboolean("operators", "default_deferrable", fallback=False),
+        deferrable: bool | None = None,
         record_decisions: bool = True,
         incremental_plan: bool | Mapping[str, Any] = True,
         **kwargs: Any,
     ) -> None:
         super().__init__(**kwargs)
+        if decide_once and (deferrable or self.mode == "reschedule"):
+            waits = "deferrable=True" if deferrable else "mode='reschedule'"
+            raise ValueError(
+                f"decide_once=True evaluates once and never waits, so {waits} would do nothing: drop it (the "
+                "schedule is the poll), or drop decide_once to wait until the table degrades"
+            )
+        if deferrable is None:  # not given: the deployment's [operators] default_deferrable
+            deferrable = conf.getboolean("operators", "default_deferrable", fallback=False)
         self.table = table
         self.columns = columns
         self.stats_location = stats_location

@@ -248,6 +248,17 @@ def test_the_full_param_switches_the_recluster_task_to_a_full_rewrite(airflow_db
         op.render_template_fields({"params": params, "ti": TaskInstance()})
         opts = ClusterOptions.from_args(op.job_arguments())
         assert opts.incremental is not full and bool(opts.plan) is not full
+    # num_files fixes a full rewrite's file count; with the sensor's plan the task refuses it, naming the fix
+    for dag_id in ("zorder_recluster_table", "zorder_recluster_delta_table"):
+        for full in (False, True):
+            op = copy.deepcopy(bag.dags[dag_id].get_task("recluster"))
+            params = {"full": full, "num_files": 8, "target_file_size": "512MB"}
+            op.render_template_fields({"params": params, "ti": TaskInstance()})
+            if full:
+                assert ClusterOptions.from_args(op.job_arguments()).num_files == 8
+            else:
+                with pytest.raises(ValueError, match="drop num_files and set target_file_size, or run a full rewrite"):
+                    op.job_arguments()
 
 
 @pytest.mark.spark

@@ -325,11 +325,13 @@ def test_execute_complete_evaluates_on_the_worker(airflow_db, tmp_path):
         )
     with pytest.raises(AirflowException, match="never collected"):
         s.execute_complete({}, {"status": "error", "message": "statistics were never collected"})
-    # decide_once never defers: a healthy table skips at once
+    # decide_once never defers, even where deferrable is the configured default: a healthy table skips at once
     from airflow.sdk.exceptions import AirflowSkipException
 
+    s = FileOverlapSensor(task_id="w", table=str(root), decide_once=True)
+    s.deferrable = True  # as [operators] default_deferrable = True would set it
     with pytest.raises(AirflowSkipException, match="healthy"):
-        FileOverlapSensor(task_id="w", table=str(root), deferrable=True, decide_once=True).execute({})
+        s.execute({})
 
 
 def test_evaluation_errors_fail_on_the_worker(airflow_db, tmp_path):
@@ -357,6 +359,12 @@ def test_parameters():
     assert s.deferrable is False  # [operators] default_deferrable is off here
     with pytest.raises(ValueError, match="aggregate"):
         FileOverlapSensor(task_id="w2", table="/t", aggregate="median")
+    # decide_once never waits: asking it to wait in the triggerer or by rescheduling is refused, naming the fix
+    for waits, said in (({"deferrable": True}, "deferrable=True"), ({"mode": "reschedule"}, "mode='reschedule'")):
+        with pytest.raises(ValueError, match=f"decide_once=True evaluates once and never waits, so {said} would do"):
+            FileOverlapSensor(task_id="w3", table="/t", decide_once=True, **waits)
+        assert FileOverlapSensor(task_id="w4", table="/t", **waits).decide_once is False  # waiting: honoured
+    assert FileOverlapSensor(task_id="w5", table="/t", decide_once=True, deferrable=False).deferrable is False
 
 
 def test_incremental_plan_parameter():

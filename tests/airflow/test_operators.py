@@ -720,3 +720,88 @@ def test_asset_extra_reports_the_mode_and_what_was_rewritten():
     extra = op.asset_extra(result)
     assert (extra["mode"], extra["files_rewritten"], extra["bytes_rewritten"]) == ("incremental", 12, 3000)
     assert (extra["files_before"], extra["files_after"]) == (40, 30)
+
+
+# --------------------------------------------------------------------------- parameters whose effect depends on the mode
+
+
+def a_plan(target_file_bytes: int = 512 << 20) -> dict:
+    """A plan document as the sensor hands it (columns a, b), made for ``target_file_bytes`` files."""
+    from airflow_zorder.core.policy.incremental_stats import PLAN_FORMAT, PLAN_VERSION
+
+    return {
+        "format": PLAN_FORMAT,
+        "version": PLAN_VERSION,
+        "columns": ["a", "b"],
+        "params": {"target_ratio": 1.35, "target_file_bytes": target_file_bytes, "max_bytes": None},
+        "files": 2,
+        "bytes": 200,
+        "partitions": [
+            {"partition": None, "bins": [{"paths": ["/t/x.parquet", "/t/y.parquet"], "num_output_files": 1}]}
+        ],
+    }
+
+
+@pytest.mark.parametrize(
+    ("given", "said"),
+    [
+        ({"num_files": 8, "incremental": True}, "drop num_files and set target_file_size, or run a full rewrite"),
+        ({"num_files": "8", "plan": a_plan()}, "num_files (--num-files) fixes the number of output files of a full"),
+        ({"plan": a_plan(), "incremental": False}, "plan (--plan) runs an incremental plan, but incremental=False"),
+        ({"target_ratio": 1.2}, "target_ratio steer the plan an incremental run makes, and this is a full rewrite"),
+        ({"max_rewrite_bytes": "1GB", "plan": a_plan()}, "but a plan is given (--plan), made with the sensor's"),
+        ({"plan": a_plan(), "target_file_size": "128MB"}, "the given plan sized its files for 536870912 bytes"),
+        ({"action": "cleanup", "partitions": ["day=1"]}, "action='cleanup' (--action cleanup) only deletes"),
+        ({"action": "recover", "retention_hours": 1}, "so retention_hours would do nothing: drop it"),
+    ],
+)
+def test_a_literal_parameter_the_mode_does_not_use_fails_when_the_dag_is_parsed(given, said):
+    with pytest.raises(ValueError) as err:
+        SparkClusterTableOperator(task_id="c", table="/t", columns="a,b", **given)
+    assert said in str(err.value)
+
+
+def test_mode_dependent_parameters_are_honoured_where_they_apply(conns, tmp_path):
+    full = SparkClusterTableOperator(task_id="f", table="/t", columns="a,b", num_files=8, incremental=False)
+    assert flag_value(full.job_arguments(), "--num-files") == "8" and "--incremental" not in full.job_arguments()
+    sized = SparkClusterTableOperator(task_id="p", table="/t", columns="a,b", plan=a_plan(), target_file_size="512MB")
+    args = sized.job_arguments()
+    assert flag_value(args, "--target-file-size") == str(512 << 20) and "--plan" in args
+    cleanup = SparkClusterTableOperator(task_id="k", table="/t", columns="a", action="cleanup", retention_hours=0)
+    opts = ClusterOptions.from_args(cleanup.job_arguments())
+    assert (opts.action, opts.retention_s) == ("cleanup", 0.0)
+
+
+def test_a_templated_parameter_the_mode_does_not_use_fails_the_task_before_anything_is_submitted(
+    conns, tmp_path, monkeypatch
+):
+    """As the example DAGs pass them: ``num_files`` with the sensor's plan is refused once rendered, at execution,
+    with nothing written or submitted; with ``full`` the same task rewrites into ``num_files`` files."""
+    monkeypatch.setattr(SparkSubmitOperator, "execute", lambda self, context: pytest.fail("spark-submit ran"))
+    table = tmp_path / "t"
+    table.mkdir()
+    with DAG("modes", schedule=None) as dag:
+        op = SparkClusterTableOperator(
+            task_id="recluster",
+            table=str(table),
+            columns="a,b",
+            num_files="{{ params.num_files or '' }}",
+            incremental="{{ not params.full }}",
+            plan="{{ '' if params.full else (params.plan | tojson) }}",
+            conn_id="spark_local",
+        )
+
+    def rendered(full: bool, num_files: int | None) -> SparkClusterTableOperator:
+        task = op.prepare_for_execution()
+        context = {"params": {"full": full, "num_files": num_files, "plan": a_plan()}}
+        task.render_template_fields(context, jinja_env=dag.get_template_env(force_sandboxed=False))
+        return task
+
+    refused = rendered(full=False, num_files=8)
+    with pytest.raises(ValueError, match=r"num_files \(--num-files\) fixes the number of output files"):
+        refused.execute({})
+    assert refused._hook is None and list(table.iterdir()) == []  # no plan written, nothing submitted
+    full = ClusterOptions.from_args(rendered(full=True, num_files=8).job_arguments())
+    assert (full.num_files, full.incremental, full.plan) == (8, False, None)
+    planned = ClusterOptions.from_args(rendered(full=False, num_files=None).job_arguments())
+    assert (planned.num_files, planned.incremental, bool(planned.plan)) == (None, True, True)

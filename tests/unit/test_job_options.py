@@ -2,8 +2,13 @@
 
 from __future__ import annotations
 
+import json
+import re
+
 import pytest
 
+from airflow_zorder.core.jobs import params
+from airflow_zorder.core.jobs.file_sizing import DEFAULT_TARGET_FILE_SIZE
 from airflow_zorder.core.jobs.options import (
     ClusterOptions,
     CollectOptions,
@@ -12,6 +17,8 @@ from airflow_zorder.core.jobs.options import (
     parse_names,
     stats_location_for,
 )
+from airflow_zorder.core.policy.incremental import IncrementalParams
+from airflow_zorder.core.policy.incremental_stats import PLAN_FORMAT, PLAN_VERSION
 
 
 def test_cluster_options_round_trip_through_the_command_line():
@@ -30,17 +37,18 @@ def test_cluster_options_round_trip_through_the_command_line():
         lock_ttl_s=30,
         key_engine="arrow",
         stats_location="s3a://stats/events",
-        action="recover",
         result_json="/tmp/r.json",
         run_id="20260101T000000-abcdef01",
     )
     back = ClusterOptions.from_args(opts.to_args())
     assert back == opts
     assert back.partitions == ["day=1", "k=a,b"]  # a comma inside a partition value survives (JSON list)
-    inc = ClusterOptions(
-        table="/t", columns=["a"], plan="s3a://stats/plans/r.json", target_ratio=1.2, max_rewrite_bytes=1 << 30
-    )
+    inc = ClusterOptions(table="/t", columns=["a"], incremental=True, target_ratio=1.2, max_rewrite_bytes=1 << 30)
     assert inc.incremental and ClusterOptions.from_args(inc.to_args()) == inc
+    given = ClusterOptions(table="/t", columns=["a"], plan="s3a://stats/plans/r.json", target_file_size=1 << 20)
+    assert given.incremental and ClusterOptions.from_args(given.to_args()) == given
+    recover = ClusterOptions(table="db.t", action="recover", lock_ttl_s=30, stats_location="/st", run_id="r")
+    assert ClusterOptions.from_args(recover.to_args()) == recover
 
 
 def test_incremental_and_full_flags(capsys):
@@ -52,15 +60,204 @@ def test_incremental_and_full_flags(capsys):
     assert ClusterOptions.from_args([*base, "--plan", "/p.json"]).incremental is True
     for bad, said in (
         (["--incremental", "--full"], "not allowed with argument"),
-        (["--full", "--plan", "/p.json"], "leave out --full"),
-        (["--target-ratio", "0.9"], "--target-ratio must be at least 1"),
-        (["--max-rewrite-bytes", "lots"], "--max-rewrite-bytes"),
+        (["--incremental", "--target-ratio", "0.9"], "--target-ratio must be at least 1"),
+        (["--incremental", "--max-rewrite-bytes", "lots"], "--max-rewrite-bytes"),
     ):
         with pytest.raises(SystemExit):
             ClusterOptions.from_args([*base, *bad])
         assert said in capsys.readouterr().err
     with pytest.raises(ValueError, match="target_ratio must be a number >= 1"):
-        ClusterOptions(table="/t", columns=["a"], target_ratio=0.5)
+        ClusterOptions(table="/t", columns=["a"], incremental=True, target_ratio=0.5)
+
+
+# --------------------------------------------------------------------------- parameters whose effect depends on the mode
+
+PLAN = {  # a plan document as the sensor hands it, made for 128 MiB files
+    "format": PLAN_FORMAT,
+    "version": PLAN_VERSION,
+    "columns": ["a"],
+    "params": {"target_ratio": 1.35, "target_file_bytes": 128 << 20, "max_bytes": None},
+    "files": 2,
+    "bytes": 200,
+    "num_output_files": 1,
+    "ratio_before": 2.0,
+    "ratio_after": 1.0,
+    "partitions": [
+        {
+            "partition": "day=1",
+            "reasons": ["cluster the new files"],
+            "bins": [{"paths": ["/t/day=1/x.parquet", "/t/day=1/y.parquet"], "num_output_files": 1}],
+        }
+    ],
+}
+
+#: (what is given: the job's options, its command-line flags, the operator's parameters; what the refusal says)
+REFUSED = [
+    pytest.param(
+        {"num_files": 8, "incremental": True},
+        ["--num-files", "8", "--incremental"],
+        {"num_files": "8", "incremental": "True"},
+        "num_files (--num-files) fixes the number of output files of a full rewrite; an incremental run sizes its "
+        "files by target_file_size",
+        id="num_files-incremental",
+    ),
+    pytest.param(
+        {"num_files": 8, "plan": "/p.json"},
+        ["--num-files", "8", "--plan", "/p.json"],
+        {"num_files": 8, "plan": PLAN},
+        "drop num_files and set target_file_size, or run a full rewrite (incremental=False, --full)",
+        id="num_files-plan",
+    ),
+    pytest.param(
+        {"plan": "/p.json", "incremental": False},
+        ["--full", "--plan", "/p.json"],
+        {"plan": PLAN, "incremental": "False"},
+        "plan (--plan) runs an incremental plan, but incremental=False (--full) asks for a full rewrite",
+        id="plan-full",
+    ),
+    pytest.param(
+        {"target_ratio": 1.2},
+        ["--target-ratio", "1.2"],
+        {"target_ratio": "1.2"},
+        "target_ratio steer the plan an incremental run makes, and this is a full rewrite: drop it, or run "
+        "incrementally (incremental=True, --incremental)",
+        id="target_ratio-full",
+    ),
+    pytest.param(
+        {"max_rewrite_bytes": 1 << 30, "incremental": False},
+        ["--full", "--max-rewrite-bytes", "1GB"],
+        {"max_rewrite_bytes": "1GB", "incremental": False},
+        "max_rewrite_bytes steer the plan an incremental run makes, and this is a full rewrite",
+        id="max_rewrite_bytes-full",
+    ),
+    pytest.param(
+        {"plan": "/p.json", "target_ratio": 1.2, "max_rewrite_bytes": 1 << 30},
+        ["--plan", "/p.json", "--target-ratio", "1.2", "--max-rewrite-bytes", "1GB"],
+        {"plan": PLAN, "target_ratio": 1.2, "max_rewrite_bytes": "1GB", "incremental": True},
+        "target_ratio and max_rewrite_bytes steer the plan the job makes, but a plan is given (--plan), made with "
+        "the sensor's incremental_plan settings (target_ratio, max_bytes): set them there",
+        id="knobs-plan",
+    ),
+    pytest.param(
+        {"action": "recover", "partitions": ["day=1"], "retention_hours": 0.0},
+        ["--action", "recover", "--partitions", "day=1", "--retention-hours", "0"],
+        {"action": "recover", "partitions": ["day=1"], "retention_hours": 0.0},
+        "action='recover' (--action recover) only finishes or rolls back interrupted runs, so partitions, "
+        "retention_hours would do nothing: drop them, or run action='cluster'",
+        id="recover-partitions-retention",
+    ),
+    pytest.param(
+        {"action": "cleanup", "plan": "/p.json"},
+        ["--action", "cleanup", "--plan", "/p.json"],
+        {"action": "cleanup", "plan": PLAN, "stats_location": "/st"},
+        "action='cleanup' (--action cleanup) only deletes what finished runs replaced once their retention passed, "
+        "so plan would do nothing: drop it",
+        id="cleanup-plan",
+    ),
+    pytest.param(
+        {"action": "cleanup", "incremental": True, "num_files": 2, "target_file_size": 1 << 20},
+        ["--action", "cleanup", "--incremental", "--num-files", "2", "--target-file-size", "1MB"],
+        {"action": "cleanup", "incremental": "True", "num_files": 2, "target_file_size": "1MB"},
+        "so incremental, num_files, target_file_size would do nothing",
+        id="cleanup-sizing",
+    ),
+]
+
+
+@pytest.mark.parametrize(("options", "flags", "operator", "said"), REFUSED)
+def test_a_parameter_the_mode_does_not_use_is_refused_everywhere(options, flags, operator, said, capsys):
+    """The same rule refuses the job's options, its command line (exit 2, before any Spark) and the operator's
+    rendered parameters (``params.cluster_options``, which ``spark_job_spec`` uses too)."""
+    with pytest.raises(ValueError) as err:
+        ClusterOptions(table="/t", columns=["a"], **options)
+    assert said in str(err.value)
+    with pytest.raises(SystemExit) as exit_:
+        ClusterOptions.from_args(["--table", "/t", "--columns", "a", *flags])
+    assert exit_.value.code == 2 and said in " ".join(capsys.readouterr().err.split())
+    with pytest.raises(ValueError) as err:
+        params.cluster_options(table="/t", columns="a", **operator)
+    assert said in str(err.value)
+
+
+def test_each_mode_dependent_parameter_is_honoured_where_it_applies():
+    from spark_jobs.incremental_units import params_of
+
+    full = ClusterOptions.from_args(["--table", "/t", "--columns", "a", "--num-files", "8", "--full"])
+    assert (full.num_files, full.incremental) == (8, False)
+    assert params.cluster_options(table="/t", columns="a", num_files="8", incremental="False").num_files == 8
+    # a plan the job makes: its knobs and the file size reach the rule
+    inc = params.cluster_options(
+        table="/t",
+        columns="a",
+        incremental="True",
+        target_file_size="64MB",
+        target_ratio="1.2",
+        max_rewrite_bytes="1GB",
+    )
+    assert params_of(inc) == IncrementalParams(target_ratio=1.2, target_file_bytes=64 << 20, max_bytes=1 << 30)
+    unset = params_of(ClusterOptions(table="/t", columns=["a"], incremental=True))
+    assert unset == IncrementalParams()  # unset: the rule's defaults, the job's 512 MiB files
+    assert ClusterOptions(table="/t", columns=["a"]).file_bytes == DEFAULT_TARGET_FILE_SIZE
+    # cleanup keeps replaced files for retention_hours (the default: 7 days)
+    cleanup = ClusterOptions.from_args(["--table", "db.t", "--action", "cleanup", "--retention-hours", "0.5"])
+    assert cleanup.retention_s == 1800.0 and ClusterOptions(table="/t", columns=["a"]).retention_s == 168 * 3600.0
+    # unset, "", "None", "null" and [] mean unset: the rendered forms of an unused template refuse nothing
+    for unset_value in (None, "", "None", "null"):
+        opts = params.cluster_options(
+            table="/t",
+            columns="a",
+            action="cleanup",
+            incremental=unset_value,
+            plan=unset_value,
+            num_files=unset_value,
+            target_file_size=unset_value,
+            target_ratio=unset_value,
+            max_rewrite_bytes=unset_value,
+            partitions=unset_value if unset_value is not None else [],
+        )
+        assert opts.to_args()[-4:-2] == ["--action", "cleanup"] and not opts.incremental
+
+
+def test_a_given_plan_must_be_sized_like_the_run(tmp_path):
+    """The plan's bins carry their file counts: a different target_file_size is refused by the operator's
+    conversion and by the job when it reads the plan; unset, the job takes the plan's size."""
+    from airflow_zorder.core.storage.filesystems import LocalFileSystem
+    from spark_jobs.incremental_units import IncrementalError, incremental_units
+    from spark_jobs.table import ResolvedTable
+
+    said = "target_file_size (--target-file-size) is 268435456 bytes, but the given plan sized its files for 134217728"
+    with pytest.raises(ValueError, match=re.escape(said)):
+        params.cluster_options(table="/t", columns="a", plan=PLAN, target_file_size="256MB")
+    same = params.cluster_options(table="/t", columns="a", plan=json.dumps(PLAN), target_file_size="128MB")
+    assert same.plan.endswith(f"/t/_zorder/stats/plans/{same.run_id}.json") and same.target_file_size == 128 << 20
+    assert params.cluster_options(table="/t", columns="a", plan=PLAN).target_file_size is None
+
+    (tmp_path / "plan.json").write_text(json.dumps(PLAN))
+    ref = ResolvedTable("/t", "path", "/t", "/t", ["day"], [])
+    job = ClusterOptions(table="/t", columns=["a"], plan=str(tmp_path / "plan.json"), target_file_size=256 << 20)
+    with pytest.raises(IncrementalError, match=re.escape(said)):
+        incremental_units(LocalFileSystem(), ref, job, [], ["a"])
+    job = ClusterOptions(table="/t", columns=["a"], plan=str(tmp_path / "plan.json"))
+    bins, summary, _ = incremental_units(LocalFileSystem(), ref, job, [], ["a"])
+    assert (bins, summary["source"], job.file_bytes) == ([], "given", 128 << 20)  # the plan's size, for the run
+
+
+def test_the_job_refuses_before_spark_starts(tmp_path, monkeypatch, capsys):
+    """``spark_jobs/cluster_table.py`` itself: num_files with an incremental run exits 2 naming the fix, before
+    any SparkSession, leaving the table as it was."""
+    import spark_jobs.cli
+    from spark_jobs import cluster_table
+
+    table = tmp_path / "t"
+    table.mkdir()
+    (table / "part-0.parquet").write_bytes(b"PAR1 not touched PAR1")
+    before = sorted((p.name, p.read_bytes()) for p in table.rglob("*"))
+    monkeypatch.setattr(spark_jobs.cli, "build_session", lambda name: pytest.fail("a SparkSession was started"))
+    with pytest.raises(SystemExit) as exit_:
+        cluster_table.main(["--table", str(table), "--columns", "a", "--incremental", "--num-files", "8"])
+    assert exit_.value.code == 2
+    assert "drop num_files and set target_file_size, or run a full rewrite" in " ".join(capsys.readouterr().err.split())
+    assert sorted((p.name, p.read_bytes()) for p in table.rglob("*")) == before
 
 
 def test_defaults_are_not_restated_on_the_command_line():

@@ -32,7 +32,6 @@ CLUSTER_PARAMS = [
         "partitions": ["day=1", {"day": "2"}],
         "curve": "hilbert",
         "target_file_size": "256MB",
-        "num_files": "3",
         "num_ranges": 512,
         "salt_bits": 0,
         "verify": "full",
@@ -44,7 +43,14 @@ CLUSTER_PARAMS = [
         "target_ratio": "1.2",
         "max_rewrite_bytes": "1GB",
     },
-    {"table": "/data/events", "columns": "a", "incremental": "False", "target_ratio": "None", "max_rewrite_bytes": ""},
+    {
+        "table": "/data/events",
+        "columns": "a",
+        "num_files": "3",  # full rewrites only
+        "incremental": "False",
+        "target_ratio": "None",
+        "max_rewrite_bytes": "",
+    },
     {"table": "db.events", "stats_location": "/stats/events", "columns": "", "action": "cleanup"},
 ]
 COLLECT_PARAMS = [

@@ -12,7 +12,7 @@ import ast
 import json
 import time
 import uuid
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import MISSING, dataclass, field, fields
 from typing import Any, Literal, get_args
 
@@ -38,10 +38,12 @@ __all__ = [
     "StatsMethod",
     "VerifyMode",
     "check_choice",
+    "check_cluster_modes",
     "default_stats_location",
     "new_run_id",
     "parse_name_args",
     "parse_names",
+    "plan_file_bytes",
     "stats_location_for",
 ]
 
@@ -79,6 +81,7 @@ STATS_DELTA_KEYS: tuple[str, ...] = ("delta_version", "files_from_log", "columns
 DEFAULT_NUM_RANGES = 1024
 DEFAULT_SALT_BITS = 16
 DEFAULT_TARGET_RATIO = 1.35  # incremental runs stop once every column is within this of the ideal
+DEFAULT_RETENTION_HOURS = 168.0  # replaced files are kept this long (7 days)
 STATS_SUBDIR = ("_zorder", "stats")
 
 
@@ -197,21 +200,106 @@ def _job_parser(prog: str, description: str) -> argparse.ArgumentParser:
 # --------------------------------------------------------------------------- the clustering job
 
 
+_ACTION_DOES = {
+    "recover": "only finishes or rolls back interrupted runs",
+    "cleanup": "only deletes what finished runs replaced once their retention passed",
+}
+
+
+def check_cluster_modes(
+    *,
+    action: str = "cluster",
+    incremental: bool | None = None,
+    plan: bool = False,
+    num_files: int | None = None,
+    target_file_size: int | None = None,
+    target_ratio: float | None = None,
+    max_rewrite_bytes: int | None = None,
+    partitions: Sequence[str] | None = None,
+    retention_hours: float | None = None,
+) -> None:
+    """The one rule for the clustering parameters whose effect depends on the run's mode: refuse, naming the fix,
+    a value the run would not use.  None means unset; ``plan`` says whether a plan is given.
+
+    :class:`ClusterOptions` applies it (so the operators at execution, ``spark_job_spec`` and the job's command
+    line all refuse alike), and ``core.jobs.params.check_cluster_params`` to literal operator arguments at DAG
+    parse time.  A given plan's file size is checked against ``target_file_size`` by
+    :meth:`ClusterOptions.check_given_plan`, where the document is read.
+    """
+    if action != "cluster":
+        given = [
+            name
+            for name, value in (
+                ("partitions", partitions),
+                ("incremental", incremental or None),
+                ("plan", plan or None),
+                ("num_files", num_files),
+                ("target_file_size", target_file_size),
+                ("target_ratio", target_ratio),
+                ("max_rewrite_bytes", max_rewrite_bytes),
+                ("retention_hours", retention_hours if action == "recover" else None),
+            )
+            if value is not None
+        ]
+        if given:
+            raise ValueError(
+                f"action={action!r} (--action {action}) {_ACTION_DOES.get(action, 'rewrites nothing')}, so "
+                f"{', '.join(given)} would do nothing: drop {'it' if len(given) == 1 else 'them'}, or run "
+                "action='cluster'"
+            )
+        return
+    if plan and incremental is False:
+        raise ValueError(
+            "plan (--plan) runs an incremental plan, but incremental=False (--full) asks for a full rewrite: drop "
+            "plan to rewrite every file, or leave incremental unset (a plan implies it)"
+        )
+    if num_files is not None and (incremental or plan):
+        raise ValueError(
+            "num_files (--num-files) fixes the number of output files of a full rewrite; an incremental run sizes "
+            "its files by target_file_size (--target-file-size; a given plan: by the sensor's incremental_plan "
+            "target_file_bytes): drop num_files and set target_file_size, or run a full rewrite "
+            "(incremental=False, --full)"
+        )
+    knobs = [n for n, v in (("target_ratio", target_ratio), ("max_rewrite_bytes", max_rewrite_bytes)) if v is not None]
+    if knobs and plan:
+        raise ValueError(
+            f"{' and '.join(knobs)} steer the plan the job makes, but a plan is given (--plan), made with the "
+            "sensor's incremental_plan settings (target_ratio, max_bytes): set them there, or drop plan to let "
+            "the job plan"
+        )
+    if knobs and not incremental:
+        raise ValueError(
+            f"{' and '.join(knobs)} steer the plan an incremental run makes, and this is a full rewrite: drop "
+            f"{'it' if len(knobs) == 1 else 'them'}, or run incrementally (incremental=True, --incremental)"
+        )
+
+
+def plan_file_bytes(doc: Mapping[str, Any]) -> int | None:
+    """The output file size a plan document was made for (the sensor's ``incremental_plan`` ``target_file_bytes``;
+    None when the document does not say)."""
+    value = (doc.get("params") or {}).get("target_file_bytes")
+    return int(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else None
+
+
 @dataclass
 class ClusterOptions(_CommandLine):
-    """What to cluster and how (``spark_jobs/cluster_table.py``); ``to_args``/``from_args`` are its command line."""
+    """What to cluster and how (``spark_jobs/cluster_table.py``); ``to_args``/``from_args`` are its command line.
+
+    Options whose effect depends on the mode are None when unset (the job's default applies), so that
+    :func:`check_cluster_modes` can refuse a given value the run would not use.
+    """
 
     table: str
     columns: list[str] = field(default_factory=list)
     curve: str = "zorder"  # one of CURVES
-    target_file_size: int = DEFAULT_TARGET_FILE_SIZE
-    num_files: int | None = None
+    target_file_size: int | None = None  # output file size in bytes; unset: DEFAULT_TARGET_FILE_SIZE (file_bytes)
+    num_files: int | None = None  # full rewrites: exact output files per unit
     partitions: list[str] | None = None
     num_ranges: int = DEFAULT_NUM_RANGES
     salt_bits: int = DEFAULT_SALT_BITS
     verify: str = "observe"  # one of VERIFY_MODES
     compression: str = "snappy"
-    retention_hours: float = 168.0
+    retention_hours: float | None = None  # unset: DEFAULT_RETENTION_HOURS (retention_s)
     lock_ttl_s: int = 600
     key_engine: str = "auto"  # one of KEY_ENGINES
     seed: int = 42  # not a flag: the sampling seed of benchmarks and tests
@@ -221,10 +309,12 @@ class ClusterOptions(_CommandLine):
     result_json: str | None = (
         None  # write the JSON result here: a local path, or a URI written through the stats store's IO
     )
-    incremental: bool = False  # rewrite only the files an incremental plan picks (False: every file of each unit)
+    # rewrite only the files an incremental plan picks; False (--full) or unset: every file of each unit.
+    # After __post_init__ a bool: True whenever a plan is given
+    incremental: bool | None = None
     plan: str | None = None  # the plan document to run (path or URI of its JSON); implies incremental
-    target_ratio: float = DEFAULT_TARGET_RATIO  # incremental: stop once every column is within this of ideal
-    max_rewrite_bytes: int | None = None  # incremental: the run's budget of bytes rewritten
+    target_ratio: float | None = None  # incremental, job's plan: stop once every column is within this of ideal
+    max_rewrite_bytes: int | None = None  # incremental, job's plan: the run's budget of bytes rewritten
 
     _FLAGS = (
         ("incremental", "--incremental"),
@@ -256,12 +346,47 @@ class ClusterOptions(_CommandLine):
             ("key_engine", self.key_engine, KEY_ENGINES),
         ):
             check_choice(what, value, choices)
-        if self.plan:
-            self.incremental = True
-        if not (isinstance(self.target_ratio, (int, float)) and 1.0 <= self.target_ratio < float("inf")):
+        if self.target_ratio is not None and not (
+            isinstance(self.target_ratio, (int, float)) and 1.0 <= self.target_ratio < float("inf")
+        ):
             raise ValueError(f"target_ratio must be a number >= 1 (1 = a perfect grid), not {self.target_ratio!r}")
         if self.max_rewrite_bytes is not None and self.max_rewrite_bytes < 1:
             raise ValueError(f"max_rewrite_bytes must be a positive number of bytes, not {self.max_rewrite_bytes!r}")
+        check_cluster_modes(
+            action=self.action,
+            incremental=self.incremental,
+            plan=bool(self.plan),
+            num_files=self.num_files,
+            target_file_size=self.target_file_size,
+            target_ratio=self.target_ratio,
+            max_rewrite_bytes=self.max_rewrite_bytes,
+            partitions=self.partitions or None,
+            retention_hours=self.retention_hours,
+        )
+        self.incremental = bool(self.incremental or self.plan)
+
+    @property
+    def file_bytes(self) -> int:
+        """The output file size target in bytes: ``target_file_size``, else the job's default (512 MiB)."""
+        return self.target_file_size or DEFAULT_TARGET_FILE_SIZE
+
+    @property
+    def retention_s(self) -> float:
+        """How long replaced files are kept, in seconds: ``retention_hours``, else 7 days."""
+        hours = DEFAULT_RETENTION_HOURS if self.retention_hours is None else self.retention_hours
+        return hours * 3600.0
+
+    def check_given_plan(self, doc: Mapping[str, Any]) -> None:
+        """Refuse a given plan made for another file size than ``target_file_size``: the plan's bins carry their
+        output file counts, sized by the sensor's ``incremental_plan`` ``target_file_bytes``."""
+        planned = plan_file_bytes(doc)
+        if self.target_file_size is not None and planned is not None and planned != self.target_file_size:
+            raise ValueError(
+                f"target_file_size (--target-file-size) is {self.target_file_size} bytes, but the given plan sized "
+                f"its files for {planned} bytes (the sensor's incremental_plan target_file_bytes): give the sensor "
+                "the same size (incremental_plan={'target_file_bytes': ...}), or leave target_file_size unset to "
+                "run the plan as it was made"
+            )
 
     @staticmethod
     def parser() -> argparse.ArgumentParser:
@@ -293,23 +418,27 @@ class ClusterOptions(_CommandLine):
         p.add_argument(
             "--target-ratio",
             type=float,
-            default=DEFAULT_TARGET_RATIO,
-            help=f"incremental: stop once every column's files read / ideal is at most this (default {DEFAULT_TARGET_RATIO})",
+            default=None,
+            help="incremental, planned by the job (not with --plan): stop once every column's files read / ideal is "
+            f"at most this (default {DEFAULT_TARGET_RATIO})",
         )
         p.add_argument(
             "--max-rewrite-bytes",
             default=None,
-            help="incremental: at most this many bytes rewritten per run, e.g. 200GB (default no limit)",
+            help="incremental, planned by the job (not with --plan): at most this many bytes rewritten per run, "
+            "e.g. 200GB (default no limit)",
         )
         p.add_argument("--curve", default="zorder", choices=CURVES)
         p.add_argument(
-            "--target-file-size", default="512MB", help="output file size target, e.g. 128MB, 1g (default 512MB)"
+            "--target-file-size",
+            default=None,
+            help="output file size target, e.g. 128MB, 1g (default 512MB); with --plan, the plan's size must match",
         )
         p.add_argument(
             "--num-files",
             type=int,
             default=None,
-            help="exact number of output files per unit (overrides the target size)",
+            help="full rewrites: exact number of output files per unit (instead of the target size)",
         )
         p.add_argument(
             "--partitions",
@@ -334,7 +463,10 @@ class ClusterOptions(_CommandLine):
         )
         p.add_argument("--compression", default="snappy")
         p.add_argument(
-            "--retention-hours", type=float, default=168.0, help="keep replaced files this long (default 7 days)"
+            "--retention-hours",
+            type=float,
+            default=None,
+            help="cluster and cleanup: keep replaced files this long (default 168, 7 days)",
         )
         p.add_argument(
             "--lock-ttl", type=int, default=600, help="seconds after which a silent lock owner is presumed dead"
@@ -388,46 +520,47 @@ class ClusterOptions(_CommandLine):
             p.error(f"--salt-bits must be between 0 and 32, got {a.salt_bits}")
         if a.lock_ttl < 1:
             p.error(f"--lock-ttl must be at least 1 second, got {a.lock_ttl}")
-        if not 0 <= a.retention_hours < float("inf"):
+        if a.retention_hours is not None and not 0 <= a.retention_hours < float("inf"):
             p.error(f"--retention-hours must be a number of hours >= 0, got {a.retention_hours}")
         try:
-            target = parse_size(a.target_file_size)
+            target = parse_size(a.target_file_size) if a.target_file_size is not None else None
         except ValueError as exc:
             p.error(f"--target-file-size: {exc}")
         try:
             partitions = parse_name_args(a.partitions, "--partitions") or None
         except ValueError as exc:  # a malformed JSON list
             p.error(f"--partitions: cannot read {a.partitions!r} as k=v[/k2=v2] values or a JSON list: {exc}")
-        if a.plan and a.incremental is False:
-            p.error("--plan runs an incremental plan: leave out --full")
-        if a.target_ratio < 1.0:
+        if a.target_ratio is not None and a.target_ratio < 1.0:
             p.error(f"--target-ratio must be at least 1 (1 = a perfect grid), got {a.target_ratio}")
         try:
             budget = parse_size(a.max_rewrite_bytes) if a.max_rewrite_bytes is not None else None
         except ValueError as exc:
             p.error(f"--max-rewrite-bytes: {exc}")
-        opts = cls(
-            table=a.table,
-            columns=cols,
-            incremental=bool(a.incremental or a.plan),
-            plan=a.plan,
-            target_ratio=a.target_ratio,
-            max_rewrite_bytes=budget,
-            curve=a.curve,
-            target_file_size=target,
-            num_files=a.num_files,
-            partitions=partitions,
-            num_ranges=a.num_ranges,
-            salt_bits=a.salt_bits,
-            verify=a.verify,
-            compression=a.compression,
-            retention_hours=a.retention_hours,
-            lock_ttl_s=a.lock_ttl,
-            key_engine=a.key_engine,
-            stats_location=a.stats_location,
-            action=a.action,
-            result_json=a.result_json,
-        )
+        try:  # the rules of check_cluster_modes: a flag the run would not use exits 2, naming the fix
+            opts = cls(
+                table=a.table,
+                columns=cols,
+                incremental=a.incremental,
+                plan=a.plan,
+                target_ratio=a.target_ratio,
+                max_rewrite_bytes=budget,
+                curve=a.curve,
+                target_file_size=target,
+                num_files=a.num_files,
+                partitions=partitions,
+                num_ranges=a.num_ranges,
+                salt_bits=a.salt_bits,
+                verify=a.verify,
+                compression=a.compression,
+                retention_hours=a.retention_hours,
+                lock_ttl_s=a.lock_ttl,
+                key_engine=a.key_engine,
+                stats_location=a.stats_location,
+                action=a.action,
+                result_json=a.result_json,
+            )
+        except ValueError as exc:
+            p.error(str(exc))
         if a.run_id:
             opts.run_id = a.run_id
         return opts

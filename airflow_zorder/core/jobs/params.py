@@ -40,6 +40,7 @@ __all__ = [
     "is_template",
     "optional_bool",
     "optional_count",
+    "optional_flag",
     "optional_ratio",
     "plan_location",
     "read_plan",
@@ -61,8 +62,8 @@ def check_choice(what: str, value: Any, choices: Sequence[str]) -> None:
 
 
 def optional_count(what: str, value: Any) -> int | None:
-    """A positive int from an int or its rendered text; None, "" and "None" mean unset."""
-    if value is None or is_template(value) or (isinstance(value, str) and value.strip() in ("", "None")):
+    """A positive int from an int or its rendered text; None, "", "None" and "null" mean unset."""
+    if value is None or is_template(value) or (isinstance(value, str) and value.strip() in _UNSET):
         return None
     try:
         n = int(value)
@@ -75,13 +76,20 @@ def optional_count(what: str, value: Any) -> int | None:
 
 def optional_bool(what: str, value: Any) -> bool:
     """A bool from a bool or its rendered text (``"True"``, ``"false"``, ``""``: False)."""
+    return bool(optional_flag(what, value))
+
+
+def optional_flag(what: str, value: Any) -> bool | None:
+    """True, False, or None (unset: None, ``""``, ``"None"``, ``"null"``) from a bool or its rendered text."""
     if isinstance(value, bool) or value is None:
-        return bool(value)
+        return value
     text = str(value).strip().lower()
     if text in ("true", "1", "yes"):
         return True
-    if text in ("false", "0", "no", "", "none"):
+    if text in ("false", "0", "no"):
         return False
+    if text in ("", "none", "null"):
+        return None
     raise ValueError(f"{what} must be True or False, got {value!r}")
 
 
@@ -95,9 +103,21 @@ def optional_ratio(value: Any) -> float | None:
         raise ValueError(f"target_ratio must be a number >= 1 (1 = a perfect grid), got {value!r}") from None
 
 
-def _optional_size(value: Any) -> int | None:
+def _optional_size(what: str, value: Any) -> int | None:
     """Bytes from a size (``"512MB"``, an int or its text); None, "", "None" and "null" mean unset."""
-    return None if value is None or str(value).strip() in _UNSET else parse_size(value)
+    if value is None or str(value).strip() in _UNSET:
+        return None
+    try:
+        return parse_size(value)
+    except ValueError as exc:
+        raise ValueError(f"{what}: {exc}") from None
+
+
+def _partitions(value: Any) -> list[str] | None:
+    """Partitions from a list or its rendered text; None, [], "", "None" and "null" mean all (unset)."""
+    if isinstance(value, str) and value.strip() in _UNSET:
+        return None
+    return parse_names(value, "partitions") or None
 
 
 def read_plan(value: Any) -> dict[str, Any] | None:
@@ -167,19 +187,60 @@ def write_plan(doc: Mapping[str, Any], stats_location: str, run_id: str, filesys
     return join(stats_location, PLANS_DIR, f"{run_id}.json")
 
 
-def check_cluster_params(*, curve: Any, verify: Any, action: Any, num_files: Any, incremental: Any, plan: Any) -> None:
-    """The clustering parameters' checks that need no rendering (literal values, at DAG parse time)."""
+def check_cluster_params(
+    *,
+    curve: Any,
+    verify: Any,
+    action: Any,
+    num_files: Any,
+    incremental: Any,
+    plan: Any,
+    target_file_size: Any = None,
+    target_ratio: Any = None,
+    max_rewrite_bytes: Any = None,
+    partitions: Any = None,
+    retention_hours: Any = None,
+) -> None:
+    """The clustering parameters' checks that need no rendering (literal values, at DAG parse time).
+
+    The mode rules (``options.check_cluster_modes``) apply when the mode is literal (``action``, ``incremental``
+    and ``plan``); a templated value counts as unset until the task renders it and ``ClusterOptions`` checks again.
+    """
     for what, value, choices in (
         ("curve", curve, CURVES),
         ("verify", verify, VERIFY_MODES),
         ("action", action, CLUSTER_ACTIONS),
     ):
         check_choice(what, value, choices)
-    optional_count("num_files", num_files)
-    if not is_template(incremental):
-        optional_bool("incremental", incremental)
-    if not is_template(plan):
-        read_plan(plan)  # a literal plan is checked at DAG parse time
+    count = optional_count("num_files", num_files)
+    if any(is_template(v) for v in (action, incremental, plan)):
+        return  # the mode is known once rendered: checked at execution
+    flag = optional_flag("incremental", incremental)
+    doc = read_plan(plan)  # a literal plan is checked at DAG parse time
+    literal = {
+        k: None if is_template(v) else v
+        for k, v in (
+            ("target_file_size", target_file_size),
+            ("target_ratio", target_ratio),
+            ("max_rewrite_bytes", max_rewrite_bytes),
+            ("partitions", partitions),
+        )
+    }
+    opts = ClusterOptions(
+        table="-",
+        columns=["-"],
+        action=action,
+        incremental=flag,
+        plan="-" if doc is not None else None,  # where it will be written is decided at execution
+        num_files=count,
+        target_file_size=_optional_size("target_file_size", literal["target_file_size"]),
+        target_ratio=optional_ratio(literal["target_ratio"]),
+        max_rewrite_bytes=_optional_size("max_rewrite_bytes", literal["max_rewrite_bytes"]),
+        partitions=_partitions(literal["partitions"]),
+        retention_hours=retention_hours,
+    )
+    if doc is not None and action == "cluster":
+        opts.check_given_plan(doc)
 
 
 def check_collect_params(*, method: Any) -> None:
@@ -203,24 +264,25 @@ def cluster_options(
     lock_ttl: int | None = None,
     action: str = "cluster",
     stats_location: str | None = None,
-    incremental: bool | str = False,
+    incremental: bool | str | None = None,
     plan: dict[str, Any] | str | None = None,
     target_ratio: float | str | None = None,
     max_rewrite_bytes: str | int | None = None,
     run_id: str | None = None,
 ) -> ClusterOptions:
     """The clustering job's options from ``SparkClusterTableOperator``'s (rendered) parameters; unset ones keep
-    the job's defaults.  A ``plan`` becomes ``--plan <stats location>/plans/<run id>.json`` (write it there with
-    :func:`write_plan`) and implies ``incremental``."""
+    the job's defaults, and one the run would not use is refused (``options.check_cluster_modes``).  A ``plan``
+    becomes ``--plan <stats location>/plans/<run id>.json`` (write it there with :func:`write_plan`) and implies
+    ``incremental``."""
     names = parse_names(columns, "columns") or []
     if not names and action == "cluster":
         raise ValueError("columns: name 1 to 16 clustering columns")
     run_id = run_id or new_run_id()  # the plan file is named after the run
-    doc = given_plan(plan, names, action)
+    doc = read_plan(plan)
     given = {
-        "target_file_size": _optional_size(target_file_size),
+        "target_file_size": _optional_size("target_file_size", target_file_size),
         "num_files": optional_count("num_files", num_files),
-        "partitions": parse_names(partitions, "partitions") or None,
+        "partitions": _partitions(partitions),
         "num_ranges": num_ranges,
         "salt_bits": salt_bits,
         "verify": verify,
@@ -228,12 +290,12 @@ def cluster_options(
         "retention_hours": retention_hours,
         "lock_ttl_s": lock_ttl,
         "stats_location": stats_location or None,
-        "incremental": optional_bool("incremental", incremental) or doc is not None,
-        "plan": plan_location(table, stats_location, run_id) if doc is not None else None,
+        "incremental": optional_flag("incremental", incremental),
+        "plan": "-" if doc is not None else None,  # its location below, once the mode rules accepted it
         "target_ratio": optional_ratio(target_ratio),
-        "max_rewrite_bytes": _optional_size(max_rewrite_bytes),
+        "max_rewrite_bytes": _optional_size("max_rewrite_bytes", max_rewrite_bytes),
     }
-    return ClusterOptions(
+    opts = ClusterOptions(
         table=str(table),
         columns=names,
         curve=curve,
@@ -241,6 +303,11 @@ def cluster_options(
         run_id=run_id,
         **{k: v for k, v in given.items() if v is not None},
     )
+    if doc is not None:
+        check_plan_columns(doc, names)
+        opts.check_given_plan(doc)
+        opts.plan = plan_location(table, stats_location, run_id)
+    return opts
 
 
 def collect_options(
