@@ -108,6 +108,24 @@ def master_of(conn: Any) -> str:
     return f"{master}:{conn.port}" if conn.port else master
 
 
+def check_deploy_mode(master: str, deploy_mode: str, conn_id: str) -> None:
+    """Refuse deploy mode ``cluster`` where spark-submit cannot run the jobs in it: a ``local[...]`` master has no
+    cluster to place the driver on, and a standalone master (``spark://``) does not run Python applications there."""
+    if deploy_mode != "cluster":
+        return
+    if master.startswith("local"):
+        where = f"master {master} runs everything in one local JVM"
+    elif master.startswith("spark://"):
+        where = f"Spark standalone master {master} does not run Python applications in deploy mode cluster"
+    else:
+        return
+    raise AirflowException(
+        f"deploy mode cluster (deploy_mode=, or the connection's deploy-mode extra) cannot work here: {where}; "
+        f"nothing was submitted. Use deploy mode client (the default) with connection {conn_id!r}, or a YARN or "
+        "Kubernetes master for cluster mode."
+    )
+
+
 def check_master_reachable(master: str, conn_id: str, timeout_s: float = 10.0) -> None:
     """Fail at once when a standalone master (``spark://host:port[,host2:port2]``) accepts no connection.
 
@@ -271,6 +289,7 @@ class SparkZorderJobOperator(ZorderLineageMixin, SparkSubmitOperator):
 
     def execute(self, context: Any) -> dict[str, Any]:
         conn = self.require_connection()
+        check_deploy_mode(master_of(conn), self._deploy_mode_of(conn), self._conn_id)
         check_master_reachable(master_of(conn), self._conn_id)
         self._hook = None  # built by SparkSubmitOperator.execute from this run's arguments, kept for on_kill
         self._link_ti, self._submitted_id = context.get("ti"), None

@@ -805,3 +805,21 @@ def test_a_templated_parameter_the_mode_does_not_use_fails_the_task_before_anyth
     assert (full.num_files, full.incremental, full.plan) == (8, False, None)
     planned = ClusterOptions.from_args(rendered(full=False, num_files=None).job_arguments())
     assert (planned.num_files, planned.incremental, bool(planned.plan)) == (None, True, True)
+
+
+@pytest.mark.parametrize(
+    ("conn", "said"),
+    [
+        ('{"conn_type": "spark", "host": "spark://127.0.0.1", "port": 1}', "does not run Python applications"),
+        ('{"conn_type": "spark", "host": "local[2]", "extra": {"deploy-mode": "cluster"}}', "one local JVM"),
+    ],
+)
+def test_cluster_deploy_mode_where_spark_submit_cannot_run_it_fails_before_submitting(conn, said, monkeypatch):
+    monkeypatch.setenv("AIRFLOW_CONN_SPARK_NO_CLUSTER_MODE", conn)
+    monkeypatch.setattr(SparkSubmitOperator, "execute", lambda self, context: pytest.fail("spark-submit ran"))
+    op = SparkCollectFileStatsOperator(
+        task_id="s", table="/t", conn_id="spark_no_cluster_mode", deploy_mode="cluster" if "port" in conn else None
+    )
+    with pytest.raises(AirflowException, match=f"deploy mode cluster .* cannot work here: .*{said}.*nothing was"):
+        op.execute({})  # the standalone master's port is closed: refused before even trying to connect
+    assert op._hook is None
