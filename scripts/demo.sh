@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
 # The README's main command (`make demo`, after `make install`): generate a scrambled sample table and run
 # the example DAG zorder_recluster_table with `airflow dags test` -- local Spark through the operators'
-# real spark-submit, a throw-away SQLite Airflow home in .demo/airflow -- then print its before/after table;
-# then the same rows as a Delta Lake table through zorder_recluster_delta_table.
+# real spark-submit, a throw-away SQLite Airflow home in .demo/airflow -- then print its before/after table
+# and what real readers read for one point query per clustering column, before and after
+# (airflow_zorder.evaluation.reader_check); then the same rows as a Delta Lake table through
+# zorder_recluster_delta_table.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 REPO=$(pwd)
@@ -18,25 +20,38 @@ export AIRFLOW__LOGGING__LOGGING_LEVEL=WARNING
 export AIRFLOW_CONN_SPARK_DEFAULT='{"conn_type": "spark", "host": "local[2]"}'
 export ZORDER_TABLE="$DEMO/events"
 export ZORDER_DELTA_TABLE="$DEMO/events_delta"
+# A partition of the sample (100,000 rows) is ~4 MB of Parquet: the sensor's incremental plan and the job
+# write round(bytes / target) files, so 500KB gives 8 clustered files per partition (the DAG's default,
+# 512MB, would compact each partition into one file: no clustering to see).
+TARGET_FILE_SIZE=500KB
 
 rm -rf "$DEMO" && mkdir -p "$AIRFLOW_HOME"
 python -m airflow_zorder.evaluation.sample_data "$ZORDER_TABLE" --rows 400000 --files-per-partition 8
+# what a reader reads before: the DAG rewrites the files in place, so measure (and keep the queried values) now
+python -m airflow_zorder.evaluation.reader_check "$ZORDER_TABLE" --columns user_id,product_id \
+  --save "$DEMO/reads-before.json" > /dev/null
 airflow db migrate > "$DEMO/airflow-db.log" 2>&1 || { tail -30 "$DEMO/airflow-db.log"; exit 1; }
 echo "running the DAG zorder_recluster_table (airflow dags test; log: $DEMO/dag-test.log)"
 start=$(date +%s)
-airflow dags test zorder_recluster_table -c '{"num_files": 8}' > "$DEMO/dag-test.log" 2>&1 \
+airflow dags test zorder_recluster_table -c "{\"target_file_size\": \"$TARGET_FILE_SIZE\"}" > "$DEMO/dag-test.log" 2>&1 \
   || { tail -40 "$DEMO/dag-test.log"; exit 1; }
 echo "DAG run finished in $(( $(date +%s) - start )) s"
 python scripts/demo_report.py zorder_recluster_table compare
+echo
+python -m airflow_zorder.evaluation.reader_check "$ZORDER_TABLE" --before "$DEMO/reads-before.json"
 
 echo
 echo "the same rows as a Delta Lake table: the sensor decides from its _delta_log/, the job commits one Delta version"
 python -m airflow_zorder.evaluation.sample_data "$ZORDER_DELTA_TABLE" --rows 400000 --files-per-partition 8 --delta
+python -m airflow_zorder.evaluation.reader_check "$ZORDER_DELTA_TABLE" --columns user_id,product_id \
+  --save "$DEMO/reads-before-delta.json" > /dev/null
 start=$(date +%s)
-airflow dags test zorder_recluster_delta_table -c '{"num_files": 8}' > "$DEMO/dag-test-delta.log" 2>&1 \
+airflow dags test zorder_recluster_delta_table -c "{\"target_file_size\": \"$TARGET_FILE_SIZE\"}" > "$DEMO/dag-test-delta.log" 2>&1 \
   || { tail -40 "$DEMO/dag-test-delta.log"; exit 1; }
 echo "DAG run finished in $(( $(date +%s) - start )) s"
 python scripts/demo_report.py zorder_recluster_delta_table compare
+echo
+python -m airflow_zorder.evaluation.reader_check "$ZORDER_DELTA_TABLE" --before "$DEMO/reads-before-delta.json"
 python - <<'PY'
 import json, os
 from deltalake import DeltaTable

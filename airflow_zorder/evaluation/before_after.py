@@ -83,7 +83,7 @@ def format_before_after(report: Mapping[str, Any]) -> str:
         f"(clustering job verified {report.get('rows_verified')} rows by count + checksum)",
         f"files {report.get('files_before')} -> {report.get('files_after')}",
         "",
-        f"{'column':<14}{'files read by a point query':>30}{'average depth':>22}",
+        f"{'column':<14}{'est. files read by point query':>30}{'average depth':>22}",
         f"{'':<14}{'before':>15}{'after':>15}{'before':>11}{'after':>11}",
     ]
     for c, d in (report.get("columns") or {}).items():
