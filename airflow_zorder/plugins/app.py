@@ -90,6 +90,7 @@ def create_app() -> FastAPI:
             d=d,
             error=None,
             history_chart=page_charts.history_chart(d),
+            runs_chart=page_charts.runs_chart(d),
             histogram_charts=page_charts.histogram_charts(d),
         )
 

@@ -17,11 +17,13 @@ PALETTE = ("#1f77b4", "#d62728", "#2ca02c", "#ff7f0e", "#9467bd", "#8c564b", "#e
 
 @dataclass(frozen=True)
 class Series:
-    """A named line: ``points`` are ``(time, value)`` (value ``None`` = gap); ``ids`` label each point."""
+    """A named line: ``points`` are ``(time, value)`` (value ``None`` = gap); ``ids`` label each point;
+    ``titles``: each point's tooltip (default: name, value and time)."""
 
     name: str
     points: Sequence[tuple[dt.datetime, float | None]]
     ids: Sequence[str] = ()
+    titles: Sequence[str] = ()
 
 
 @dataclass(frozen=True)
@@ -36,11 +38,13 @@ class Marker:
 
 @dataclass(frozen=True)
 class RefLine:
-    """A horizontal reference line (e.g. the ideal, or the policy's threshold)."""
+    """A horizontal reference line (e.g. the ideal, or the policy's threshold); ``anchor``: its label at the
+    plot's left (``"start"``) or right (``"end"``) end."""
 
     value: float
     label: str
     kind: str = "ref"
+    anchor: str = "start"
 
 
 @dataclass(frozen=True)
@@ -100,6 +104,30 @@ def _svg_open(width: int, height: int, cls: str, label: str) -> str:
     )
 
 
+_CHAR_W = 6.2  # about the width of one 11 px character: enough to keep marker labels apart
+_LABEL_ROWS = 3  # marker labels are stacked in at most this many rows; more overlap (each keeps its tooltip)
+
+
+def _label_places(xs: Sequence[float], labels: Sequence[str], right_end: float) -> list[tuple[int, bool]]:
+    """Per marker, where its label goes: ``(row, ends_at_line)``.  Rows count upwards from the plot's top edge:
+    the lowest row where the label does not run into the previous one of that row.  A label that would run past
+    ``right_end`` ends at its line instead of starting there."""
+    ends: list[float] = []
+    places: dict[int, tuple[int, bool]] = {}
+    for i in sorted(range(len(xs)), key=lambda k: xs[k]):
+        w = _CHAR_W * len(labels[i]) + 6
+        flip = xs[i] + w > right_end
+        start = xs[i] - w if flip else xs[i]
+        row = next((r for r, e in enumerate(ends) if start > e), len(ends))
+        row = min(row, _LABEL_ROWS - 1)
+        if row < len(ends):
+            ends[row] = max(ends[row], start + w)
+        else:
+            ends.append(start + w)
+        places[i] = (row, flip)
+    return [places[i] for i in range(len(xs))]
+
+
 def line_chart(
     series: Sequence[Series],
     *,
@@ -110,11 +138,15 @@ def line_chart(
     width: int = 760,
     height: int = 280,
     y_min: float | None = 0.0,
+    time_range: tuple[dt.datetime, dt.datetime] | None = None,
 ) -> str:
-    """A time-series line chart with vertical event markers and horizontal reference lines (SVG text)."""
+    """A time-series line chart with vertical event markers and horizontal reference lines (SVG text);
+    ``time_range``: the x axis spans at least it (charts drawn one above the other share their time axis)."""
     left, right, top, bottom = 56, 16, 22, 44
-    pw, ph = width - left - right, height - top - bottom
+    pw = width - left - right
     times = [t for s in series for t, _ in s.points] + [m.at for m in markers]
+    if times and time_range:
+        times += list(time_range)
     vals = [v for s in series for _, v in s.points if v is not None] + [r.value for r in refs]
     out = [_svg_open(width, height, "line-chart", title)]
     if not times or not vals:
@@ -132,6 +164,10 @@ def line_chart(
 
     def x(t: dt.datetime) -> float:
         return left + pw * (t - t0).total_seconds() / span
+
+    places = _label_places([x(m.at) for m in markers], [m.label for m in markers], float(width))
+    top += 12 * max((row for row, _ in places), default=0)  # room for the stacked marker labels
+    ph = height - top - bottom
 
     def y(v: float) -> float:
         return top + ph * (1 - (v - y0) / (y1 - y0))
@@ -151,24 +187,28 @@ def line_chart(
     nt = 5
     for i in range(nt + 1):
         t = t0 + dt.timedelta(seconds=span * i / nt)
+        anchor = "end" if i == nt else "middle"  # the last label ends at the axis' end, inside the chart
         out.append(
             f'<line class="tick" x1="{x(t):.1f}" x2="{x(t):.1f}" y1="{top + ph}" y2="{top + ph + 4}"/>'
-            f'<text x="{x(t):.1f}" y="{top + ph + 17}" text-anchor="middle">{escape(_time_label(t, span))}</text>'
+            f'<text x="{x(t):.1f}" y="{top + ph + 17}" text-anchor="{anchor}">{escape(_time_label(t, span))}</text>'
         )
     out.append(f'<line class="axis-line" x1="{left}" x2="{left + pw}" y1="{top + ph}" y2="{top + ph}"/></g>')
     for r in refs:
+        lx, anchor = (left + pw - 4, "end") if r.anchor == "end" else (left + 4, "start")
         out.append(
             f'<g class="ref {escape(r.kind)}" data-value="{r.value!r}"><line x1="{left}" x2="{left + pw}" '
             f'y1="{y(r.value):.1f}" y2="{y(r.value):.1f}" stroke-dasharray="6 4"/>'
-            f'<text x="{left + 4}" y="{y(r.value) - 4:.1f}" font-size="11">'
+            f'<text x="{lx}" y="{y(r.value) - 4:.1f}" font-size="11" text-anchor="{anchor}">'
             f"{escape(r.label)}</text></g>"
         )
-    for m in markers:
+    for m, (row, flip) in zip(markers, places):
+        tx, anchor = (x(m.at) - 3, "end") if flip else (x(m.at) + 3, "start")
         out.append(
             f'<g class="marker {escape(m.kind)}" data-at="{escape(m.at.isoformat())}">'
             f"<title>{escape(m.title or m.label)}</title>"
-            f'<line x1="{x(m.at):.1f}" x2="{x(m.at):.1f}" y1="{top}" y2="{top + ph}" stroke-dasharray="3 3"/>'
-            f'<text x="{x(m.at) + 3:.1f}" y="{top - 6}" font-size="11">{escape(m.label)}</text></g>'
+            f'<line x1="{x(m.at):.1f}" x2="{x(m.at):.1f}" y1="{top - 12 * row}" y2="{top + ph}" stroke-dasharray="3 3"/>'
+            f'<text x="{tx:.1f}" y="{top - 6 - 12 * row}" font-size="11" text-anchor="{anchor}">'
+            f"{escape(m.label)}</text></g>"
         )
     for i, s in enumerate(series):
         color = PALETTE[i % len(PALETTE)]
@@ -191,10 +231,11 @@ def line_chart(
             if v is None:
                 continue
             pid = s.ids[j] if j < len(s.ids) else str(j)
+            tip = s.titles[j] if j < len(s.titles) else f"{s.name}: {_fmt(v)} at {t.strftime('%Y-%m-%d %H:%M:%S')}"
             out.append(
                 f'<circle class="point" cx="{x(t):.1f}" cy="{y(v):.1f}" r="3.5" data-id="{escape(pid)}" '
                 f'data-value="{v!r}" data-at="{escape(t.isoformat())}">'
-                f"<title>{escape(s.name)}: {_fmt(v)} at {escape(t.strftime('%Y-%m-%d %H:%M:%S'))}</title></circle>"
+                f"<title>{escape(tip)}</title></circle>"
             )
         out.append("</g>")
     lx = left

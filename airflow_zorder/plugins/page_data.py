@@ -10,6 +10,11 @@ most ``[zorder] cache_ttl_s`` seconds (default 60) and recomputed when a new sna
 
 A Delta table is read through its log (``FileStatsHook.delta_log``): its snapshot is a Delta version, and its
 history is that version alone (past versions are not replayed from the log; decisions stay in the events).
+
+The clustering runs and what each cost (bytes rewritten, bytes added since the previous run, write amplification,
+the worst ratio to the ideal before and after) are ``history.clustering_runs``'s, over the store's snapshots (a
+Delta table: the versions each run read and committed); the latest incremental plan is the one the sensor's last
+recorded decision carries (``recluster_policy.last_decision``), shown as recorded.
 """
 
 from __future__ import annotations
@@ -22,6 +27,7 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from airflow_zorder.core.jobs.options import stats_location_for
+from airflow_zorder.core.policy import history as run_history
 from airflow_zorder.core.policy import metrics, recluster_policy
 from airflow_zorder.core.stats import stats_store
 from airflow_zorder.core.stats.stats_store import as_datetime
@@ -31,6 +37,7 @@ from airflow_zorder.plugins.discovery import TableRef
 
 HISTORY_LIMIT = 120  # newest snapshots charted per table
 PARTITION_LIMIT = 200  # partitions listed per table (worst first)
+RUN_LIMIT = 50  # newest clustering runs listed per table
 _CACHE_SIZE = 2048
 _DEFAULT_TTL_S = 60
 
@@ -180,14 +187,16 @@ def history(
     events: list[dict[str, Any]],
     fs: Any = None,
     limit: int = HISTORY_LIMIT,
+    runs: dict[int, dict[str, Any]] | None = None,
 ) -> list[dict[str, Any]]:
     """Per kept snapshot, oldest first (the newest ``limit``): its time and ``recluster_policy.evaluate`` as of then.
 
-    Each snapshot is judged with the events known at its time and ``now`` = its collection time.
+    Each snapshot is judged with the events known at its time and ``now`` = its collection time.  ``runs``:
+    :func:`_runs_by_snapshot` when already read.
     """
     loc = ref.stats_location or ""
     ids = stats_store.list_snapshots(loc, fs)[-limit:]
-    runs = _runs_by_snapshot(loc, fs)
+    runs = _runs_by_snapshot(loc, fs) if runs is None else runs
     cols = list(columns)
     out = []
     for sid in ids:
@@ -203,6 +212,112 @@ def history(
         res = CACHE.get(("history", loc, sid, tuple(cols), _policy_key(policy)), compute)
         out.append({"snapshot_id": sid, "at": at or as_datetime(res.get("stats_collected_at")), "evaluation": res})
     return out
+
+
+def clustering_runs(
+    location: str,
+    events: list[dict[str, Any]],
+    columns: Sequence[str],
+    num_clustering_columns: int,
+    fs: Any = None,
+    delta: Any = None,
+    snapshot_runs: dict[int, dict[str, Any]] | None = None,
+    headlines: dict[int, float | None] | None = None,
+    limit: int = RUN_LIMIT,
+) -> dict[str, Any]:
+    """``history.clustering_runs`` of the table: each clustering run's cost and gain (the newest ``limit``).
+
+    Its inputs, read here: the store's snapshots and their times (``snapshot_runs``: :func:`_runs_by_snapshot`; a
+    Delta table: none, its runs name their versions), each snapshot's files no clustering run wrote
+    (``metrics.unclustered_file_bytes``, cached per snapshot) and its worst ratio to the ideal (``headlines``: the
+    history's evaluations, else :func:`clustering`'s headline).  A snapshot no longer kept reads as None.
+    """
+    cols = list(columns)
+    source = "delta" if delta is not None else "store"
+    timeline = None
+    if delta is None:
+        runs = _runs_by_snapshot(location, fs) if snapshot_runs is None else snapshot_runs
+        timeline = [(sid, as_datetime(r.get("collected_at"))) for sid, r in sorted(runs.items())]
+    known = headlines or {}
+
+    def load(sid: int) -> Any:
+        if delta is not None:
+            return delta.snapshot(cols or None, version=sid)
+        return stats_store.load_snapshot(location, sid, fs, columns=cols or None)
+
+    def unclustered_of(sid: int) -> dict[str, int] | None:
+        def compute() -> dict[str, int] | None:
+            try:
+                return metrics.unclustered_file_bytes(load(sid))
+            except (LookupError, OSError, ValueError):  # pruned snapshot, vacuumed Delta version, unreadable
+                return None
+
+        return CACHE.get(("unclustered", location, source, sid), compute)
+
+    def ratio_of(sid: int) -> float | None:
+        if sid in known:
+            return known[sid]
+        if not cols:
+            return None
+        try:
+            return clustering(location, sid, cols, num_clustering_columns, fs, delta).get("headline")
+        except (LookupError, OSError, ValueError):
+            return None
+
+    return run_history.clustering_runs(events, timeline, unclustered_of=unclustered_of, ratio_of=ratio_of, limit=limit)
+
+
+def latest_plan(last: dict[str, Any] | None, limit: int = PARTITION_LIMIT) -> dict[str, Any]:
+    """The incremental plan of the sensor's last recorded decision, as recorded (totals, and per partition the
+    files and bytes it rewrites, the estimated worst ratio before and after, the reasons; worst first, at most
+    ``limit``), or why there is none (``state``): ``no-decision``, ``not-recluster`` (healthy or hold),
+    ``no-plan`` (a ``recluster`` without a plan: ``incremental_plan`` off, or the plan could not be made),
+    ``empty`` (the plan rewrites nothing) or ``plan``."""
+    if not last:
+        return {"state": "no-decision", "decision": None}
+    base = {
+        "decision": last.get("decision"),
+        "evaluated_at": as_datetime(last.get("evaluated_at")),
+        "snapshot_id": last.get("snapshot_id"),
+    }
+    plan = last.get("plan")
+    if last.get("decision") != "recluster":
+        return {**base, "state": "not-recluster"}
+    if not isinstance(plan, dict):
+        why = [r for r in last.get("reasons") or [] if r.startswith("incremental plan")]
+        return {**base, "state": "no-plan", "why": why[0] if why else None}
+    parts = sorted(
+        plan.get("partitions") or [],
+        key=lambda p: (-(p.get("ratio_before") or 0.0), p.get("partition") or ""),
+    )
+    totals = {
+        k: plan.get(k)
+        for k in ("files", "bytes", "num_output_files", "ratio_before", "ratio_after", "partitions_evaluated")
+    }
+    return {
+        **base,
+        "state": "plan" if plan.get("files") else "empty",
+        "totals": totals,
+        "columns": list(plan.get("columns") or []),
+        "partitions": [
+            {
+                k: p.get(k)
+                for k in (
+                    "partition",
+                    "files",
+                    "num_files",
+                    "bytes",
+                    "bytes_total",
+                    "num_output_files",
+                    "ratio_before",
+                    "ratio_after",
+                    "reasons",
+                )
+            }
+            for p in parts[:limit]
+        ],
+        "partitions_total": len(parts),
+    }
 
 
 def summary(ref: TableRef) -> dict[str, Any]:
@@ -282,6 +397,28 @@ def detail(ref: TableRef) -> dict[str, Any]:
         else {"per_column": {}, "partitions": {}}
     )
     per_col = clu.get("per_column") or {}
+    snapshot_runs = _runs_by_snapshot(st["location"], st["fs"]) if delta is None else None
+    hist = (
+        history(ref, cols, st["policy"], events, st["fs"], runs=snapshot_runs)
+        if delta is None
+        else [
+            {
+                "snapshot_id": ev["snapshot_id"],
+                "evaluation": ev,  # a Delta table: its current version
+                "at": delta.commit_time(ev["snapshot_id"]) or as_datetime(ev.get("stats_collected_at")),
+            }
+        ]
+    )
+    runs = clustering_runs(
+        st["location"],
+        events,
+        cols,
+        d,
+        st["fs"],
+        delta,
+        snapshot_runs=snapshot_runs,
+        headlines={h["snapshot_id"]: h["evaluation"].get("headline") for h in hist},
+    )
     to_recluster = set(ev.get("partitions") or [])
     partitions = sorted(
         ({"partition": k, "to_recluster": k in to_recluster, **v} for k, v in (clu.get("partitions") or {}).items()),
@@ -302,17 +439,11 @@ def detail(ref: TableRef) -> dict[str, Any]:
         "histograms": {c: dict((per_col.get(c) or {}).get("depth_histogram") or {}) for c in cols},
         "partitions": partitions[:PARTITION_LIMIT],
         "partitions_total": len(partitions),
-        "history": (
-            history(ref, cols, st["policy"], events, st["fs"])
-            if delta is None
-            else [
-                {
-                    "snapshot_id": ev["snapshot_id"],
-                    "evaluation": ev,  # a Delta table: its current version
-                    "at": delta.commit_time(ev["snapshot_id"]) or as_datetime(ev.get("stats_collected_at")),
-                }
-            ]
-        ),
+        "history": hist,
         "cluster_events": [e for e in events if e.get("kind") == "cluster"],
+        "runs": runs["runs"],
+        "runs_total": runs["runs_total"],
+        "run_totals": runs["totals"],
         "last_decision": st["last_decision"],
+        "latest_plan": latest_plan(st["last_decision"]),
     }

@@ -5,16 +5,45 @@ from __future__ import annotations
 import json
 
 import pytest
-from ui_stores import PASSWORD, USER, VIEWER, VIEWER_PASSWORD, Store, build_events_store, build_orders_store
+from ui_stores import (
+    PASSWORD,
+    USER,
+    VIEWER,
+    VIEWER_PASSWORD,
+    Store,
+    build_appends_store,
+    build_delta_store,
+    build_events_store,
+    build_orders_store,
+)
+
+
+def sensor_decision(store: Store) -> dict:
+    """One poke of the provider's ``FileOverlapSensor`` (``incremental_plan`` on, the default) on ``store``'s table:
+    it records its decision, with the incremental plan, in the stats store; returns its XCom (the payload)."""
+    from airflow_zorder.core.stats import stats_store
+    from airflow_zorder.sensors.file_overlap import FileOverlapSensor
+
+    sensor = FileOverlapSensor(
+        task_id="check_overlap",
+        table=store.table,
+        stats_location=None if store.location == stats_store.default_location(store.table) else store.location,
+    )
+    return sensor.poke({}).xcom_value
 
 
 @pytest.fixture(scope="module")
 def stores(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Store]:
     root = tmp_path_factory.mktemp("ui-stores")
+    appends, delta = build_appends_store(root), build_delta_store(root)
+    appends.decision = sensor_decision(appends)
+    delta.decision = sensor_decision(delta)
     return {
         "events": build_events_store(root),
         "orders": build_orders_store(root),
         "missing": Store(str(root / "lake" / "never-collected"), "", [], [], None),
+        "appends": appends,
+        "delta": delta,
     }
 
 

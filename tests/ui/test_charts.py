@@ -61,3 +61,19 @@ def test_bar_chart_heights_follow_values_and_empty_charts_say_so():
     assert h[1] == 0 and h[2] == pytest.approx(2 * h[0])
     assert "no data" in charts.bar_chart([], title="h")
     assert "no data yet" in charts.line_chart([], title="h")
+
+
+def test_close_marker_labels_are_stacked_and_charts_share_a_time_axis():
+    s = charts.Series("wa", [(T, 1.0), (T + dt.timedelta(hours=3), 2.5)], ids=["r1", "r2"], titles=["one", "two"])
+    near = [charts.Marker(T + dt.timedelta(hours=h), "re-clustered (hilbert)", kind="cluster") for h in (0, 3)]
+    span = (T - dt.timedelta(days=1), T + dt.timedelta(days=1))
+    root = svg(charts.line_chart([s], markers=near, title="t", time_range=span))
+    texts = [m.find("s:text", NS) for m in root.findall(".//s:g[@class='marker cluster']", NS)]
+    assert float(texts[0].get("y")) != float(texts[1].get("y"))  # 3 h apart on a 2-day axis: one above the other
+    assert [p.find("s:title", NS).text for p in root.findall(".//s:circle", NS)] == ["one", "two"]
+    # the same time range: the same x for the same time, whatever else each chart holds
+    other = svg(charts.line_chart([charts.Series("b", [(T, 7.0)])], title="u", time_range=span))
+    assert root.findall(".//s:circle", NS)[0].get("cx") == other.find(".//s:circle", NS).get("cx")
+    # the last time label ends at the axis' end (inside the chart), the others are centred
+    anchors = [t.get("text-anchor") for t in root.findall(".//s:g[@class='axis x-axis']/s:text", NS)]
+    assert anchors[-1] == "end" and set(anchors[:-1]) == {"middle"}

@@ -3,7 +3,7 @@ free localhost port, opened in Debian's headless Chromium over the DevTools prot
 
 Checks what a person would see: refused before signing in, then the table names, the numbers (as
 ``core.policy.recluster_policy.evaluate`` computes them on the same stats) and the SVG charts, inside Airflow's own UI too.
-Screenshots go to ``.artifacts/screenshots/`` (git-ignored).
+Screenshots go to ``.artifacts/screenshots/`` (git-ignored), or to ``$ZORDER_SCREENSHOTS`` when set.
 """
 
 from __future__ import annotations
@@ -38,7 +38,7 @@ pytestmark = [
 ]
 
 REPO = Path(__file__).resolve().parents[2]
-SHOTS = REPO / ".artifacts" / "screenshots"
+SHOTS = Path(os.environ.get("ZORDER_SCREENSHOTS") or REPO / ".artifacts" / "screenshots")
 START_TIMEOUT_S = 60
 
 
@@ -184,6 +184,81 @@ def test_pages_show_the_tables_numbers_and_charts(server, browser, stores):
     assert all(h > 0 for _, v, h in bars if v > 0)  # drawn, not just present
     assert [r.attrs["data-partition"] for r in doc.find_all("tr", class_="partition-row")][0] == "day=2026-03-02"
     browser.screenshot(SHOTS / "table-events.png")
+
+
+def _cells(selector: str) -> str:
+    """JS: ``{data-field: [data-value, text]}`` of the cells inside the first element matching ``selector``."""
+    return (
+        f"Object.fromEntries(Array.from(document.querySelector({selector!r}).querySelectorAll('[data-field]'))"
+        ".map(e => [e.dataset.field, [e.dataset.value, e.textContent.replace(/\\s+/g, ' ').trim()]]))"
+    )
+
+
+def _sign_in(server: str, browser: Chromium) -> None:
+    r = httpx.post(server + "/auth/token", json={"username": USER, "password": PASSWORD})
+    assert r.status_code == 201, r.text
+    browser.set_cookie("_token", r.json()["access_token"], server)
+
+
+def test_table_page_shows_the_plan_and_each_runs_write_amplification(server, browser, stores):
+    """The sensor's latest plan per partition and each run's bytes rewritten, bytes added and write amplification
+    beside the ratio, as a person sees them (values computed here from the fixture's files)."""
+    _sign_in(server, browser)
+    s: Store = stores["appends"]
+    assert browser.open(table_health_url(s.table, base_url=server)) == 200
+
+    # the latest plan: the sensor's (its XCom), the 6 files appended last, 6,150 bytes
+    plan = s.decision["plan"]
+    late = sum(f["size"] for f in s.files[-1] if "/late-" in f["path"])
+    assert browser.evaluate("document.querySelector('#latest-plan').dataset.state") == "plan"
+    summary = browser.evaluate(_cells("#plan-summary"))
+    assert summary["files"] == ["6", "6 files"]
+    assert summary["bytes"] == [str(late), "6.0 KiB"] and late == plan["bytes"] == 6150
+    assert summary["ratio_before"] == [str(plan["ratio_before"]), f"{plan['ratio_before']:.2f}x"]
+    assert summary["ratio_after"] == [str(plan["ratio_after"]), f"{plan['ratio_after']:.2f}x"]
+    row = browser.evaluate(_cells("tr.plan-row[data-partition='day=2026-03-02']"))
+    assert row["files"][0] == "6" and row["bytes"][0] == "6150"
+    assert row["reasons"][1] == plan["partitions"][0]["reasons"][0]
+    assert "late-000.parquet" not in browser.dom()  # the recorded decision keeps no file lists
+
+    # the runs: 12,300 ingested bytes rewritten once; then 10,000 bytes rewritten for 4,000 appended: 2.50
+    assert browser.evaluate("Array.from(document.querySelectorAll('tr.event-row')).map(r => r.dataset.run)") == [
+        "run-2",
+        "run-1",
+    ]
+    run2 = browser.evaluate(_cells("tr.event-row[data-run='run-2']"))
+    assert run2["mode"][1] == "incremental"
+    assert run2["bytes_rewritten"] == ["10000", "9.8 KiB"]
+    assert run2["bytes_added"] == ["4000", "3.9 KiB"]
+    assert run2["write_amplification"] == ["2.5", "2.50"]
+    assert run2["ratio_after"][1] == "1.00x" and float(run2["ratio_before"][0]) > 1.5
+    run1 = browser.evaluate(_cells("tr.event-row[data-run='run-1']"))
+    assert run1["bytes_added"][0] == "12300" and run1["write_amplification"][1] == "1.00"
+    totals = browser.evaluate(_cells("#run-totals"))
+    assert totals["write_amplification"][1] == f"{22300 / 16300:.2f}"
+
+    # drawn, and readable: the write-amplification chart has its two points inside the plotted area; the tables
+    # fit the page's width (no horizontal scrolling at 1280 px)
+    pts = browser.evaluate(
+        "Array.from(document.querySelectorAll('#runs-chart circle.point'))"
+        ".map(c => { const r = c.getBoundingClientRect(); return [c.dataset.id, +c.dataset.value, r.width] })"
+    )
+    assert [(i, v) for i, v, _ in pts] == [("run-1", 1.0), ("run-2", 2.5)] and all(w > 0 for *_, w in pts)
+    assert browser.evaluate("document.documentElement.scrollWidth") <= browser.width
+    for table in ("#plan-partitions", "#events"):
+        assert browser.evaluate(f"document.querySelector('{table}').getBoundingClientRect().right") <= browser.width
+    browser.screenshot(SHOTS / "table-appends.png")
+
+    # a Delta table: the same sections, its runs resolved from the versions they read and committed
+    d: Store = stores["delta"]
+    assert browser.open(table_health_url(d.table, base_url=server)) == 200
+    assert browser.evaluate("document.querySelector('#latest-plan').dataset.state") == "plan"
+    r1, r2 = d.runs
+    added2 = sum(f["size"] for f in d.files[1])
+    run = browser.evaluate(_cells("tr.event-row[data-run='drun-2']"))
+    assert run["bytes_added"][0] == str(added2)
+    assert run["write_amplification"][1] == f"{r2['rewritten']['bytes'] / added2:.2f}"
+    browser.screenshot(SHOTS / "table-delta.png")
 
 
 def test_the_pages_are_in_airflows_navigation(server, browser, stores):

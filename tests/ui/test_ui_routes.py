@@ -16,6 +16,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from urllib.parse import quote
 
+import pyarrow as pa
 import pytest
 from fastapi.testclient import TestClient
 from htmlq import Element, num, parse
@@ -35,7 +36,7 @@ from airflow_zorder.core.policy.formatting import format_percent
 from airflow_zorder.core.stats import stats_store
 from airflow_zorder.hooks.file_stats import FileStatsHook
 from airflow_zorder.plugins import discovery, page_data, urls
-from airflow_zorder.plugins.rendering import fmt_ratio
+from airflow_zorder.plugins.rendering import fmt_bytes, fmt_ratio, fmt_ts
 
 
 @pytest.fixture(scope="module")
@@ -271,6 +272,10 @@ def test_table_page_numbers_charts_and_partitions_match_the_core(api, auth, stor
     ]
     assert len(doc.find_all("tr", class_="event-row")) == 1
     assert "has not recorded a decision" in doc.find(id="last-decision").text
+    # no decision recorded: no plan, and the page says so
+    plan = doc.find(id="latest-plan")
+    assert plan.attrs["data-state"] == "no-decision"
+    assert plan.find(id="no-plan").text == "No plan: the sensor has not recorded a decision for this table yet."
 
 
 def test_unpartitioned_table_page(api, auth, stores):
@@ -308,6 +313,184 @@ def test_page_uses_the_sensors_last_decision_and_policy(api, auth, tmp_path, mon
     assert expected_now(s)["decision"] == "recluster"
     r = api.get(table_url(s.table, "api"), headers=auth)
     assert r.json()["last_decision"]["decision"] == "healthy"
+    # a healthy decision plans nothing: the plan section says why
+    plan = doc.find(id="latest-plan")
+    assert plan.attrs["data-state"] == "not-recluster" and plan.find_all("tr", class_="plan-row") == []
+    assert "re-clusters nothing" in plan.find(id="no-plan").text and "healthy" in plan.text
+
+
+def test_recluster_decision_without_a_plan_says_so(api, auth, tmp_path, monkeypatch, stores):
+    s = build_orders_store(tmp_path)  # degraded, unpartitioned
+    monkeypatch.setenv("AIRFLOW__ZORDER__TABLES", tables_option({**stores, "orders": s}))
+    payload = expected_now(s)  # the sensor with incremental_plan=False: a recluster decision without a plan
+    assert payload["decision"] == "recluster" and payload["plan"] is None
+    recluster_policy.record_decision(s.location, payload, source="sensor-run-2")
+    doc = parse(api.get(urls.table_page_path(s.table), headers=auth).text)
+    plan = doc.find(id="latest-plan")
+    assert plan.attrs["data-state"] == "no-plan"
+    assert "No incremental plan recorded" in plan.text and "incremental_plan is off" in plan.text
+    assert plan.find_all("table") == []
+
+
+# --------------------------------------------------------------------------- the plan and the runs' cost
+
+
+def _headline(location: str, snapshot_id: int) -> float:
+    """The worst column's files read / ideal within partitions of one snapshot (``metrics.table_clustering``)."""
+    snap = stats_store.load_snapshot(location, snapshot_id)
+    return metrics.table_clustering(snap, ["x", "y"], num_clustering_columns=2)["headline"]
+
+
+def _size(files: list[dict]) -> int:
+    return sum(f["size"] for f in files)
+
+
+def test_table_page_shows_the_sensors_plan_per_partition(api, auth, stores):
+    """The sensor (one real poke, ``incremental_plan`` on) recorded a ``recluster`` decision with its plan; the page
+    shows that plan per partition, as the sensor returned it (its XCom), without the plan's file lists."""
+    s = stores["appends"]
+    xcom = s.decision
+    plan = xcom["plan"]
+    assert xcom["decision"] == "recluster" and plan is not None
+    # independently of the plan rule: the plan rewrites the 6 files appended last (not yet clustered), their bytes
+    late = [f for f in s.files[-1] if "/late-" in f["path"]]
+    planned = [p for e in plan["partitions"] for b in e["bins"] for p in b["paths"]]
+    assert sorted(planned) == sorted(f["path"] for f in late)
+    assert plan["bytes"] == _size(late) == 6150 and plan["files"] == 6
+
+    r = api.get(urls.table_page_path(s.table), headers=auth)
+    assert r.status_code == 200
+    assert "late-000.parquet" not in r.text  # the recorded decision keeps no file lists
+    doc = parse(r.text)
+    section = doc.find(id="latest-plan")
+    assert section.attrs["data-state"] == "plan"
+    summary = cells(section.find(id="plan-summary"))
+    assert summary["evaluated_at"].text == fmt_ts(xcom["evaluated_at"])
+    assert int(summary["files"].attrs["data-value"]) == 6 and summary["files"].text == "6 files"
+    assert int(summary["bytes"].attrs["data-value"]) == 6150 and summary["bytes"].text == fmt_bytes(6150) == "6.0 KiB"
+    assert int(summary["num_output_files"].attrs["data-value"]) == plan["num_output_files"]
+    assert int(summary["partitions"].attrs["data-value"]) == 1
+    for k in ("ratio_before", "ratio_after"):
+        assert num(summary[k].attrs["data-value"]) == plan[k]
+        assert summary[k].text == fmt_ratio(plan[k])
+    assert plan["ratio_before"] > 2.0 > plan["ratio_after"]  # y 2.5x the ideal, estimated below the threshold after
+
+    rows = {e.attrs["data-partition"]: e for e in section.find_all("tr", class_="plan-row")}
+    assert list(rows) == [e["partition"] for e in plan["partitions"]] == ["day=2026-03-02"]
+    entry = plan["partitions"][0]
+    got = cells(rows["day=2026-03-02"])
+    assert int(got["files"].attrs["data-value"]) == 6
+    assert int(got["bytes"].attrs["data-value"]) == 6150
+    partition_files = [f for f in s.files[-1] if f["partition"] == "day=2026-03-02"]
+    assert f"of {len(partition_files)}" in rows["day=2026-03-02"].text  # 6 of the partition's 10 files
+    assert f"of {fmt_bytes(_size(partition_files))}" in rows["day=2026-03-02"].text
+    assert int(got["num_output_files"].attrs["data-value"]) == entry["num_output_files"]
+    assert num(got["ratio_before"].attrs["data-value"]) == entry["ratio_before"]
+    assert num(got["ratio_after"].attrs["data-value"]) == entry["ratio_after"]
+    assert [d.text for d in got["reasons"].find_all("div")] == entry["reasons"]
+    assert entry["reasons"][0].startswith("cluster the new files (1 groups, 6 files")
+
+    data = api.get(table_url(s.table, "api"), headers=auth).json()
+    assert data["latest_plan"]["state"] == "plan" and data["latest_plan"]["totals"]["bytes"] == 6150
+
+
+def test_table_page_shows_each_runs_cost_and_write_amplification(api, auth, stores):
+    """Two runs recorded as the clustering job records them: a full run of the ingested files, then an incremental
+    run that rewrote 10,000 bytes after 4,000 bytes were appended: write amplification 2.50."""
+    s = stores["appends"]
+    ingest, grid1, with_appends, after2 = s.files[:4]
+    r1, r2 = s.runs
+    appended = [f for f in with_appends if f["path"] not in {g["path"] for g in grid1}]
+    assert _size(appended) == 4000 and r2["rewritten"]["bytes"] == 10000
+
+    doc = parse(api.get(urls.table_page_path(s.table), headers=auth).text)
+    rows = {e.attrs["data-run"]: e for e in doc.find_all("tr", class_="event-row")}
+    assert list(rows) == ["run-2", "run-1"]  # newest first
+    want = {
+        # first run: every byte of the table no clustering run wrote (all ingested), rewritten once
+        "run-1": ("full", 12, 8, _size(ingest), _size(ingest), 1.0, "1.00", s.snapshot_ids[0], s.snapshot_ids[1]),
+        # the 4 appended files (4,000 bytes) and the partition's 4 grid files (6,000): 10,000 / 4,000
+        "run-2": ("incremental", 8, 4, 10000, 4000, 2.5, "2.50", s.snapshot_ids[2], s.snapshot_ids[3]),
+    }
+    for run_id, (mode, files, out, rewritten, added, wa, wa_text, before, after) in want.items():
+        got = cells(rows[run_id])
+        assert got["mode"].text == mode
+        assert int(got["files_rewritten"].attrs["data-value"]) == files
+        assert int(got["output_files"].attrs["data-value"]) == out
+        assert int(got["bytes_rewritten"].attrs["data-value"]) == rewritten
+        assert got["bytes_rewritten"].text == fmt_bytes(rewritten)
+        assert int(got["bytes_added"].attrs["data-value"]) == added
+        assert num(got["write_amplification"].attrs["data-value"]) == pytest.approx(wa)
+        assert got["write_amplification"].text == wa_text
+        # the worst ratio to the ideal in the snapshot before the run and the first one after it
+        assert num(got["ratio_before"].attrs["data-value"]) == pytest.approx(_headline(s.location, before), rel=1e-12)
+        assert num(got["ratio_after"].attrs["data-value"]) == pytest.approx(_headline(s.location, after), rel=1e-12)
+        assert got["ratio_after"].text == "1.00x"  # a perfect grid after each run
+    assert _size(ingest) == 12300
+    assert "(first run)" in rows["run-1"].text and "(first run)" not in rows["run-2"].text
+    assert cells(rows["run-2"])["plan_ratios"].text == "plan: 1.70x → 1.00x (est.)"  # the job's plan, recorded
+    assert dt.datetime.fromisoformat(cells(rows["run-2"])["at"].attrs["data-value"]) == s.cluster_at
+
+    totals = cells(doc.find(id="run-totals"))
+    assert int(totals["bytes_rewritten"].attrs["data-value"]) == 22300
+    assert int(totals["bytes_added"].attrs["data-value"]) == 16300
+    assert num(totals["write_amplification"].attrs["data-value"]) == pytest.approx(22300 / 16300)
+    assert totals["write_amplification"].text == "1.37"
+
+    # the chart: one point per run, its write amplification, on the health chart's time axis
+    chart = doc.find(id="runs-chart").find("svg")
+    points = chart.find("g", class_="series").find_all("circle", class_="point")
+    assert [(p.attrs["data-id"], num(p.attrs["data-value"])) for p in points] == [("run-1", 1.0), ("run-2", 2.5)]
+    assert "write amplification 2.50" in points[1].find("title").text
+    health = doc.find(id="history-chart").find("svg")
+    marker = [m for m in health.find_all("g", class_="cluster") if m.attrs["data-at"] == s.cluster_at.isoformat()]
+    assert "incremental" in marker[0].find("title").text and "write amplification 2.50" in marker[0].text
+
+    runs = api.get(table_url(s.table, "api"), headers=auth).json()["runs"]
+    assert [(r["run_id"], r["bytes_added"], r["write_amplification"]) for r in runs] == [
+        ("run-1", 12300, 1.0),
+        ("run-2", 4000, 2.5),
+    ]
+
+
+def test_delta_table_page_shows_the_plan_and_runs_from_its_versions(api, auth, stores):
+    """A Delta table: the runs' states are the versions they read and committed (recorded in their events); the
+    bytes added are the appends' files between them, read here with delta-rs."""
+    from deltalake import DeltaTable
+
+    s = stores["delta"]
+    r1, r2 = s.runs
+
+    def live(version: int) -> dict[str, int]:
+        adds = pa.table(DeltaTable(s.table, version=version).get_add_actions(flatten=True)).to_pylist()
+        return {a["path"]: a["size_bytes"] for a in adds}
+
+    before1, before2 = live(r1["delta"]["version"] - 1), live(r2["delta"]["version"] - 1)
+    added1 = sum(before1.values())  # the first run: all 4 ingested files
+    added2 = sum(v for p, v in before2.items() if p not in before1 and "-zorder-" not in p)  # the 2 appends
+    assert added2 == sum(f["size"] for f in s.files[1]) and len(s.files[1]) == 2
+
+    doc = parse(api.get(urls.table_page_path(s.table), headers=auth).text)
+    rows = {e.attrs["data-run"]: cells(e) for e in doc.find_all("tr", class_="event-row")}
+    assert list(rows) == ["drun-2", "drun-1"]
+    for run_id, r, added in (("drun-1", r1, added1), ("drun-2", r2, added2)):
+        got = rows[run_id]
+        assert int(got["bytes_rewritten"].attrs["data-value"]) == r["rewritten"]["bytes"]
+        assert int(got["bytes_added"].attrs["data-value"]) == added
+        assert num(got["write_amplification"].attrs["data-value"]) == pytest.approx(r["rewritten"]["bytes"] / added)
+        assert got["write_amplification"].text == f"{r['rewritten']['bytes'] / added:.2f}"
+        assert num(got["ratio_before"].attrs["data-value"]) > num(got["ratio_after"].attrs["data-value"])
+    assert rows["drun-1"]["mode"].text == "full" and rows["drun-2"]["mode"].text == "incremental"
+
+    plan = s.decision["plan"]
+    section = doc.find(id="latest-plan")
+    assert section.attrs["data-state"] == "plan"
+    (row,) = section.find_all("tr", class_="plan-row")
+    assert "(unpartitioned)" in row.text
+    got = cells(row)
+    assert int(got["files"].attrs["data-value"]) == plan["files"]
+    assert int(got["bytes"].attrs["data-value"]) == plan["bytes"]
+    assert [d.text for d in got["reasons"].find_all("div")] == plan["partitions"][0]["reasons"]
 
 
 def test_table_without_stats_says_why(api, auth, stores):

@@ -1,14 +1,17 @@
 """Real stats stores for the UI tests: snapshots committed with ``stats_store.write_snapshot`` and clustering
-events with ``record_event``, in temp dirs (no Airflow needed)."""
+events with ``record_event`` (the job's own ``stats_store.cluster_event``), in temp dirs (no Airflow needed); a
+real Delta table written by ``deltalake`` and re-clustered by ``core.delta.delta_commit`` (our commit, no Spark)."""
 
 from __future__ import annotations
 
 import datetime as dt
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 import pyarrow as pa
 
+from airflow_zorder.core.jobs.file_names import clustered_file_name
 from airflow_zorder.core.stats import stats_schema, stats_store
 from airflow_zorder.core.stats.stats_schema import FILE_STATS_SCHEMA
 
@@ -109,6 +112,9 @@ class Store:
     snapshot_ids: list[int]
     times: list[dt.datetime]
     cluster_at: dt.datetime | None
+    files: list[list[dict]] = field(default_factory=list)  # each snapshot's files, as written
+    runs: list[dict[str, Any]] = field(default_factory=list)  # the clustering runs' results, as recorded
+    decision: dict[str, Any] | None = None  # the sensor's payload (its XCom), when a test recorded one
 
 
 def run_record(run_id: str, table: str, at: dt.datetime, files: int) -> dict:
@@ -158,7 +164,7 @@ def build_events_store(root: Path) -> Store:
                     "files_after": 8,
                     "rows_before": 800,
                     "rows_after": 800,
-                    "bytes_before": 8280,
+                    "bytes_before": 12300,  # the 12 scrambled files of snapshot 1
                     "bytes_after": 16000,
                     "duration_s": 12.5,
                 },
@@ -179,7 +185,210 @@ def build_orders_store(root: Path) -> Store:
     return Store(table, loc, [sid], [at], None)
 
 
+def clustered(files: list[dict], run_id: str, size: int) -> list[dict]:
+    """``files`` as a clustering run leaves them: named ``part-NNNNN-zorder-<run_id>.parquet`` (numbered per
+    directory, as the job names them), each ``size`` bytes."""
+    out, seen = [], {}
+    for f in files:
+        folder = f["path"].rsplit("/", 1)[0]
+        k = seen.get(folder, 0)
+        seen[folder] = k + 1
+        out.append({**f, "path": f"{folder}/{clustered_file_name(k, run_id)}", "size": size})
+    return out
+
+
+def cluster_result(
+    run_id: str, table: str, location: str, mode: str, rewritten: list[dict], written: list[dict], **extra: Any
+) -> dict[str, Any]:
+    """A clustering job result (``spark_jobs.cluster_table.run_cluster``'s keys) that rewrote ``rewritten`` into
+    ``written``."""
+    parts = sorted({f.get("partition") or "<whole table>" for f in rewritten})
+    before = {"files": len(rewritten), "bytes": sum(f["size"] for f in rewritten), "rows": 100 * len(rewritten)}
+    after = {"files": len(written), "bytes": sum(f["size"] for f in written), "rows": 100 * len(rewritten)}
+    return {
+        "status": "clustered",
+        "run_id": run_id,
+        "table": table,
+        "kind": "path",
+        "curve": "hilbert",
+        "columns": ["x", "y"],
+        "partition_columns": ["day"],
+        "mode": mode,
+        "stats_location": location,
+        "messages": [],
+        "partitions": [{"partition": p} for p in parts],
+        "skipped": [],
+        "before": before,
+        "after": after,
+        "rewritten": {"files": before["files"], "bytes": before["bytes"], "output_files": after["files"]},
+        "phases": {"stage_and_verify_s": 1.0},
+        **extra,
+    }
+
+
+def record_run(location: str, result: dict[str, Any], at: dt.datetime, duration_s: float) -> None:
+    """Record ``result`` as the job does (``stats_store.cluster_event``), finished at ``at``."""
+    event = stats_store.cluster_event({**result, "duration_s": duration_s})
+    event["at"] = at  # the job stamps the time it records; the tests place runs on their timeline
+    stats_store.record_event(location, event)
+
+
+APPENDS_DAYS = ["day=2026-03-01", "day=2026-03-02"]
+
+
+def build_appends_store(root: Path) -> Store:
+    """A partitioned table that takes appends, re-clustered twice (the job's events, the job's file names):
+
+    1. ingest files in both partitions (scrambled), re-clustered by a full run ``run-1`` into a 2x2 grid per
+       partition (1,500-byte files);
+    2. 4 appended files of 1,000 bytes in the second partition, then an incremental run ``run-2`` that rewrote
+       them with that partition's 4 grid files (10,000 bytes) into a new grid (4 x 2,500 bytes);
+    3. 6 more appended files in the second partition: the sensor (``conftest``) plans the next run.
+    """
+    table = str(root / "lake" / "appends")
+    loc = stats_store.default_location(table)
+    d1, d2 = APPENDS_DAYS
+    ingest = overlapping_files(table, APPENDS_DAYS, 6, name="ingest")
+    grid1 = clustered(grid_files(table, APPENDS_DAYS, 2), "run-1", 1500)
+    appended = [{**f, "size": 1000} for f in overlapping_files(table, [d2], 4, name="append")]
+    grid2 = clustered(grid_files(table, [d2], 2), "run-2", 2500)
+    late = overlapping_files(table, [d2], 6, name="late")
+    kept1 = [f for f in grid1 if f["partition"] == d1]
+    snaps = [
+        (T0, ingest),
+        (T0 + dt.timedelta(hours=2), grid1),
+        (T0 + dt.timedelta(hours=3), grid1 + appended),
+        (T0 + dt.timedelta(hours=5), kept1 + grid2),
+        (T0 + dt.timedelta(hours=26), kept1 + grid2 + late),
+    ]
+    runs = [
+        (1, T0 + dt.timedelta(hours=1), 600.0, cluster_result("run-1", table, loc, "full", ingest, grid1)),
+        (
+            3,
+            T0 + dt.timedelta(hours=4),
+            300.0,
+            cluster_result(
+                "run-2",
+                table,
+                loc,
+                "incremental",
+                appended + [f for f in grid1 if f["partition"] == d2],
+                grid2,
+                plan={
+                    "source": "given",
+                    "files": 8,
+                    "bytes": 10000,
+                    "bins": 1,
+                    "ratio_before": 1.7,
+                    "ratio_after": 1.0,
+                },
+            ),
+        ),
+    ]
+    ids = []
+    for k, (at, files) in enumerate(snaps):
+        for before, run_at, dur, result in runs:
+            if before == k:
+                record_run(loc, result, run_at, dur)
+        ids.append(
+            stats_store.write_snapshot(loc, file_rows(files, at, table), run_record(f"a{k}", table, at, len(files)))
+        )
+    return Store(
+        table,
+        loc,
+        ids,
+        [at for at, _ in snaps],
+        runs[-1][1],
+        files=[f for _, f in snaps],
+        runs=[r for *_, r in runs],
+    )
+
+
+def build_delta_store(root: Path) -> Store:
+    """A real Delta table (``deltalake``): 4 appends, our clustering commit ``drun-1`` (full: every file into 2
+    files named by the job's rule, ``delta_commit.commit_rewrite``), 2 appends, ``drun-2`` (incremental: the 2
+    appended files and one of drun-1's into 1), then 6 appends; each run's event recorded as the job records it,
+    with its Delta versions (the runs placed 3 and 2 hours ago, past the sensor's anti-thrash interval).  ``files``: each run's (rewritten, appended since the previous run) files."""
+    import numpy as np
+    import pyarrow.parquet as pq
+    from deltalake import DeltaTable, write_deltalake
+
+    from airflow_zorder.core.delta import delta_commit as dc
+
+    path = root / "lake" / "delta_events"
+    table = str(path)
+    loc = stats_store.default_location(table)
+    rng = np.random.default_rng(11)
+
+    def append(n: int) -> list[dc.DeltaFile]:
+        before = (
+            {f.path for f in dc.read_snapshot(DeltaTable(table)).files} if (path / "_delta_log").exists() else set()
+        )
+        for _ in range(n):
+            v = rng.integers(0, 1000, (2, 50))
+            v[:, 0], v[:, 1] = 0, 999  # every file spans the whole range: scrambled
+            write_deltalake(table, pa.table({"x": v[0], "y": v[1]}), mode="append")
+        return [f for f in dc.read_snapshot(DeltaTable(table)).files if f.path not in before]
+
+    def rewrite(run_id: str, mode: str, inputs: list[dc.DeltaFile], outputs: int, at: dt.datetime) -> dict[str, Any]:
+        dt_ = DeltaTable(table)
+        read_version = int(dt_.version())
+        rows = pa.concat_tables([pq.read_table(path / f.path) for f in inputs]).sort_by([("x", "ascending")])
+        added = []
+        step = -(-rows.num_rows // outputs)
+        for k in range(outputs):
+            name = clustered_file_name(k, run_id)
+            pq.write_table(rows.slice(k * step, step), path / name)
+            added.append(
+                (
+                    dc.DeltaFile(name, (path / name).stat().st_size),
+                    dc.file_stats(pq.read_metadata(path / name), ["x", "y"]),
+                )
+            )
+        version = dc.commit_rewrite(dt_, inputs, added, {"run_id": run_id, "curve": "hilbert", "columns": ["x", "y"]})
+        before = {"files": len(inputs), "bytes": sum(f.size for f in inputs), "rows": rows.num_rows}
+        after = {"files": outputs, "bytes": sum(f.size for f, _ in added), "rows": rows.num_rows}
+        result = {
+            "status": "clustered",
+            "run_id": run_id,
+            "table": table,
+            "kind": "delta",
+            "curve": "hilbert",
+            "columns": ["x", "y"],
+            "partition_columns": [],
+            "mode": mode,
+            "stats_location": loc,
+            "partitions": [{"partition": "<whole table>"}],
+            "before": before,
+            "after": after,
+            "rewritten": {"files": before["files"], "bytes": before["bytes"], "output_files": outputs},
+            "delta": {"read_version": read_version, "version": version},
+        }
+        record_run(loc, result, at, 2.0)
+        return result
+
+    first = append(4)
+    now = dt.datetime.now(UTC)
+    r1 = rewrite("drun-1", "full", first, 2, now - dt.timedelta(hours=3))
+    second = append(2)
+    kept = [f for f in dc.read_snapshot(DeltaTable(table)).files if f.path == clustered_file_name(1, "drun-1")]
+    r2 = rewrite("drun-2", "incremental", second + kept, 1, now - dt.timedelta(hours=2))
+    append(6)
+    version = int(DeltaTable(table).version())
+    return Store(
+        table,
+        loc,
+        [version],
+        [],
+        None,
+        files=[[{"path": f.path, "size": f.size} for f in fs] for fs in (first, second)],
+        runs=[r1, r2],
+    )
+
+
 def tables_option(stores: dict[str, Store]) -> str:
-    """``[zorder] tables``: the events table by path (default stats location), orders with its location."""
+    """``[zorder] tables``: the events table by path (default stats location), orders with its location, and the
+    appends and Delta tables when built."""
     s = stores
-    return f"{s['events'].table}\n{s['orders'].table}|{s['orders'].location}, {s['missing'].table}"
+    extra = "".join(f"\n{s[k].table}" for k in ("appends", "delta") if k in s)
+    return f"{s['events'].table}\n{s['orders'].table}|{s['orders'].location}, {s['missing'].table}{extra}"

@@ -28,6 +28,9 @@ Layout
    :func:`partition_clustering`, :func:`table_clustering`.  Vectorised,
    O(N log N) (one sort, prefix sums, a sparse-table range maximum); a
    million stats rows take about a second.
+6. What re-clustering costs: :func:`unclustered_file_bytes`,
+   :func:`bytes_added`, :func:`write_amplification` (bytes a run rewrote /
+   bytes other writers added since the previous run).
 
 File status (the "never guess" rule of the pruning evaluator)
 --------------------------------------------------------------
@@ -55,6 +58,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from airflow_zorder.core.jobs.file_names import run_id_of
 from airflow_zorder.core.stats import footer_stats, stats_schema, value_order
 
 __all__ = [
@@ -70,6 +74,9 @@ __all__ = [
     "depth_histogram_keys",
     "partition_clustering",
     "table_clustering",
+    "unclustered_file_bytes",
+    "bytes_added",
+    "write_amplification",
 ]
 
 ArrayLike = Any  # pa.Array | pa.ChunkedArray | np.ndarray | Sequence
@@ -1071,3 +1078,49 @@ def table_clustering(
         "worst_partition": max(pscored)[1] if pscored else None,
         "partitions": dict(sorted(partitions.items())),
     }
+
+
+# --------------------------------------------------------------------------
+# 6. What re-clustering costs
+# --------------------------------------------------------------------------
+
+
+def unclustered_file_bytes(snapshot: pa.Table) -> dict[str, int]:
+    """Path -> size of the snapshot's files that no clustering run wrote: the data other writers added.
+
+    A clustering run names every file it writes ``part-NNNNN-zorder-<run_id>.parquet``
+    (:func:`airflow_zorder.core.jobs.file_names.run_id_of`); any other name is an ingest job's (or any other
+    writer's) file.  ``snapshot``: FILE_STATS_SCHEMA rows (one per file and column; a Delta version's rows too).
+    """
+    if snapshot.num_rows == 0:
+        return {}
+    out: dict[str, int] = {}
+    sizes = pc.fill_null(snapshot["file_size"], 0).to_pylist()
+    for path, size in zip(snapshot["path"].to_pylist(), sizes):
+        if path is not None and path not in out and run_id_of(path) is None:
+            out[path] = int(size)
+    return out
+
+
+def bytes_added(unclustered: Mapping[str, int], previous: Mapping[str, int] | None) -> int:
+    """Bytes other writers added between two states of a table: the files in ``unclustered`` (the state a run
+    started from, :func:`unclustered_file_bytes`) that are not in ``previous`` (the state the previous run
+    started from).  ``previous`` None (the first run): every file no clustering run wrote.
+
+    A file another writer added and no run has rewritten yet is counted once, by the first run after it
+    appeared: it is in both states afterwards.  Files are told apart by path.
+    """
+    if previous is None:
+        return int(sum(unclustered.values()))
+    return int(sum(size for path, size in unclustered.items() if path not in previous))
+
+
+def write_amplification(bytes_rewritten: float, added: float | None) -> float | None:
+    """Bytes rewritten / bytes added (the benchmarks' and the UI's rule): how many times each added byte was
+    rewritten.  None when the bytes added are unknown or zero (nothing to amplify).
+
+    Over several runs, pass the sums (total rewritten / total added), not a mean of the runs' ratios.
+    """
+    if added is None or added <= 0:
+        return None
+    return float(bytes_rewritten) / float(added)
