@@ -224,8 +224,8 @@ print(json.dumps({{"deferrable": dag.task_dict["watch"].deferrable, "trigger_run
 
 @pytest.mark.slow  # a fresh process: ~3 s of imports and ~8 s for its first dag.test() task
 def test_default_deferrable_comes_from_the_airflow_config(dags, tmp_path):
-    """``[operators] default_deferrable`` decides when ``deferrable`` is not passed.  The default is read when the
-    provider is imported (as in Airflow's own operators), so the configured run is a fresh process, as a worker is."""
+    """``[operators] default_deferrable`` decides when ``deferrable`` is not passed.  It is read when the sensor is
+    built (as the DAG is parsed); the configured run is a fresh process, as a worker is."""
     assert dags.default_mode.task_dict["watch"].deferrable is False  # not configured here: poke
     root = write_table(tmp_path / "t", {"": "clustered"})
     collect(root)
