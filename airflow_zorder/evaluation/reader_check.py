@@ -160,7 +160,7 @@ def _delta_rs_files(path: str, column: str, value: Any, sql: str) -> int | None:
     return None
 
 
-def point_query_read(path: str, column: str, value: Any, *, repeat: int = 5, cross_check: bool = True) -> QueryRead:
+def point_query_read(path: str, column: str, value: Any, *, repeat: int = 10, cross_check: bool = True) -> QueryRead:
     """Files and row groups a reader reads for ``column = value`` on the table at ``path``, and its best time."""
     dataset = open_dataset(path)
     flt = ds.field(column) == value
@@ -200,7 +200,7 @@ def point_query_read(path: str, column: str, value: Any, *, repeat: int = 5, cro
 
 
 def measure_table(
-    path: str, columns: Sequence[str] | Mapping[str, Any], *, repeat: int = 5, cross_check: bool = True
+    path: str, columns: Sequence[str] | Mapping[str, Any], *, repeat: int = 10, cross_check: bool = True
 ) -> TableRead:
     """A point query per column (``columns``: names, their median is queried, or a name -> value mapping)."""
     if isinstance(columns, Mapping):
@@ -260,7 +260,8 @@ def _agrees(q: QueryRead) -> bool:
 def format_reads(after: TableRead, before: TableRead | None = None) -> str:
     """A text table per point query: files, row groups and time, as ``before -> after`` when given both."""
     earlier = {q.column: q for q in before.queries} if before else {}
-    reader = "delta-rs's DeltaTable.to_pyarrow_dataset()" if after.format == "delta" else "pyarrow.dataset (hive)"
+    reader = "delta-rs (to_pyarrow_dataset)" if after.format == "delta" else "pyarrow.dataset (hive)"
+    shown = os.path.relpath(after.table) if not os.path.relpath(after.table).startswith("..") else after.table
     runs = max((q.timed_runs for q in after.queries), default=1)
 
     def cell(a: QueryRead, b: QueryRead | None, fmt: Any, field: str, total: str | None = None) -> str:
@@ -270,7 +271,7 @@ def format_reads(after: TableRead, before: TableRead | None = None) -> str:
         return one(a) if b is None else f"{one(b)} -> {one(a)}"
 
     lines = [
-        f"what a reader reads of {after.table} through {reader}"
+        f"what a reader reads of {shown} through {reader}"
         + (", each column's median value" if after.values == "median" else "")
         + (", before -> after:" if before else ":"),
         f"{'point query':<24}{'rows':>8}   {'files read':<18}{'row groups read':<18}time (best of {runs})",
@@ -300,7 +301,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     p.add_argument("--columns", help="comma-separated columns to query (their median value); default: --before's")
     p.add_argument("--save", metavar="JSON", help="write the measurement here")
     p.add_argument("--before", metavar="JSON", help="a saved measurement: query the same values, print before -> after")
-    p.add_argument("--repeat", type=int, default=5, help="timed reads per query; the best is kept")
+    p.add_argument("--repeat", type=int, default=10, help="timed reads per query; the best is kept")
     a = p.parse_args(argv)
     before = load_reads(a.before, open_dataset(a.table).schema) if a.before else None
     if before is not None:
