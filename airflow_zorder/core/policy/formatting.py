@@ -9,7 +9,7 @@ import datetime as dt
 
 from airflow_zorder.core.stats import stats_store
 
-__all__ = ["format_duration", "format_percent", "format_time"]
+__all__ = ["format_bytes", "format_duration", "format_percent", "format_time"]
 
 
 def format_percent(share: float | None, digits: int | None = 1, *, missing: str = "—") -> str:
@@ -23,6 +23,15 @@ def format_percent(share: float | None, digits: int | None = 1, *, missing: str 
     if digits is not None:
         return f"{v:.{digits}f}%"
     return f"{v:.0f}%" if v >= 10 else f"{v:.1f}%" if v >= 0.1 else f"{v:.2g}%"
+
+
+def format_bytes(n: float) -> str:
+    """Bytes in binary units with about three significant digits: '312 GiB', '1.5 MiB', '6.01 KiB'."""
+    for unit in ("B", "KiB", "MiB", "GiB"):
+        if abs(n) < 1024:
+            return f"{n:.3g} {unit}"
+        n /= 1024
+    return f"{n:.3g} TiB"
 
 
 def format_duration(seconds: float) -> str:

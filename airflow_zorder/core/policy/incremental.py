@@ -41,11 +41,11 @@ import numpy as np
 from airflow_zorder.core.jobs.file_sizing import DEFAULT_TARGET_FILE_SIZE
 from airflow_zorder.core.jobs.options import DEFAULT_TARGET_RATIO
 from airflow_zorder.core.policy import metrics
+from airflow_zorder.core.policy.formatting import format_bytes
 
 __all__ = ["ColumnEstimate", "IncrementalParams", "IncrementalPlan", "PlanBin", "UnitFiles", "plan"]
 
 _Q_RANGE, _Q_DEFAULT, _Q_MIN_FILES = (1.0, 2.0), 1.0, 4  # calibration: clip, default, smallest group measured
-_GIB = float(1 << 30)
 
 
 @dataclass(frozen=True)
@@ -283,7 +283,7 @@ def _greedy(
         _, kind, groups, cost, merged, m, ratio = best
         spent += cost
         reasons.append(
-            f"{kind} ({m} groups, {merged.idx.size} files, {merged.bytes / _GIB:.3g} GiB) into {merged.nfiles} "
+            f"{kind} ({m} groups, {merged.idx.size} files, {format_bytes(merged.bytes)}) into {merged.nfiles} "
             f"files: worst ratio {now[0]:.2f} -> {ratio:.2f}"
         )
     return groups, reasons
@@ -314,7 +314,7 @@ def plan(
         reasons.append(f"healthy: worst ratio to ideal {start:.2f} <= target {p.target_ratio:.2f}")
     elif new_idx.size and not new_ok:
         reasons.append(
-            f"{new_idx.size} new files ({sizes[new_idx].sum() / _GIB:.3g} GiB) wait for {p.min_new_files} files or {p.min_new_bytes / _GIB:.3g} GiB"
+            f"{new_idx.size} new files ({format_bytes(sizes[new_idx].sum())}) wait for {p.min_new_files} files or {format_bytes(p.min_new_bytes)}"
         )
     groups, steps = _greedy(groups, cols, p, d, (new_ok, full_ok))
     _, read1, n1 = _worst(groups, d, len(cols))

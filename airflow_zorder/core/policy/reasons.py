@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from airflow_zorder.core.policy.formatting import format_percent
+from airflow_zorder.core.policy.formatting import format_bytes, format_percent
 from airflow_zorder.core.policy.guards import GuardFindings
 from airflow_zorder.core.policy.scoring import ColumnScore, Scores
 from airflow_zorder.core.policy.thresholds import HealthPolicy
@@ -22,15 +22,6 @@ def _num(x: float) -> str:
 
 def _pct(x: float) -> str:
     return format_percent(x, None)
-
-
-def _size(n: float) -> str:
-    """Bytes in binary units with about three significant digits: '312 GiB', '1.5 MiB'."""
-    for unit in ("B", "KiB", "MiB", "GiB"):
-        if n < 1024:
-            return f"{n:.3g} {unit}"
-        n /= 1024
-    return f"{n:.3g} TiB"
 
 
 def short_why(column: str, cs: ColumnScore, cd: Mapping[str, Any], policy: HealthPolicy) -> str:
@@ -160,6 +151,6 @@ def plan_line(plan: Mapping[str, Any], num_files: int, partitioned: bool) -> str
     if not plan["files"]:
         return f"incremental plan: nothing to rewrite among {num_files} files, worst ratio {plan['ratio_before']:.2f}"
     return (
-        f"incremental plan: rewrite {plan['files']} files ({_size(plan['bytes'])}) of {num_files}{where}, "
+        f"incremental plan: rewrite {plan['files']} files ({format_bytes(plan['bytes'])}) of {num_files}{where}, "
         f"worst ratio {plan['ratio_before']:.2f} -> {plan['ratio_after']:.2f} (estimated)"
     )
