@@ -386,6 +386,7 @@ def totals(days: list[dict[str, Any]]) -> dict[str, Any]:
     """A policy's totals over the days."""
     appended = sum(d["appended_bytes"] for d in days)
     rewritten = sum(d["bytes_rewritten"] for d in days)
+    amplification = metrics.write_amplification(rewritten, appended)  # the UI's rule: sums, not a mean of ratios
     worst = [d["worst"] for d in days]
     return {
         "runs": sum(1 for d in days if d["bytes_rewritten"]),
@@ -393,7 +394,7 @@ def totals(days: list[dict[str, Any]]) -> dict[str, Any]:
         "bytes_appended": appended,
         "bytes_rewritten": rewritten,
         "files_rewritten": sum(d["files_rewritten"] for d in days),
-        "write_amplification": round(rewritten / appended, 3) if appended else None,
+        "write_amplification": round(amplification, 3) if amplification is not None else None,
         "mean_worst_ratio": round(sum(worst) / len(worst), 4) if worst else None,
         "max_worst_ratio": round(max(worst), 4) if worst else None,
         "clustering_s": round(sum(d["job_s"] for d in days), 2),
