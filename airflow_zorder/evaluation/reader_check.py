@@ -40,6 +40,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.dataset as ds
 
+from airflow_zorder.core.storage.table_formats import DELTA, detect_table_format
 from airflow_zorder.evaluation.pruning import col, sql_literal
 
 __all__ = [
@@ -88,8 +89,8 @@ class TableRead:
 
 
 def is_delta_table(path: str) -> bool:
-    """Whether the local directory ``path`` is a Delta Lake table (has a ``_delta_log/``)."""
-    return os.path.isdir(os.path.join(path, "_delta_log"))
+    """Whether the local directory ``path`` is a Delta Lake table (the core's format detection)."""
+    return detect_table_format(path, os.path.exists, os.listdir) == DELTA
 
 
 def _delta_table(path: str) -> Any:
