@@ -30,3 +30,19 @@ def dag_module(dag_file: Path, bundle_name: str) -> Iterator[ModuleType]:
         module = importlib.util.module_from_spec(spec)
         spec.loader.exec_module(module)
         yield module
+
+
+def forget_xcoms(module: ModuleType) -> None:
+    """Delete the XComs of the runs of ``module``'s DAGs from the session's metadata DB.
+
+    For modules whose runs name tables in a moto bucket and an ``aws`` connection that both end with the module:
+    the UI lists every table a provider task named in an XCom, and a later module's pages would try each such
+    table's connection, no longer defined, on every request (~6 s each through Airflow's connection lookup).
+    """
+    from airflow.models.xcom import XComModel
+    from airflow.sdk import DAG
+    from airflow.utils.session import create_session
+
+    dag_ids = sorted({v.dag_id for v in vars(module).values() if isinstance(v, DAG)})
+    with create_session() as session:
+        session.query(XComModel).filter(XComModel.dag_id.in_(dag_ids)).delete(synchronize_session=False)

@@ -15,7 +15,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 import pytest
-from dag_bundles import dag_module
+from dag_bundles import dag_module, forget_xcoms
 from moto_s3 import BUCKET, REGION
 from overlap_tables import COLUMNS, FILES_PER_PARTITION, _file_values, count_checks
 
@@ -93,6 +93,7 @@ def aws_connections(s3, monkeypatch):
 def dags(airflow_db):
     with dag_module(DAG_FILE, "zorder-delta-tests") as module:
         yield module
+        forget_xcoms(module)  # their tables' bucket and connection end with this module
 
 
 def run(dag, table: str, conn_id: str = "") -> tuple[str, dict | None]:

@@ -11,7 +11,7 @@ import json
 from pathlib import Path
 
 import pytest
-from dag_bundles import dag_module
+from dag_bundles import dag_module, forget_xcoms
 from moto_s3 import BUCKET
 
 from airflow_zorder.core.policy import recluster_policy
@@ -102,6 +102,7 @@ def test_unsupported_or_mismatched_connections_name_the_supported_ones(lake):
 def dags(airflow_db):
     with dag_module(DAG_FILE, "zorder-s3-tests") as module:
         yield module
+        forget_xcoms(module)  # their tables' bucket and connection end with this module
 
 
 def run(dag, table: str, conn_id: str) -> tuple[str, object]:

@@ -30,6 +30,7 @@ import time
 from pathlib import Path
 
 import pytest
+from airflow.providers.apache.spark.hooks import spark_submit as spark_submit_hook
 from airflow.providers.apache.spark.operators.spark_submit import SparkSubmitOperator
 
 from airflow_zorder.core.jobs.job_results import result_location
@@ -171,6 +172,17 @@ class _RMHandler(http.server.BaseHTTPRequestHandler):
         pass
 
 
+class _ShortSleeps:
+    """The ``time`` module with ``sleep`` capped at 0.5 s (for the Spark provider's hook module only)."""
+
+    def __getattr__(self, name: str):
+        return getattr(time, name)
+
+    @staticmethod
+    def sleep(seconds: float) -> None:
+        time.sleep(min(seconds, 0.5))
+
+
 @pytest.fixture
 def yarn(tmp_path, monkeypatch):
     """The fake spark-submit, the emulated RM and Spark connections for YARN cluster/client mode."""
@@ -184,6 +196,9 @@ def yarn(tmp_path, monkeypatch):
     monkeypatch.setenv("FAKE_YARN_RM", rm.url)
     monkeypatch.setenv("FAKE_YARN_SPARK_SUBMIT", resolve_spark_binary("spark-submit"))
     monkeypatch.setenv("FAKE_YARN_RELEASE", str(tmp_path / "release"))
+    # The provider polls the RM at most every 10 s (max(status_poll_interval, 10)); the emulated RM answers at once,
+    # so its sleeps between polls are cut to 0.5 s here: the same polls, in a test that waits for a real job.
+    monkeypatch.setattr(spark_submit_hook, "time", _ShortSleeps(), raising=False)
     cluster = {"deploy-mode": "cluster", "yarn_resourcemanager_webapp_address": rm.url}
     for name, extra in {
         "SPARK_FAKE_YARN": cluster,

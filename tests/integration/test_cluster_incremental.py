@@ -1,5 +1,9 @@
 """Incremental runs of the clustering job on real tables: only the planned files are rewritten, and a subset run
-keeps every guarantee of a full one (verification, appends during the run, a crash at any phase, Delta commits)."""
+keeps every guarantee of a full one (verification, appends during the run, a crash at any phase, Delta commits).
+
+The crashes are in-process (``SimulatedCrash`` at after_stage, mid_swap and after_swap, on the shared SparkSession):
+a subset run commits through the same protocol as a full one, whose real spark-submit SIGKILLs are in
+test_crash_recovery.py, tests/reliability/test_kills.py and test_cluster_delta.py."""
 
 from __future__ import annotations
 
@@ -12,13 +16,14 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
-from table_checks import row_multiset, spark_submit, visible_files
+from table_checks import row_multiset, visible_files
 
 from airflow_zorder.core.delta import delta_commit as dc
 from airflow_zorder.core.jobs.file_names import run_id_of
 from airflow_zorder.core.jobs.options import ClusterOptions, CollectOptions, default_stats_location
 from airflow_zorder.core.policy import incremental_stats
 from airflow_zorder.core.stats import stats_store
+from airflow_zorder.core.storage import faults
 from spark_jobs import cluster_table
 from spark_jobs.cluster_table import ClusteringError, run_action, run_cluster
 from spark_jobs.stats_collection.run import run_collect
@@ -190,12 +195,19 @@ def test_an_append_during_an_incremental_run_is_kept(spark, table, monkeypatch):
 
 
 @pytest.mark.parametrize("fault,how", [("after_stage", "recover"), ("mid_swap:2", "rerun"), ("after_swap", "recover")])
-def test_a_kill_during_an_incremental_run_loses_and_duplicates_nothing(spark, table, tmp_path, fault, how):
+def test_a_kill_during_an_incremental_run_loses_and_duplicates_nothing(spark, table, tmp_path, monkeypatch, fault, how):
+    """In-process crash (SimulatedCrash, the journal and staged files stay as a SIGKILL leaves them) of a given plan's
+    run; real spark-submit SIGKILLs are in test_crash_recovery.py, tests/reliability/test_kills.py and test_cluster_delta.py."""
     new = _append(table, 11) + _append(table, 12)
     _, path = _given_plan(spark, table, tmp_path, split=False)
     before_rows, before_files = row_multiset(table), visible_files(table)
-    proc = spark_submit("cluster_table", *_opts(table, plan=path).to_args(), env={"ZORDER_FAULT": fault})
-    assert proc.returncode != 0 and f"fault injected at '{fault.split(':')[0]}'" in proc.stdout + proc.stderr
+    monkeypatch.setenv(faults.FAULT_ENV, fault)
+    monkeypatch.setenv(faults.FAULT_MODE_ENV, "raise")
+    faults.reset_fault_counters()
+    with pytest.raises(faults.SimulatedCrash, match=f"fault injected at '{fault.split(':')[0]}'"):
+        run_cluster(spark, _opts(table, plan=path))
+    monkeypatch.delenv(faults.FAULT_ENV)
+    faults.reset_fault_counters()
     if how == "rerun":
         result = run_cluster(spark, _opts(table, incremental=True, target_file_size=_target(table)))
         assert any("interrupted" in m for m in result["messages"])

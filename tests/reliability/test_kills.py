@@ -3,8 +3,18 @@
 Most kills are in-process: ``ZORDER_FAULT=<point>[:k]`` with ``ZORDER_FAULT_MODE=raise`` raises
 :class:`SimulatedCrash` (a BaseException: no ``except Exception`` cleanup runs, the journal and staged files
 stay as a SIGKILL would leave them; only the ``with TableLock`` block still releases the lock, so the
-dead-owner case is covered by the real kills below). A handful are real: spark-submit, SIGKILL of the job's
-whole process group (its JVM and its Python driver) at a fault point or at a randomised moment.
+dead-owner case is covered by the real kills below). In-process, on the shared SparkSession:
+
+* the clustering job at every phase: after_begin, after_stage, before_commit_record, after_commit_record,
+  mid_swap (a random move), after_swap, before_done; recovered by the next run (after_begin, mid_swap) or by
+  ``--action recover``; a second crash during the recovery (mid_rollback, mid_swap); mid_cleanup;
+* the stats job at every point of ``faults.STATS_FAULT_POINTS``;
+* a catalog table's location switch.
+
+Real spark-submit SIGKILLs (the JVM and its Python driver die at once) are kept where a real process matters: here,
+the job's whole process group after its first staged partition (the dead owner's lock is broken by recover);
+tests/integration/test_crash_recovery.py mid-swap (rolled forward by the next run); test_cluster_delta.py while
+placing a Delta table's files. The soak (``ZORDER_SOAK=1``) adds kills at random moments and real stats-job kills.
 """
 
 from __future__ import annotations
@@ -227,7 +237,7 @@ def _lock_owner_dead(table: str) -> int | None:
 def _real_kills(seed: int) -> list[tuple[str, str | None, float | None]]:
     """(layout, fault point or None, delay in s or None): what the spark-submit kills of one seed do."""
     r = rng_for("real-kills", seed)
-    if not SOAK:  # fast: one kill on the log line of the first staged partition (tests/integration kills at points)
+    if not SOAK:  # fast: one kill on the log line of the first staged partition (test_crash_recovery: mid-swap)
         return [("partitioned", None, None)]
     return [(r.choice(["partitioned", "flat"]), None, r.uniform(10.0, 30.0)) for _ in range(3)] + [
         ("flat", f"mid_swap:{r.randint(1, MOVES['flat'])}", None)
