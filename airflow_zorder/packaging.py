@@ -1,7 +1,8 @@
 """What the operators ship to Spark: the job scripts and a ``--py-files`` zip of the Airflow-free code.
 
 The zip holds the core sub-packages the jobs import (``CORE_PACKAGES``: layout, jobs, stats, storage, delta,
-policy: the driver plans incremental runs with the same rule as the sensor) and ``spark_jobs``, plus minimal
+policy: the driver plans incremental runs with the same rule as the sensor), the core's own modules they import
+(``CORE_MODULES``: errors, the one error hierarchy) and ``spark_jobs``, plus minimal
 ``__init__`` files (executors have no Airflow).  The demo/benchmark evaluation code never runs on Spark and
 stays out. It is built once per content: its name carries a hash of the files it
 holds, so a cached zip is reused until the code changes, and concurrent builders write the same bytes.
@@ -23,6 +24,7 @@ JOBS_DIR = Path(spark_jobs.__file__).resolve().parent
 JOB_SCRIPTS = ("cluster_table.py", "collect_stats.py")
 # The parts of airflow_zorder.core that the Spark jobs import; a test checks the jobs import nothing else.
 CORE_PACKAGES = ("layout", "jobs", "stats", "storage", "delta", "policy")
+CORE_MODULES = ("errors.py",)  # modules directly in airflow_zorder/core that the jobs import
 CACHE_ENV = "AIRFLOW_ZORDER_CACHE_DIR"
 # Executors import only the core: this __init__ replaces the provider's own (which may grow Airflow imports).
 MINIMAL_INIT = (
@@ -44,6 +46,7 @@ def zip_members() -> list[tuple[str, bytes]]:
     members = [
         ("airflow_zorder/__init__.py", MINIMAL_INIT.encode()),
         ("airflow_zorder/core/__init__.py", (PACKAGE_DIR / "core" / "__init__.py").read_bytes()),
+        *((f"airflow_zorder/core/{name}", (PACKAGE_DIR / "core" / name).read_bytes()) for name in CORE_MODULES),
     ]
     roots = [(PACKAGE_DIR / "core" / pkg, f"airflow_zorder/core/{pkg}") for pkg in CORE_PACKAGES]
     for root, prefix in (*roots, (JOBS_DIR, "spark_jobs")):

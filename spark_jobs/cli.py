@@ -9,6 +9,7 @@ import traceback
 from collections.abc import Callable
 from typing import Any
 
+from airflow_zorder.core.errors import EXIT_FAILED, InvalidInputError, ZorderError, describe
 from airflow_zorder.core.storage import locations
 from airflow_zorder.core.storage.filesystems import scheme_of
 
@@ -53,7 +54,9 @@ def emit_result(result: dict[str, Any], result_path: str | None, spark: Any = No
         io.write_text(path, text)
         return
     if scheme not in ("", "file"):
-        raise ValueError(f"--result-json {result_path!r} is not a local path, and there is no SparkSession to write it")
+        raise InvalidInputError(
+            f"--result-json {result_path!r} is not a local path, and there is no SparkSession to write it"
+        )
     path = locations.parse_location(result_path).local_path()
     os.makedirs(os.path.dirname(os.path.abspath(path)) or ".", exist_ok=True)
     with open(path, "w", encoding="utf-8") as fh:
@@ -66,29 +69,30 @@ def run_job(
     run_id: str,
     result_path: str | None,
     work: Callable[[Any], tuple[dict[str, Any], int]],
-    expected: tuple[type[BaseException], ...],
     log: Callable[[str], None],
     stats_location: str | None = None,
 ) -> int:
-    """Run ``work(spark)`` -> (result, exit code); any failure becomes a failure result and exit 1.
+    """Run ``work(spark)`` -> (result, exit code); any failure becomes a failure result and the error's exit code.
 
-    The result JSON is written either way (the operators read it; failing to write it fails the run); failures not among the
-    ``expected`` kinds also print their traceback. Simulated crashes (BaseException) pass through.
+    A :class:`~airflow_zorder.core.errors.ZorderError` is a failure the package explains: its class gives the
+    exit code, ``error_type`` and ``error_category``. Anything else is unexpected: exit 1, category ``unexpected``,
+    and its traceback printed. The result JSON is written either way (the operators read it; failing to write it
+    fails the run). Simulated crashes (BaseException) pass through.
     """
     spark = build_session(app_name)
     try:
         result, code = work(spark)
-    except Exception as exc:  # noqa: BLE001 - every failure becomes a result JSON and exit code 1
-        if not isinstance(exc, expected):
+    except Exception as exc:  # noqa: BLE001 - every failure becomes a result JSON and an exit code
+        if not isinstance(exc, ZorderError):
             traceback.print_exc()
         result = failure_result(table, run_id, exc)
         log(f"FAILED: {exc}")
-        code = 1
+        code = describe(exc)[2]
     try:
         emit_result(result, result_path, spark, in_store=is_store_result(table, stats_location, run_id, result_path))
     except Exception as exc:  # noqa: BLE001 - the run is done; a result nobody can read must fail the launch
         log(f"could not write the JSON result to {result_path}: {type(exc).__name__}: {exc}")
-        code = code or 1
+        code = code or EXIT_FAILED
     spark.stop()
     return code
 
@@ -108,13 +112,19 @@ def is_store_result(table: str, stats_location: str | None, run_id: str, result_
 
 
 def failure_result(table: str, run_id: str, exc: BaseException) -> dict[str, Any]:
-    """The JSON result of a failed run: what failed and why, in the message the user should read."""
+    """The JSON result of a failed run: what failed and why, in the message the user should read.
+
+    ``error_type``: the error's class (``docs/troubleshooting.md`` is keyed on it); ``error_category``: its
+    category in :mod:`airflow_zorder.core.errors` (``unexpected`` for anything that is not a ZorderError).
+    """
+    error_type, category, _ = describe(exc)
     return {
         "status": "failed",
         "table": table,
         "run_id": run_id,
         "error": str(exc).strip(),
-        "error_type": type(exc).__name__,
+        "error_type": error_type,
+        "error_category": category,
     }
 
 

@@ -22,7 +22,7 @@ from typing import Any
 
 from pyspark.util import inheritable_thread_target
 
-from airflow_zorder.core.delta.delta_commit import DeltaConcurrentChangeError, DeltaRewriteRefusedError
+from airflow_zorder.core.errors import ConcurrentChangeError, JobError
 from airflow_zorder.core.jobs.file_names import clustered_file_name
 from airflow_zorder.core.jobs.file_sizing import num_output_files
 from airflow_zorder.core.jobs.job_results import prune_run_files
@@ -33,13 +33,11 @@ from airflow_zorder.core.storage import commit as commit_mod
 from airflow_zorder.core.storage.faults import fault_point
 from airflow_zorder.core.storage.filesystems import FileSystem, filesystem_for, is_path_table, join, os_path
 from airflow_zorder.core.storage.lock import TableLock
-from airflow_zorder.core.storage.table_formats import ForeignTableFormatError
 from spark_jobs import catalog, delta_table, incremental_units, rewrite
 from spark_jobs.cli import run_job, spark_error_text
 from spark_jobs.stats_collection.listing import stats_io_for
 from spark_jobs.table import (
     ResolvedTable,
-    TableError,
     Unit,
     check_parquet,
     is_delta_table,
@@ -51,7 +49,7 @@ from spark_jobs.table import (
 BATCH_UNITS = 64  # partitions rewritten by one set of Spark jobs
 
 
-class ClusteringError(RuntimeError):
+class ClusteringError(JobError):
     """A clear, user-facing reason the job refused or failed; the table is left as it was."""
 
 
@@ -400,8 +398,8 @@ def _commit_delta(
     read_version = ref.delta.snapshot.version
     try:
         version = delta_table.commit_delta(fs, ref, journal, done_units, run)
-    except DeltaConcurrentChangeError as exc:
-        raise ClusteringError(f"{exc} The files this run wrote were deleted.") from exc
+    except ConcurrentChangeError as exc:
+        raise ConcurrentChangeError(f"{exc} The files this run wrote were deleted.", exc.files) from exc
     except Exception as exc:  # noqa: BLE001 - the journal decides later whether the commit landed
         raise ClusteringError(
             f"committing to the Delta log of {ref.root} failed: {type(exc).__name__}: {exc}. Delta readers do not "
@@ -518,7 +516,8 @@ def run_action(spark, opts: ClusterOptions, action: str) -> dict[str, Any]:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """Command-line entry: run, print a one-line summary, write the JSON result; exit 1 with a clear message on failure."""
+    """Command-line entry: run, print a one-line summary, write the JSON result; the exit code on failure, the
+    result's ``error_type`` and ``error_category`` come from the error (``spark_jobs.cli.run_job``)."""
     opts = ClusterOptions.from_args(argv)
     return run_job(
         "airflow-zorder-cluster",
@@ -526,15 +525,6 @@ def main(argv: Sequence[str] | None = None) -> int:
         opts.run_id,
         opts.result_json,
         lambda spark: (run_action(spark, opts, opts.action), 0),
-        (
-            ClusteringError,
-            TableError,
-            ForeignTableFormatError,
-            DeltaRewriteRefusedError,
-            ImportError,
-            ValueError,
-            RuntimeError,
-        ),
         _log,
         opts.stats_location,
     )

@@ -18,10 +18,9 @@ from __future__ import annotations
 import sys
 from collections.abc import Sequence
 
+from airflow_zorder.core.errors import EXIT_OK, EXIT_PARTIAL
 from airflow_zorder.core.jobs.options import CollectOptions
-from airflow_zorder.core.stats import stats_store
 from spark_jobs.cli import run_job
-from spark_jobs.stats_collection.errors import StatsCollectionError
 from spark_jobs.stats_collection.run import run_collect
 
 
@@ -32,22 +31,21 @@ def _log(msg: str) -> None:
 def main(argv: Sequence[str] | None = None) -> int:
     """Command-line entry: run, print the JSON result, write it to --result-json.
 
-    Exit codes: 0 ok; 1 failed (nothing committed); 2 committed but some
-    files could not be read (0 with --allow-errors).
+    Exit codes: 0 ok; 1 failed (nothing committed; the result's ``error_type`` and ``error_category`` come
+    from the error, ``spark_jobs.cli.run_job``); 2 committed but some files could not be read (0 with
+    --allow-errors).
     """
-    from spark_jobs.table import TableError
-
     opts = CollectOptions.from_args(argv)
 
     def work(spark) -> tuple[dict, int]:
         result = run_collect(spark, opts)
         if result["status"] != "partial":
-            return result, 0
+            return result, EXIT_OK
         _log(
             f"{result['files_failed']} file(s) could not be read: "
             + "; ".join(f"{e['path']}: {e['error']}" for e in result["errors"][:5])
         )
-        return result, 0 if opts.allow_errors else 2
+        return result, EXIT_OK if opts.allow_errors else EXIT_PARTIAL
 
     return run_job(
         "airflow-zorder-collect-stats",
@@ -55,7 +53,6 @@ def main(argv: Sequence[str] | None = None) -> int:
         opts.run_id,
         opts.result_json,
         work,
-        (StatsCollectionError, TableError, stats_store.StatsConflictError, ValueError, OSError),
         _log,
         opts.stats_location,
     )

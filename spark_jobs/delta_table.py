@@ -26,6 +26,7 @@ from typing import Any
 
 from airflow_zorder.core.delta import delta_commit as dc
 from airflow_zorder.core.delta import delta_log
+from airflow_zorder.core.errors import ConcurrentChangeError
 from airflow_zorder.core.storage import commit as commit_mod
 from airflow_zorder.core.storage.faults import fault_point
 from airflow_zorder.core.storage.filesystems import FileInfo, FileSystem, join, os_path
@@ -100,7 +101,7 @@ def commit_delta(
     """Place the staged files in the table, then commit them as one Delta transaction; returns its version.
 
     On a conflicting commit by another writer the placed files are deleted, the run is rolled back and
-    :class:`~airflow_zorder.core.delta.delta_commit.DeltaConcurrentChangeError` propagates.
+    :class:`~airflow_zorder.core.errors.ConcurrentChangeError` propagates.
     """
     source: DeltaSource = ref.delta
     moves: list[tuple[FileInfo, str, Unit]] = []  # (staged file, where it goes, its unit)
@@ -134,7 +135,7 @@ def commit_delta(
     fault_point("delta_before_commit")
     try:
         version = dc.commit_rewrite(source.table, removed, added, run)
-    except dc.DeltaConcurrentChangeError:
+    except ConcurrentChangeError:
         _drop_placed(fs, ref, journal)
         commit_mod.rollback(fs, journal)
         raise

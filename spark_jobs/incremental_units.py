@@ -15,6 +15,7 @@ from typing import Any
 
 import pyarrow as pa
 
+from airflow_zorder.core.errors import InvalidInputError
 from airflow_zorder.core.jobs.options import ClusterOptions, plan_file_bytes, stats_location_for
 from airflow_zorder.core.policy import incremental_stats
 from airflow_zorder.core.policy.incremental import IncrementalParams
@@ -29,7 +30,7 @@ __all__ = ["IncrementalError", "incremental_units", "params_of", "plan_summary"]
 SUMMARY_REASONS = 8  # reasons kept in the result's plan summary
 
 
-class IncrementalError(ValueError):
+class IncrementalError(InvalidInputError):
     """The plan cannot be run as given (unreadable, another table's, other columns)."""
 
 

@@ -38,6 +38,7 @@ from pyspark.sql import Column, DataFrame
 from pyspark.sql import functions as F
 from pyspark.sql import types as T
 
+from airflow_zorder.core.errors import InvalidInputError
 from airflow_zorder.core.jobs.jvm_options import JIT_OPTION
 from airflow_zorder.core.layout import hilbert_table, search_index
 from airflow_zorder.core.layout.curve_keys import KeyPlan, is_compact, to_signed
@@ -506,8 +507,8 @@ def add_key_and_route(
 def key_engine(requested: str, plans: Mapping[int, KeyPlan], schema: T.StructType) -> tuple[str, str | None]:
     """Resolve ``auto``/``jvm``/``arrow`` to the engine used and, when JVM is not possible, why."""
     if requested not in ("auto", "jvm", "arrow"):
-        raise ValueError(f"unknown key engine {requested!r}: use auto, jvm or arrow")
+        raise InvalidInputError(f"unknown key engine {requested!r}: use auto, jvm or arrow")
     reason = unsupported_reason(plans, schema) if requested != "arrow" else None
     if requested == "jvm" and reason:
-        raise ValueError(f"--key-engine jvm is not possible here: {reason}; use auto or arrow")
+        raise InvalidInputError(f"--key-engine jvm is not possible here: {reason}; use auto or arrow")
     return ("jvm" if requested != "arrow" and reason is None else "arrow"), reason

@@ -49,6 +49,7 @@ from pyspark.sql import DataFrame, Observation, SparkSession
 from pyspark.sql import functions as F
 from pyspark.sql.types import ArrayType, MapType, StructType
 
+from airflow_zorder.core.errors import VerificationError
 from airflow_zorder.core.layout import curves, dictionary_choice
 from airflow_zorder.core.layout.curve_keys import (
     KeyPlan,
@@ -68,10 +69,6 @@ from spark_jobs import jvm_keys
 UNIT_COL, KEY_COL, ROUTE_COL, HASH_COL = "__zorder_unit", "__zorder_key", "__zorder_route", "__zorder_hash"
 ARROW_BATCH_CONF, ARROW_BATCH_ROWS = "spark.sql.execution.arrow.maxRecordsPerBatch", 100_000
 MAX_SAMPLE_ROWS = 2_000_000
-
-
-class VerificationError(RuntimeError):
-    """The staged data does not hold exactly the input's rows; nothing was replaced."""
 
 
 @dataclass

@@ -13,6 +13,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from airflow_zorder.core.errors import InvalidInputError
 from airflow_zorder.core.jobs.options import parse_name_args
 from airflow_zorder.core.storage.filesystems import FileInfo, FileSystem, join, relpath
 from airflow_zorder.core.storage.locations import parse_partition_path
@@ -23,7 +24,7 @@ HOME_PROPERTY = "airflow_zorder.home"
 PARQUET_MAGIC = b"PAR1"
 
 
-class TableError(ValueError):
+class TableError(InvalidInputError):
     """The table cannot be used as given (missing, not Parquet, bad partition selection)."""
 
 

@@ -102,6 +102,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from airflow_zorder.core.errors import InvalidInputError
 from airflow_zorder.core.policy import metrics
 from airflow_zorder.core.stats import stats_schema
 
@@ -395,8 +396,8 @@ def like_prefix(pattern: str, escape: str | None = None) -> tuple[str, str]:
 # --------------------------------------------------------------------------
 
 
-class ParseError(ValueError):
-    pass
+class ParseError(InvalidInputError):
+    """A predicate the pruning evaluator cannot parse; the message points at the offending text."""
 
 
 _KEYWORDS = {

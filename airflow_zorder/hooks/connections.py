@@ -13,6 +13,7 @@ from __future__ import annotations
 from typing import Any
 from urllib.parse import urlsplit
 
+from airflow_zorder.core.errors import InvalidInputError
 from airflow_zorder.core.storage import locations
 
 __all__ = ["SUPPORTED_CONN_TYPES", "StorageConnectionError", "storage_options"]
@@ -21,7 +22,7 @@ __all__ = ["SUPPORTED_CONN_TYPES", "StorageConnectionError", "storage_options"]
 SUPPORTED_CONN_TYPES: dict[str, str] = {"aws": "s3"}
 
 
-class StorageConnectionError(ValueError):
+class StorageConnectionError(InvalidInputError):
     """The connection cannot open the location: missing, of an unsupported type, or for another store."""
 
 

@@ -111,7 +111,8 @@ class SparkCollectFileStatsOperator(SparkZorderJobOperator):
             names = "; ".join(f"{e.get('path')}: {e.get('error')}" for e in (result.get("errors") or [])[:3])
             raise SparkJobFailed(
                 f"stats collected but {result.get('files_failed')} file(s) of {self.table} could "
-                f"not be read ({names}); fix or remove them, or pass allow_errors=True"
+                f"not be read ({names}); fix or remove them, or pass allow_errors=True",
+                result,
             )
 
     def enrich_result(self, result: dict[str, Any]) -> None:

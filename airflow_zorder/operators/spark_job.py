@@ -36,7 +36,7 @@ import shutil
 import socket
 import sys
 import tempfile
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any, ClassVar
 
@@ -58,7 +58,18 @@ HISTORY_SERVER_EXTRA = "history_server_url"  # Spark connection extra: the Spark
 
 
 class SparkJobFailed(AirflowException):
-    """The Spark job ran and reported a failure; the message is the job's own one-line reason."""
+    """The Spark job ran and reported a failure; the message is the job's own one-line reason.
+
+    An Airflow exception (the task fails as Airflow expects), so outside ``airflow_zorder.core.errors``; it carries
+    the job's ``result`` and, when the job failed with an error, that error's ``error_type`` (its class, as in
+    docs/troubleshooting.md) and ``error_category`` (its category in ``airflow_zorder.core.errors``).
+    """
+
+    def __init__(self, message: str, result: Mapping[str, Any] | None = None) -> None:
+        super().__init__(message)
+        self.result: dict[str, Any] = dict(result or {})
+        self.error_type: str | None = self.result.get("error_type")
+        self.error_category: str | None = self.result.get("error_category")
 
 
 def yarn_cluster_tracking(conn: Any, deploy_mode: str, durable: bool, track_via_rm_api: bool, conn_id: str) -> bool:
@@ -241,7 +252,8 @@ class SparkZorderJobOperator(ZorderLineageMixin, SparkSubmitOperator):
         if result.get("status") == "failed":
             raise SparkJobFailed(
                 f"{self.job_label} job failed for table {result.get('table', self.table)}: "
-                f"{result.get('error')} ({result.get('error_type')})"
+                f"{result.get('error')} ({result.get('error_type')})",
+                result,
             )
 
     # ----------------------------------------------------------------------- execution

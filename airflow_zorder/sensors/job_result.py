@@ -59,7 +59,8 @@ class SparkJobResultSensor(BaseSensorOperator):
         if result.get("status") == "failed":
             raise SparkJobFailed(
                 f"job run {self.run_id} failed for table {result.get('table', self.table)}: "
-                f"{result.get('error')} ({result.get('error_type')})"
+                f"{result.get('error')} ({result.get('error_type')})",
+                result,
             )
         self.log.info("run %s on %s: status %s (%s)", self.run_id, self.table, result.get("status"), where)
         return PokeReturnValue(is_done=True, xcom_value=result)

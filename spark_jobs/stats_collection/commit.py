@@ -9,6 +9,7 @@ from typing import Any
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from airflow_zorder.core.errors import ConcurrentChangeError
 from airflow_zorder.core.jobs.options import STATS_DELTA_KEYS, STATS_RESULT_COUNTS, CollectOptions
 from airflow_zorder.core.stats import stats_store
 from airflow_zorder.core.storage.filesystems import join
@@ -137,7 +138,7 @@ def commit(
                 if prev is not None and prev.num_rows
                 else stats_store.latest_snapshot_id(base, io)
             )
-    except stats_store.StatsConflictError:
+    except ConcurrentChangeError:
         raise
     except OSError as exc:
         raise StatsCollectionError(f"cannot write the stats to {location}: {type(exc).__name__}: {exc}") from exc

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from airflow_zorder.core.errors import JobError
 
-class StatsCollectionError(RuntimeError):
+
+class StatsCollectionError(JobError):
     """A clear, user-facing reason the collection refused or failed; nothing was committed."""

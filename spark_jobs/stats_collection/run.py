@@ -8,6 +8,7 @@ from typing import Any
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from airflow_zorder.core.errors import InvalidInputError
 from airflow_zorder.core.jobs.options import STATS_METHODS, CollectOptions
 from airflow_zorder.core.stats import stats_store
 from airflow_zorder.core.storage.faults import fault_point
@@ -44,7 +45,7 @@ def run_collect(spark: Any, opts: CollectOptions) -> dict[str, Any]:
     started_at = stats_store.iso_utc()
     phases: dict[str, float] = {}
     if opts.method not in STATS_METHODS:
-        raise ValueError(f"unknown method {opts.method!r}; use one of {', '.join(STATS_METHODS)}")
+        raise InvalidInputError(f"unknown method {opts.method!r}; use one of {', '.join(STATS_METHODS)}")
 
     warm = None
     if opts.full or first_collection(spark, opts):

@@ -22,6 +22,7 @@ import pytest
 deltalake = pytest.importorskip("deltalake")
 
 from airflow_zorder.core.delta import delta_commit as dc  # noqa: E402
+from airflow_zorder.core.errors import ConcurrentChangeError  # noqa: E402
 from airflow_zorder.core.jobs.options import ClusterOptions  # noqa: E402
 from airflow_zorder.core.storage import faults  # noqa: E402
 from spark_jobs import delta_table  # noqa: E402
@@ -194,7 +195,7 @@ def test_an_append_committed_during_the_run_keeps_its_rows(spark, table, monkeyp
 def test_a_delete_committed_during_the_run_fails_it_and_removes_its_files(spark, table, monkeypatch):
     ran = _writer_at("delta_before_commit", table, "delete", monkeypatch)
     files_before = files_on_disk(table)
-    with pytest.raises(ClusteringError, match="another writer changed files") as err:
+    with pytest.raises(ConcurrentChangeError, match="another writer changed files") as err:
         cluster(spark, table)
     assert ran and "were deleted" in str(err.value)
     # the table is as the other writer left it: its delete, and no file of ours

@@ -14,6 +14,7 @@ import pytest
 from reliability_kit import COLUMNS, SEEDS, SOAK, assert_same_rows, assert_untouched, journal_states, record, rng_for
 from table_checks import read_table, row_multiset, spark_submit, stats_consistent, visible_files
 
+from airflow_zorder.core.errors import ConcurrentChangeError
 from airflow_zorder.core.jobs.options import ClusterOptions, CollectOptions
 from airflow_zorder.core.storage import commit as commit_mod
 from airflow_zorder.core.storage import lock as lock_mod
@@ -104,7 +105,7 @@ def test_input_rewritten_by_another_writer_aborts_the_commit(spark, copy_table, 
         fired = at_point("after_stage", other_writer)
         detail = "deleted" if how == "deleted" else "size"
         with pytest.raises(
-            commit_mod.ConcurrentModificationError,
+            ConcurrentChangeError,
             match=rf"changed since run .* modified or deleted: \S*part-00002\.parquet \({detail}",
         ):
             _cluster(spark, table)

@@ -24,6 +24,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from airflow_zorder.core.errors import ConcurrentChangeError
 from airflow_zorder.core.storage import commit as cm
 from airflow_zorder.core.storage.faults import (
     FAULT_ENV,
@@ -434,7 +435,7 @@ def test_modified_or_deleted_input_aborts_without_touching_the_table(sc: Scenari
     else:
         victim.unlink()
     before = tree_hashes(sc.table, include_hidden=False)
-    with pytest.raises(cm.ConcurrentModificationError, match="part-b.parquet") as ei:
+    with pytest.raises(ConcurrentChangeError, match="part-b.parquet") as ei:
         cm.commit(FS, j, staged)
     assert ei.value.files == [str(victim)]
     assert j.state == cm.ROLLED_BACK

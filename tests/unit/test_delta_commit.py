@@ -24,6 +24,7 @@ import pytest
 deltalake = pytest.importorskip("deltalake")
 
 from airflow_zorder.core.delta import delta_commit as dc  # noqa: E402
+from airflow_zorder.core.errors import ConcurrentChangeError  # noqa: E402
 
 
 def _table(tmp_path, files: int = 3, rows: int = 50, **kw) -> str:
@@ -172,7 +173,7 @@ def test_delete_or_overwrite_during_the_run_fails_the_commit_clearly(tmp_path, c
     removed, added = _rewrite(uri, table)
     _other_writer(uri, change)
     after_other = _rows(uri)
-    with pytest.raises(dc.DeltaConcurrentChangeError, match="another writer changed files"):
+    with pytest.raises(ConcurrentChangeError, match="another writer changed files"):
         dc.commit_rewrite(table, removed, added, {"run_id": "r"})
     assert _checksum(_rows(uri)) == _checksum(after_other)  # as the other writer left it
     assert deltalake.DeltaTable(uri).version() == 3

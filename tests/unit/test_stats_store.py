@@ -15,6 +15,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from pyarrow import fs as pafs
 
+from airflow_zorder.core.errors import ConcurrentChangeError
 from airflow_zorder.core.policy import history
 from airflow_zorder.core.stats import stats_schema, stats_store
 from airflow_zorder.core.stats.stats_schema import FILE_STATS_SCHEMA
@@ -322,7 +323,7 @@ def test_concurrent_commit_of_the_same_id_conflicts(loc, monkeypatch):
     stats_store.write_snapshot(loc, stats_rows({"/t/a": (1, 2)}), run_record("r1"))
     real = stats_store._snapshot_ids
     monkeypatch.setattr(stats_store, "_snapshot_ids", lambda io, base: [])  # a stale view: both pick id 1
-    with pytest.raises(stats_store.StatsConflictError, match="another collection run"):
+    with pytest.raises(ConcurrentChangeError, match="another collection run"):
         stats_store.write_snapshot(loc, stats_rows({"/t/b": (1, 2)}), run_record("r2"))
     monkeypatch.setattr(stats_store, "_snapshot_ids", real)
     assert stats_store.load_latest(loc)["path"].to_pylist() == ["/t/a"]

@@ -9,7 +9,7 @@ commit's custom metadata (``DeltaTable.history()`` shows it).
 
 delta-rs checks the commit against every version committed since the snapshot the job read: an append
 commits after ours (its rows are kept); a delete, update or overwrite that removed one of our input files
-makes our commit fail with :class:`DeltaConcurrentChangeError`, after which the staged files are deleted
+makes our commit fail with :class:`~airflow_zorder.core.errors.ConcurrentChangeError`, after which the staged files are deleted
 (:func:`delete_files`) and the table is as the other writer left it.
 
 :func:`check_rewritable` refuses, before anything is written, what a rewrite of data files cannot do
@@ -34,6 +34,7 @@ from airflow_zorder.core.delta.delta_log import (
     deltalake_module,
     string_upper_bound,
 )
+from airflow_zorder.core.errors import ConcurrentChangeError, InvalidInputError, deprecated_aliases
 
 _PURPOSE = "clustering a Delta Lake table"
 # Table features a rewrite of whole data files with dataChange=false keeps valid (delta-rs writes them too).
@@ -56,12 +57,14 @@ METADATA_KEY = "zorder"  # custom commit metadata: {"zorder": {"curve": ..., "co
 UTC = dt.UTC
 
 
-class DeltaRewriteRefusedError(ValueError):
+class DeltaRewriteRefusedError(InvalidInputError):
     """The Delta table uses a feature a clustering rewrite cannot keep correct; nothing was written."""
 
 
-class DeltaConcurrentChangeError(RuntimeError):
-    """Another writer removed or replaced input files of the rewrite while it ran; nothing was committed."""
+# Another writer removed or replaced input files of the rewrite while it ran, so nothing was committed:
+# ConcurrentChangeError (airflow_zorder.core.errors), the one name for it. The old name still answers, with a
+# DeprecationWarning.
+__getattr__ = deprecated_aliases(__name__, {"DeltaConcurrentChangeError": ConcurrentChangeError})
 
 
 @dataclass(frozen=True)
@@ -254,7 +257,7 @@ def commit_rewrite(
 
     ``table`` is the ``DeltaTable`` at the version the rewrite read: delta-rs checks every later commit
     for conflicts.  ``run`` goes into the commit's custom metadata under :data:`METADATA_KEY`.  Returns the
-    committed version; :class:`DeltaConcurrentChangeError` when another writer removed an input file.
+    committed version; :class:`~airflow_zorder.core.errors.ConcurrentChangeError` when another writer removed an input file.
     """
     deltalake_module(_PURPOSE)
     from deltalake.exceptions import CommitFailedError
@@ -295,7 +298,7 @@ def commit_rewrite(
             commit_properties=props,
         )
     except CommitFailedError as exc:
-        raise DeltaConcurrentChangeError(
+        raise ConcurrentChangeError(
             f"Delta table {table.table_uri}: another writer changed files this clustering run rewrote after "
             f"version {read_version} (a delete, update, merge or overwrite); the run's files were not committed. "
             f"Re-run the clustering on the new version. ({exc})"

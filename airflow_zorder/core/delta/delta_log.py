@@ -62,6 +62,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from airflow_zorder.core.errors import MissingDependencyError, StorageError
 from airflow_zorder.core.stats import stats_schema as ss
 from airflow_zorder.core.stats import value_order
 from airflow_zorder.core.storage import locations
@@ -103,16 +104,16 @@ _DECIMAL_EXACT_DIGITS = 15
 UTC = dt.UTC
 
 
-class DeltaLogError(OSError):
+class DeltaLogError(StorageError):
     """The Delta log could not be read (the message names the table and delta-rs's error)."""
 
 
 def deltalake_module(purpose: str = "reading a Delta Lake table through its log") -> Any:
-    """The ``deltalake`` package, or an ImportError saying what needs it and how to install it."""
+    """The ``deltalake`` package, or a MissingDependencyError (an ImportError) saying what needs it and how to install it."""
     try:
         import deltalake
     except ImportError as exc:
-        raise ImportError(f"{purpose} needs the deltalake package (delta-rs): {INSTALL_HINT}") from exc
+        raise MissingDependencyError(f"{purpose} needs the deltalake package (delta-rs): {INSTALL_HINT}") from exc
     return deltalake
 
 

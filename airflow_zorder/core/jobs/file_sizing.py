@@ -5,6 +5,8 @@ from __future__ import annotations
 import math
 import re
 
+from airflow_zorder.core.errors import InvalidInputError
+
 _UNITS = {
     "": 1,
     "b": 1,
@@ -32,10 +34,10 @@ def parse_size(text: str | int) -> int:
     else:
         m = re.fullmatch(r"\s*(\d+(?:\.\d+)?)\s*([a-zA-Z]*)\s*", str(text))
         if not m or m.group(2).lower() not in _UNITS:
-            raise ValueError(f"cannot read size {text!r}: write it like 512MB, 64m, 1g or a number of bytes")
+            raise InvalidInputError(f"cannot read size {text!r}: write it like 512MB, 64m, 1g or a number of bytes")
         value = int(float(m.group(1)) * _UNITS[m.group(2).lower()])
     if value <= 0:
-        raise ValueError(f"size must be positive, got {text!r}")
+        raise InvalidInputError(f"size must be positive, got {text!r}")
     return value
 
 

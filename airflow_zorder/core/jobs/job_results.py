@@ -12,6 +12,7 @@ import re
 import time
 from typing import Any
 
+from airflow_zorder.core.errors import InvalidInputError
 from airflow_zorder.core.storage.filesystems import join
 
 __all__ = ["PLANS_DIR", "RESULTS_DIR", "RUN_FILE_DIRS", "prune_run_files", "read_result", "result_location"]
@@ -26,14 +27,16 @@ def _result_name(run_id: str) -> str:
     """``<run id>.json``; refuses a run id that is empty or would name another directory."""
     run = str(run_id or "").strip()
     if not run or "/" in run or "\\" in run or run in (".", ".."):
-        raise ValueError(f"run_id {run_id!r} cannot name a result file: pass the run id the job was given (--run-id)")
+        raise InvalidInputError(
+            f"run_id {run_id!r} cannot name a result file: pass the run id the job was given (--run-id)"
+        )
     return f"{run}.json"
 
 
 def result_location(stats_location: str, run_id: str) -> str:
     """Where run ``run_id`` writes its JSON result: ``<stats location>/results/<run id>.json``."""
     if not str(stats_location or "").strip():
-        raise ValueError("stats_location is empty: the run's result is kept in the table's stats store")
+        raise InvalidInputError("stats_location is empty: the run's result is kept in the table's stats store")
     return join(str(stats_location).strip(), RESULTS_DIR, _result_name(run_id))
 
 

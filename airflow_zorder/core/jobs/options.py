@@ -16,6 +16,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import MISSING, dataclass, field, fields
 from typing import Any, Literal, get_args
 
+from airflow_zorder.core.errors import InvalidInputError
 from airflow_zorder.core.jobs.file_sizing import DEFAULT_TARGET_FILE_SIZE, parse_size
 from airflow_zorder.core.storage.filesystems import join
 from airflow_zorder.core.storage.locations import is_path_table
@@ -88,7 +89,7 @@ STATS_SUBDIR = ("_zorder", "stats")
 def check_choice(what: str, value: Any, choices: Sequence[str]) -> None:
     """Refuse a value outside ``choices`` (None means unset) with a message naming the parameter."""
     if value is not None and value not in choices:
-        raise ValueError(f"{what}={value!r} is not one of {', '.join(choices)}")
+        raise InvalidInputError(f"{what}={value!r} is not one of {', '.join(choices)}")
 
 
 def new_run_id() -> str:
@@ -119,7 +120,7 @@ def parse_names(value: Any, what: str = "names") -> list[str] | None:
             try:
                 value = ast.literal_eval(text)
             except (ValueError, SyntaxError) as exc:
-                raise ValueError(
+                raise InvalidInputError(
                     f"{what}: cannot read {text[:80]!r} as a list; pass a list, a JSON list or comma-separated names"
                 ) from exc
     if isinstance(value, (list, tuple, set)):
@@ -130,7 +131,7 @@ def parse_names(value: Any, what: str = "names") -> list[str] | None:
             elif item is not None and str(item).strip():
                 out.append(str(item).strip())
         return out
-    raise ValueError(f"{what}: expected a list or a comma-separated string, got {type(value).__name__}")
+    raise InvalidInputError(f"{what}: expected a list or a comma-separated string, got {type(value).__name__}")
 
 
 def parse_name_args(values: Sequence[str] | None, what: str = "names") -> list[str] | None:
@@ -242,19 +243,19 @@ def check_cluster_modes(
             if value is not None
         ]
         if given:
-            raise ValueError(
+            raise InvalidInputError(
                 f"action={action!r} (--action {action}) {_ACTION_DOES.get(action, 'rewrites nothing')}, so "
                 f"{', '.join(given)} would do nothing: drop {'it' if len(given) == 1 else 'them'}, or run "
                 "action='cluster'"
             )
         return
     if plan and incremental is False:
-        raise ValueError(
+        raise InvalidInputError(
             "plan (--plan) runs an incremental plan, but incremental=False (--full) asks for a full rewrite: drop "
             "plan to rewrite every file, or leave incremental unset (a plan implies it)"
         )
     if num_files is not None and (incremental or plan):
-        raise ValueError(
+        raise InvalidInputError(
             "num_files (--num-files) fixes the number of output files of a full rewrite; an incremental run sizes "
             "its files by target_file_size (--target-file-size; a given plan: by the sensor's incremental_plan "
             "target_file_bytes): drop num_files and set target_file_size, or run a full rewrite "
@@ -262,13 +263,13 @@ def check_cluster_modes(
         )
     knobs = [n for n, v in (("target_ratio", target_ratio), ("max_rewrite_bytes", max_rewrite_bytes)) if v is not None]
     if knobs and plan:
-        raise ValueError(
+        raise InvalidInputError(
             f"{' and '.join(knobs)} steer the plan the job makes, but a plan is given (--plan), made with the "
             "sensor's incremental_plan settings (target_ratio, max_bytes): set them there, or drop plan to let "
             "the job plan"
         )
     if knobs and not incremental:
-        raise ValueError(
+        raise InvalidInputError(
             f"{' and '.join(knobs)} steer the plan an incremental run makes, and this is a full rewrite: drop "
             f"{'it' if len(knobs) == 1 else 'them'}, or run incrementally (incremental=True, --incremental)"
         )
@@ -349,9 +350,13 @@ class ClusterOptions(_CommandLine):
         if self.target_ratio is not None and not (
             isinstance(self.target_ratio, (int, float)) and 1.0 <= self.target_ratio < float("inf")
         ):
-            raise ValueError(f"target_ratio must be a number >= 1 (1 = a perfect grid), not {self.target_ratio!r}")
+            raise InvalidInputError(
+                f"target_ratio must be a number >= 1 (1 = a perfect grid), not {self.target_ratio!r}"
+            )
         if self.max_rewrite_bytes is not None and self.max_rewrite_bytes < 1:
-            raise ValueError(f"max_rewrite_bytes must be a positive number of bytes, not {self.max_rewrite_bytes!r}")
+            raise InvalidInputError(
+                f"max_rewrite_bytes must be a positive number of bytes, not {self.max_rewrite_bytes!r}"
+            )
         check_cluster_modes(
             action=self.action,
             incremental=self.incremental,
@@ -381,7 +386,7 @@ class ClusterOptions(_CommandLine):
         output file counts, sized by the sensor's ``incremental_plan`` ``target_file_bytes``."""
         planned = plan_file_bytes(doc)
         if self.target_file_size is not None and planned is not None and planned != self.target_file_size:
-            raise ValueError(
+            raise InvalidInputError(
                 f"target_file_size (--target-file-size) is {self.target_file_size} bytes, but the given plan sized "
                 f"its files for {planned} bytes (the sensor's incremental_plan target_file_bytes): give the sensor "
                 "the same size (incremental_plan={'target_file_bytes': ...}), or leave target_file_size unset to "

@@ -12,6 +12,7 @@ import json
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from airflow_zorder.core.errors import InvalidInputError
 from airflow_zorder.core.jobs import options
 from airflow_zorder.core.jobs.file_sizing import parse_size
 from airflow_zorder.core.jobs.job_results import PLANS_DIR
@@ -68,9 +69,9 @@ def optional_count(what: str, value: Any) -> int | None:
     try:
         n = int(value)
     except (TypeError, ValueError):
-        raise ValueError(f"{what} must be a positive integer, got {value!r}") from None
+        raise InvalidInputError(f"{what} must be a positive integer, got {value!r}") from None
     if n < 1:
-        raise ValueError(f"{what} must be at least 1, got {n}")
+        raise InvalidInputError(f"{what} must be at least 1, got {n}")
     return n
 
 
@@ -90,7 +91,7 @@ def optional_flag(what: str, value: Any) -> bool | None:
         return False
     if text in ("", "none", "null"):
         return None
-    raise ValueError(f"{what} must be True or False, got {value!r}")
+    raise InvalidInputError(f"{what} must be True or False, got {value!r}")
 
 
 def optional_ratio(value: Any) -> float | None:
@@ -100,7 +101,7 @@ def optional_ratio(value: Any) -> float | None:
     try:
         return float(value)
     except (TypeError, ValueError):
-        raise ValueError(f"target_ratio must be a number >= 1 (1 = a perfect grid), got {value!r}") from None
+        raise InvalidInputError(f"target_ratio must be a number >= 1 (1 = a perfect grid), got {value!r}") from None
 
 
 def _optional_size(what: str, value: Any) -> int | None:
@@ -110,7 +111,7 @@ def _optional_size(what: str, value: Any) -> int | None:
     try:
         return parse_size(value)
     except ValueError as exc:
-        raise ValueError(f"{what}: {exc}") from None
+        raise InvalidInputError(f"{what}: {exc}") from None
 
 
 def _partitions(value: Any) -> list[str] | None:
@@ -132,7 +133,7 @@ def read_plan(value: Any) -> dict[str, Any] | None:
         try:
             value = json.loads(text)
         except ValueError as exc:
-            raise ValueError(
+            raise InvalidInputError(
                 f"plan: cannot read {text[:80]!r} as JSON ({exc}); pass the sensor's XCom 'plan'"
             ) from None
     if value is None:
@@ -140,7 +141,7 @@ def read_plan(value: Any) -> dict[str, Any] | None:
     try:
         return check_plan(value)
     except ValueError as exc:
-        raise ValueError(f"plan: {exc}") from None
+        raise InvalidInputError(f"plan: {exc}") from None
 
 
 def check_plan_columns(plan: Mapping[str, Any], columns: Sequence[str]) -> None:
@@ -148,7 +149,7 @@ def check_plan_columns(plan: Mapping[str, Any], columns: Sequence[str]) -> None:
     from airflow_zorder.core.policy.incremental_stats import made_for
 
     if not made_for(plan, columns):
-        raise ValueError(
+        raise InvalidInputError(
             f"plan: the incremental plan was made for columns {list(plan.get('columns') or [])}, but this operator "
             f"clusters {list(columns)}: "
             "give the sensor the same columns, or leave plan unset to let the job plan"
@@ -169,7 +170,7 @@ def plan_location(table: str, stats_location: str | None, run_id: str) -> str:
     """Where run ``run_id``'s plan is written for the job: ``<stats location>/plans/<run id>.json``."""
     location = stats_location_for(str(table), stats_location)
     if location is None:
-        raise ValueError(
+        raise InvalidInputError(
             f"plan: {table!r} is a catalog table, so the plan file has no default place: pass "
             "stats_location= (the sensor's), where the plan is written for the job to read"
         )
@@ -276,7 +277,7 @@ def cluster_options(
     ``incremental``."""
     names = parse_names(columns, "columns") or []
     if not names and action == "cluster":
-        raise ValueError("columns: name 1 to 16 clustering columns")
+        raise InvalidInputError("columns: name 1 to 16 clustering columns")
     run_id = run_id or new_run_id()  # the plan file is named after the run
     doc = read_plan(plan)
     given = {

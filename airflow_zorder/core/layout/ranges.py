@@ -47,6 +47,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from airflow_zorder.core.errors import InvalidInputError
 from airflow_zorder.core.stats import value_order
 
 __all__ = [
@@ -87,7 +88,7 @@ SUPPORTED_SPARK_TYPES: tuple[str, ...] = (
 )  # fmt: skip
 
 
-class UnsupportedColumnType(ValueError):
+class UnsupportedColumnType(InvalidInputError):
     """A clustering column whose type has no usable order for range ids (e.g. array, map)."""
 
 

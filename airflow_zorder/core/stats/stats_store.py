@@ -24,7 +24,7 @@ Commit protocol (no reader ever sees a partial snapshot)
    (local disk: ``renameat2(RENAME_NOREPLACE)``; HDFS: rename fails if the
    target exists).  That rename is the commit point: a snapshot file is
    complete or absent, and two concurrent collectors cannot both commit the
-   same id (the loser gets :class:`StatsConflictError`).  On object stores
+   same id (the loser gets :class:`~airflow_zorder.core.errors.ConcurrentChangeError`).  On object stores
    (S3, GCS, ABFS) the object is written in one PUT, which the store
    publishes atomically; concurrent collectors of one table must be
    serialised by the scheduler there.
@@ -70,6 +70,7 @@ import pyarrow.json as pajson
 import pyarrow.parquet as pq
 from pyarrow import fs as pafs
 
+from airflow_zorder.core.errors import ConcurrentChangeError, StatsNotFoundError, deprecated_aliases
 from airflow_zorder.core.jobs.options import default_stats_location
 from airflow_zorder.core.stats import stats_schema as ss
 from airflow_zorder.core.storage import locations
@@ -78,7 +79,7 @@ from airflow_zorder.core.storage.filesystems import join
 
 __all__ = [
     "StatsNotFoundError",
-    "StatsConflictError",
+    "ConcurrentChangeError",
     "StatsIO",
     "ArrowIO",
     "FsIO",
@@ -111,12 +112,10 @@ _SNAP_RE = re.compile(r"^snapshot-(\d{12,})\.parquet$")
 _ROW_GROUP_ROWS = 64 * 1024
 
 
-class StatsNotFoundError(FileNotFoundError):
-    """No committed snapshot at the stats location (stats never collected, or a wrong location)."""
-
-
-class StatsConflictError(RuntimeError):
-    """Another collection run committed the same snapshot id first."""
+# StatsNotFoundError: no committed snapshot at the stats location (stats never collected, or a wrong location).
+# ConcurrentChangeError: another collection run committed the same snapshot id first. Both live in
+# airflow_zorder.core.errors; the old name StatsConflictError still answers, with a DeprecationWarning.
+__getattr__ = deprecated_aliases(__name__, {"StatsConflictError": ConcurrentChangeError})
 
 
 def default_location(table_home: str) -> str:
@@ -630,7 +629,7 @@ def write_snapshot(
     try:
         io.publish_bytes(snapshot_path(base, sid), data)  # ---- COMMIT POINT ----
     except FileExistsError as exc:
-        raise StatsConflictError(
+        raise ConcurrentChangeError(
             f"snapshot {sid} at {location} was committed by another collection run meanwhile; run again"
         ) from exc
     fault_point("stats_after_publish")

@@ -42,6 +42,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
+from airflow_zorder.core.errors import CommitError, ConcurrentChangeError, deprecated_aliases
 from airflow_zorder.core.storage.faults import fault_point
 from airflow_zorder.core.storage.filesystems import FileInfo, FileSystem, join, relpath
 
@@ -58,7 +59,7 @@ __all__ = [
     "STAGING",
     "SWAPPED",
     "CommitError",
-    "ConcurrentModificationError",
+    "ConcurrentChangeError",
     "Journal",
     "Move",
     "PendingRunsError",
@@ -98,16 +99,10 @@ _RUN_ID_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,199}$")
 _MAX_LISTED = 20
 
 
-class CommitError(RuntimeError):
-    """The swap was refused or failed; the message says whether the table changed and what to do."""
-
-
-class ConcurrentModificationError(CommitError):
-    """Input files changed or vanished since the run's snapshot; the run was rolled back."""
-
-    def __init__(self, message: str, files: Sequence[str]) -> None:
-        super().__init__(message)
-        self.files = list(files)
+# CommitError: the swap was refused or failed. ConcurrentChangeError (with the changed ``files``): input files
+# changed or vanished since the run's snapshot, so the run was rolled back. Both live in airflow_zorder.core.errors;
+# the old name ConcurrentModificationError still answers, with a DeprecationWarning.
+__getattr__ = deprecated_aliases(__name__, {"ConcurrentModificationError": ConcurrentChangeError})
 
 
 class RecoveryError(CommitError):
@@ -421,7 +416,7 @@ def commit(
 ) -> Journal:
     """Swap the run's inputs for its verified staged files (old out to trash, new in); returns the done journal.
 
-    Refusals before the commit point (inputs changed -> ConcurrentModificationError, unsafe staged files
+    Refusals before the commit point (inputs changed -> ConcurrentChangeError, unsafe staged files
     or destinations -> CommitError, lock lost) roll the run back and leave the table untouched. After
     the commit point a failure leaves state ``committed``/``swapped`` for :func:`recover` to finish.
     """
@@ -438,7 +433,7 @@ def commit(
     if changed:
         rollback(fs, current)
         _copy_into(journal, current)
-        raise ConcurrentModificationError(
+        raise ConcurrentChangeError(
             f"table {table!r} changed since run {journal.run_id!r} read it: {len(changed)} input file(s) "
             f"modified or deleted: {_preview(changed)}. Nothing in the table was changed; the run was "
             "rolled back; re-run the clustering on the new snapshot.",

@@ -23,6 +23,8 @@ from dataclasses import dataclass
 from typing import Any
 from urllib.parse import unquote
 
+from airflow_zorder.core.errors import InvalidInputError, StorageError
+
 __all__ = [
     "Location",
     "StorageError",
@@ -48,10 +50,6 @@ STORE_OF_SCHEME: dict[str, str] = {
     "hdfs": "hdfs",
     "viewfs": "hdfs",
 }
-
-
-class StorageError(OSError):
-    """A location could not be read or written; the message names the location, the cause and the fix."""
 
 
 def parse_partition_path(path: str, *, strict: bool = True) -> dict[str, str]:
@@ -141,13 +139,13 @@ def parse_location(location: str | os.PathLike[str]) -> Location:
     """
     raw = os.fspath(location)
     if not isinstance(raw, str) or not raw.strip():
-        raise ValueError("a location must be a non-empty path or URI")
+        raise InvalidInputError("a location must be a non-empty path or URI")
     if raw.startswith("file:"):
         rest = raw[len("file:") :]
         if rest.startswith("//"):
             host, sep, tail = rest[2:].partition("/")
             if host not in ("", "localhost"):
-                raise ValueError(f"not a local file URI (host {host!r}): {raw!r}")
+                raise InvalidInputError(f"not a local file URI (host {host!r}): {raw!r}")
             rest = sep + tail
         return Location(raw, "file", "", _norm_local(rest or "/"))
     if "://" not in raw:
@@ -155,7 +153,7 @@ def parse_location(location: str | os.PathLike[str]) -> Location:
     scheme, rest = raw.split("://", 1)
     authority, sep, tail = rest.partition("/")
     if not scheme or not all(c.isalnum() or c in "+-." for c in scheme):
-        raise ValueError(f"bad URI scheme in {raw!r}")
+        raise InvalidInputError(f"bad URI scheme in {raw!r}")
     return Location(raw, scheme.lower(), authority, sep + tail)
 
 

@@ -23,6 +23,7 @@ from datetime import UTC, datetime
 from types import TracebackType
 from typing import Self
 
+from airflow_zorder.core.errors import LockError
 from airflow_zorder.core.storage.filesystems import FileSystem, join
 
 log = logging.getLogger(__name__)
@@ -40,11 +41,11 @@ ZORDER_DIR = "_zorder"
 LOCK_FILE = "lock.json"
 
 
-class TableLockedError(RuntimeError):
+class TableLockedError(LockError):
     """Another live clustering run holds the table's lock."""
 
 
-class LockNotOwnedError(RuntimeError):
+class LockNotOwnedError(LockError):
     """We do not (or no longer) hold the lock we are trying to renew, verify or release."""
 
 

@@ -33,6 +33,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 
+from airflow_zorder.core.errors import InvalidInputError
 from airflow_zorder.core.storage.filesystems import join
 
 __all__ = [
@@ -113,7 +114,7 @@ class Detection:
     evidence: str  # what was found, e.g. "_delta_log/", for the error message
 
 
-class ForeignTableFormatError(ValueError):
+class ForeignTableFormatError(InvalidInputError):
     """A Delta Lake, Hudi or Iceberg table was given where a plain Parquet table is expected.
 
     Raised before anything is locked, staged, listed or written: the table is untouched. The
