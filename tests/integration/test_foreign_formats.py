@@ -109,6 +109,7 @@ CASES = [
 def assert_refused(result: dict, code: int, fmt: str, table: str) -> None:
     assert code == 1, result
     assert result["status"] == "failed" and result["error_type"] == "ForeignTableFormatError", result
+    assert result["error_category"] == "invalid_input", result  # the category's, from airflow_zorder.core.errors
     msg = result["error"]
     assert f"table {table} " in msg and FORMAT_NAMES[fmt] in msg, msg
     assert "The table was left untouched" in msg and "What to do:" in msg, msg
