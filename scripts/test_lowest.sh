@@ -16,7 +16,8 @@
 #    repo, so that they import the installed wheel (a guard plugin checks it).
 #
 # Knobs (environment): LOWEST_AIRFLOW, LOWEST_AIRFLOW_AS_OF, LOWEST_SPARK_PROVIDER, LOWEST_AMAZON_PROVIDER,
-# LOWEST_AS_OF, LOWEST_VENV, PYTHON; arguments go to pytest instead of the default test paths below.
+# LOWEST_AS_OF, LOWEST_VENV, PYTHON, ZORDER_TEST_WORKERS (pytest-xdist workers for the default test paths, as in
+# scripts/test.sh: default 2, 0 = one process); arguments go to pytest instead of the default test paths below.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 REPO=$(pwd)
@@ -148,14 +149,19 @@ export PYTHONPATH="$work/guard"
 export PYSPARK_PYTHON="$VENV/bin/python"
 export PYSPARK_DRIVER_PYTHON="$PYSPARK_PYTHON"
 export SPARK_LOCAL_IP=127.0.0.1
+workers=${ZORDER_TEST_WORKERS:-2}
+xdist=()
+if [ $# -eq 0 ] && [ "$workers" != 0 ]; then  # as scripts/test.sh: whole modules per worker, the longest first
+  xdist=(-n "$workers" --dist loadfile --no-loadscope-reorder)
+fi
 [ $# -gt 0 ] || set -- "${TESTS[@]/#/$REPO/}"
-say "pytest on Airflow $AIRFLOW_VERSION: $*"
+say "pytest on Airflow $AIRFLOW_VERSION: ${xdist[*]} $*"
 # The console script from outside the repo: neither the cwd nor the repo is on sys.path (python -m pytest
 # would put the cwd there); rootdir and options still come from the repo's pyproject.toml.
 mkdir "$work/run"
 set +e
 (cd "$work/run" && "$VENV/bin/pytest" -c "$REPO/pyproject.toml" --rootdir "$REPO" -q -p no:cacheprovider \
-  -p lowest_guard "$@")
+  -p lowest_guard "${xdist[@]}" "$@")
 rc=$?
 set -e
 [ "$rc" -eq 0 ] || fail "the Airflow-facing tests on apache-airflow==$AIRFLOW_VERSION (pytest exit $rc, after $((SECONDS - t0)) s)"

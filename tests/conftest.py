@@ -1,11 +1,17 @@
 """Shared fixtures: one real local SparkSession per test session (JVM start costs ~10 s), and a
-throw-away Airflow home with a real SQLite metadata DB (set before anything imports Airflow)."""
+throw-away Airflow home with a real SQLite metadata DB (set before anything imports Airflow).
+
+``make test`` runs the suite in pytest-xdist workers (scripts/test.sh): each worker is a test session of its
+own (its Airflow home, metadata DB, SparkSession, moto servers and temp dirs), and a module never spans two
+workers (``--dist loadfile``). The reliability suite's figures are added up here over the workers."""
 
 from __future__ import annotations
 
+import json
 import os
 import sys
 import tempfile
+from collections import Counter
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -33,6 +39,98 @@ def pytest_sessionstart(session: pytest.Session) -> None:
         check_pyspark_pairing()
     except RuntimeError as exc:
         raise pytest.UsageError(str(exc)) from None
+
+
+# --------------------------------------------------------------------------- the order of modules in xdist workers
+
+#: The longest modules (seconds on a 2-core machine, full suite and make test-lowest), handed out first so that
+#: the workers end together (--dist loadfile --no-loadscope-reorder: a worker asks for the next module as it
+#: finishes one); the others follow in their usual order.
+LONGEST_FIRST = (
+    "tests/airflow/test_dags.py",  # 65 s; 88 s on Airflow 3.2.0
+    "tests/integration/test_cluster_delta.py",  # 57 s
+    "tests/airflow/test_file_overlap_sensor.py",  # 24 s; 69 s on Airflow 3.2.0
+    "tests/airflow/test_standalone_cluster.py",  # 49 s
+    "tests/airflow/test_delta_watch.py",  # 21 s; 51 s on Airflow 3.2.0
+    "tests/ui/test_ui_browser.py",  # 39 s
+    "tests/integration/test_cluster_job.py",  # 35 s
+    "tests/reliability/test_kills.py",  # 31 s
+    "tests/airflow/test_job_spec_submit.py",  # 30 s
+    "tests/airflow/test_lineage.py",  # 27 s
+    "tests/integration/test_crash_recovery.py",  # 30 s
+    "tests/integration/test_jvm_keys.py",  # 25 s
+)
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    if not os.environ.get("PYTEST_XDIST_WORKER"):
+        return  # one process: the usual order
+    rank = {module: i for i, module in enumerate(LONGEST_FIRST)}
+    items.sort(key=lambda item: rank.get(item.nodeid.split("::")[0], len(rank)))  # stable: the rest keep their order
+
+
+# --------------------------------------------------------------------------- the reliability suite's figures
+
+#: figures sent by pytest-xdist workers (the controller runs no test, so it never imports reliability_kit)
+_WORKER_FIGURES: dict = {"figures": Counter(), "by_module": {}, "soak": False, "seeds": []}
+
+
+def _own_figures() -> dict | None:
+    """This process's figures (tests/reliability/reliability_kit.py), or None if no reliability test ran here."""
+    kit = sys.modules.get("reliability_kit")
+    if kit is None or not kit.FIGURES:
+        return None
+    return {
+        "figures": dict(kit.FIGURES),
+        "by_module": {m: dict(c) for m, c in kit.BY_MODULE.items()},
+        "soak": kit.SOAK,
+        "seeds": kit.SEEDS,
+    }
+
+
+def pytest_sessionfinish(session: pytest.Session) -> None:
+    workeroutput = getattr(session.config, "workeroutput", None)  # set in pytest-xdist workers only
+    if workeroutput is not None and (own := _own_figures()):
+        workeroutput["reliability_figures"] = json.dumps(own)
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_testnodedown(node, error) -> None:  # pytest-xdist's controller: a worker finished
+    sent = getattr(node, "workeroutput", {}).get("reliability_figures")
+    if sent:
+        got = json.loads(sent)
+        _WORKER_FIGURES["figures"].update(got["figures"])
+        for module, counts in got["by_module"].items():
+            _WORKER_FIGURES["by_module"].setdefault(module, Counter()).update(counts)
+        _WORKER_FIGURES["soak"], _WORKER_FIGURES["seeds"] = got["soak"], got["seeds"]
+
+
+def pytest_terminal_summary(terminalreporter) -> None:
+    """The reliability suite's totals ("reliability figures"), also as JSON to ``$ZORDER_RELIABILITY_FIGURES``."""
+    data = _own_figures() or (_WORKER_FIGURES if _WORKER_FIGURES["figures"] else None)
+    if data is None:
+        return
+    figures, soak = data["figures"], data["soak"]
+    keys = ["cases", "kills", "rows_checked", "rows_lost", "rows_extra"]
+    keys += sorted(k for k in figures if k not in keys)
+    terminalreporter.write_sep("-", "reliability figures" + (" (soak)" if soak else ""))
+    terminalreporter.write_line(", ".join(f"{k}={figures.get(k, 0)}" for k in keys))
+    path = os.environ.get("ZORDER_RELIABILITY_FIGURES")
+    if path:
+        with open(path, "w", encoding="utf-8") as fh:
+            json.dump(
+                {
+                    "soak": soak,
+                    "seeds": data["seeds"],
+                    **{k: figures.get(k, 0) for k in keys},
+                    "by_module": {m: dict(c) for m, c in sorted(data["by_module"].items())},
+                },
+                fh,
+                indent=1,
+            )
+
+
+# --------------------------------------------------------------------------- fixtures
 
 
 @pytest.fixture(scope="session")

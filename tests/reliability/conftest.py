@@ -1,14 +1,15 @@
-"""Fixtures of the reliability suite; what it is and how to run it: see reliability_kit.py and docs/reliability.md."""
+"""Fixtures of the reliability suite; what it is and how to run it: see reliability_kit.py and docs/reliability.md.
+
+Its figures are printed (and written to ``$ZORDER_RELIABILITY_FIGURES``) by tests/conftest.py, which also gathers
+them from pytest-xdist's workers: this conftest is not loaded in xdist's controller process."""
 
 from __future__ import annotations
 
-import json
-import os
 import shutil
 from collections.abc import Iterator
 
 import pytest
-from reliability_kit import BY_MODULE, FIGURES, ROWS, SEEDS, SOAK
+from reliability_kit import ROWS
 
 from airflow_zorder.core.storage import faults
 from airflow_zorder.evaluation import sample_data
@@ -52,25 +53,3 @@ def raise_faults(monkeypatch) -> Iterator[callable]:
 
     yield arm
     faults.reset_fault_counters()
-
-
-def pytest_terminal_summary(terminalreporter) -> None:
-    if not FIGURES:
-        return
-    keys = ["cases", "kills", "rows_checked", "rows_lost", "rows_extra"]
-    keys += sorted(k for k in FIGURES if k not in keys)
-    terminalreporter.write_sep("-", "reliability figures" + (" (soak)" if SOAK else ""))
-    terminalreporter.write_line(", ".join(f"{k}={FIGURES[k]}" for k in keys))
-    path = os.environ.get("ZORDER_RELIABILITY_FIGURES")
-    if path:
-        with open(path, "w", encoding="utf-8") as fh:
-            json.dump(
-                {
-                    "soak": SOAK,
-                    "seeds": SEEDS,
-                    **{k: FIGURES[k] for k in keys},
-                    "by_module": {m: dict(c) for m, c in sorted(BY_MODULE.items())},
-                },
-                fh,
-                indent=1,
-            )
