@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import numpy as np
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from airflow_zorder.core.layout import search_index
@@ -21,6 +21,7 @@ def _check(per_unit: dict[int, np.ndarray], values: np.ndarray) -> search_index.
 
 
 @settings(max_examples=300, deadline=None)
+@example([[-1, 15 << 59, search_index.INT64_MAX]], [])  # INT64_MAX shares the top bucket: probes must count it
 @given(st.lists(st.lists(INT64, min_size=1, max_size=300), min_size=1, max_size=3), st.lists(INT64, max_size=200))
 def test_equals_plain_count_for_any_int64_boundaries(units, extra):
     per_unit = {u: np.sort(np.asarray(b, dtype=np.int64)) for u, b in enumerate(units)}

@@ -62,9 +62,12 @@ def build(per_unit: Mapping[int, Sequence[int]], num_units: int) -> SearchIndex 
     lo, starts, most = {}, {}, 0
     for u, b in bounds.items():
         lo[u] = int(b[0]) >> shift
-        first = [min(INT64_MAX, (lo[u] + k) << shift) for k in range(1 << bucket_bits)]
+        top = INT64_MAX >> shift  # the last bucket any int64 value falls in
+        first = [(lo[u] + k) << shift for k in range(1 << bucket_bits) if lo[u] + k <= top]
         s = np.searchsorted(b, np.asarray(first, dtype=np.int64), side="left").astype(np.int64)
-        # buckets past the unit's last boundary never see a value (> INT64_MAX); their clipped start is harmless
+        # buckets past the last int64 value never see one: they start after every boundary, so the last real
+        # bucket (holding INT64_MAX itself, if it is a boundary) counts all of its boundaries for ``probes``
+        s = np.append(s, np.full((1 << bucket_bits) - len(s), len(b), dtype=np.int64))
         inside = np.diff(np.append(s, len(b)))
         most = max(most, int(inside.max()))
         starts[u] = s
