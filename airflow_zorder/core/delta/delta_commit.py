@@ -75,6 +75,7 @@ class DeltaFile:
     size: int
     partition_values: Mapping[str, str | None] = field(default_factory=dict)
     num_records: int | None = None
+    mtime_ms: int = 0  # the add action's modificationTime
 
 
 @dataclass(frozen=True)
@@ -133,14 +134,21 @@ def read_snapshot(table: Any) -> DeltaSnapshot:
     adds = pa.table(table.get_add_actions(flatten=True))
     cols = set(adds.column_names)
     rows = adds.to_pylist()
+    # as the log's stats rows spell it (``delta_log``): the action's timestamp as its integer (ms)
+    mtimes = (
+        [int(m or 0) for m in adds["modification_time"].cast(pa.int64()).to_pylist()]
+        if "modification_time" in cols
+        else [0] * len(rows)
+    )
     files = tuple(
         DeltaFile(
             path=r["path"],
             size=int(r["size_bytes"]),
             partition_values={p: _partition_text(r.get(f"partition.{p}")) for p in parts},
             num_records=int(r["num_records"]) if "num_records" in cols and r["num_records"] is not None else None,
+            mtime_ms=mtime,
         )
-        for r in rows
+        for r, mtime in zip(rows, mtimes)
     )
     return DeltaSnapshot(
         version=int(table.version()), files=files, partition_columns=parts, configuration=dict(meta.configuration or {})

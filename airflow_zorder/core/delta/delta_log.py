@@ -63,6 +63,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from airflow_zorder.core.errors import MissingDependencyError, StorageError
+from airflow_zorder.core.stats import metadata_merge
 from airflow_zorder.core.stats import stats_schema as ss
 from airflow_zorder.core.stats import value_order
 from airflow_zorder.core.storage import locations
@@ -94,9 +95,9 @@ DEFAULT_STRING_PREFIX_LENGTH = 32
 PARQUET_RS_TRUNCATED_BYTES = 60
 #: ``reason`` of a row whose bounds the log lacks but the file's footer may hold (not indexed, no stats entry,
 #: NaN bounds): what the stats job reads from the data files (nested and unsupported types it cannot either)
-MISSING_STATS_REASONS = ("not_in_delta_stats", "no_delta_stats", "nan_in_stats")
+MISSING_STATS_REASONS = metadata_merge.LACKING_REASONS
 _TIE_BREAKER = "\ufffd"
-_HIVE_DEFAULT_PARTITION = "__HIVE_DEFAULT_PARTITION__"
+_HIVE_DEFAULT_PARTITION = HIVE_DEFAULT_PARTITION = "__HIVE_DEFAULT_PARTITION__"
 # Spark's ExternalCatalogUtils.escapePathName: these characters become %XX in partition directory names
 _HIVE_ESCAPED = frozenset(chr(c) for c in range(0x01, 0x20)) | frozenset("\"#%'*/:=?\\\x7f{[]^")
 # a decimal of at most 15 significant digits survives the trip through a double exactly
@@ -205,6 +206,13 @@ class DeltaLog:
         return int(self._table.version())
 
     latest_version = refresh
+
+    @property
+    def table(self) -> Any:
+        """delta-rs's ``DeltaTable`` at the version last read (reads the log if it never was)."""
+        if self._table is None:
+            self.refresh()
+        return self._table
 
     @property
     def version(self) -> int:
@@ -328,11 +336,7 @@ def commit_time(
     return DeltaLog(table_location, storage_options).commit_time(version)
 
 
-def missing_stats(rows: pa.Table) -> pa.ChunkedArray:
-    """Mask of the log rows whose statistics the log lacks but a Parquet footer may hold
-    (:data:`MISSING_STATS_REASONS`): the (file, column) pairs the stats job reads from the data files."""
-    reason = pc.fill_null(pc.is_in(rows["reason"], pa.array(MISSING_STATS_REASONS, pa.string())), False)
-    return pc.and_(pc.invert(rows["has_stats"]), reason)
+missing_stats = metadata_merge.lacking  # the rows the stats job reads from the data files (one rule, in the core)
 
 
 # --------------------------------------------------------------------------- add actions -> stats rows
@@ -377,6 +381,13 @@ def _np_bool(a: pa.Array | pa.ChunkedArray) -> np.ndarray:
 
 def _escape_partition(v: str) -> str:
     return "".join(f"%{ord(c):02X}" if c in _HIVE_ESCAPED else c for c in v)
+
+
+def partition_label(values: Sequence[tuple[str, str | None]]) -> str:
+    """A file's partition as the stats rows name it: ``k=v/k2=v2``, escaped as Hive does, null as Hive's default."""
+    return "/".join(
+        f"{_escape_partition(c)}={_HIVE_DEFAULT_PARTITION if v is None else _escape_partition(v)}" for c, v in values
+    )
 
 
 def full_path(root: str, rel: str) -> str:
@@ -538,10 +549,7 @@ def _rows_of(
             texts[c] = vals.cast(pa.string()).to_pylist() if vals is not None else [None] * n
         for i in range(n):
             part_map[i] = [(c, texts[c][i]) for c in part_cols]
-            part_str[i] = "/".join(
-                f"{_escape_partition(c)}={_HIVE_DEFAULT_PARTITION if v is None else _escape_partition(v)}"
-                for c, v in part_map[i]
-            )
+            part_str[i] = partition_label(part_map[i])
     wanted = [f.name for f in schema if f.name not in part_cols]
     if columns is not None:
         pick = set(columns)

@@ -75,7 +75,7 @@ from airflow_zorder.core.jobs.options import default_stats_location
 from airflow_zorder.core.stats import stats_schema as ss
 from airflow_zorder.core.storage import locations
 from airflow_zorder.core.storage.faults import fault_point
-from airflow_zorder.core.storage.filesystems import join
+from airflow_zorder.core.storage.filesystems import join, os_path
 
 __all__ = [
     "StatsNotFoundError",
@@ -393,16 +393,23 @@ def resolve_io(location: str, filesystem: Any = None) -> tuple[StatsIO, str]:
     ``filesystem``: ``None`` (the location's own filesystem from :func:`locations.arrow_filesystem`,
     with the store's default credentials), a ``pyarrow.fs.FileSystem`` (a plain path is then a path
     in it, a URI is parsed by :func:`locations.parse_location`), an fsspec filesystem, the project's
-    :class:`~airflow_zorder.core.storage.filesystems.FileSystem` (the Spark driver's Hadoop commits), or a :class:`StatsIO`.
+    :class:`~airflow_zorder.core.storage.filesystems.FileSystem` (``filesystem_for``: the Spark driver's Hadoop one,
+    local paths then read with pyarrow), or a :class:`StatsIO`.
     """
     location = os.fspath(location)
     if isinstance(filesystem, StatsIO):
         return filesystem, location
+    from airflow_zorder.core.storage.filesystems import ArrowFileSystem, HadoopFileSystem
     from airflow_zorder.core.storage.filesystems import LocalFileSystem as ProjectLocal
 
     if filesystem is None or isinstance(filesystem, ProjectLocal):
         fs, path = locations.arrow_filesystem(location)
         return ArrowIO(fs), path.rstrip("/") or "/"
+    if isinstance(filesystem, ArrowFileSystem):
+        fs, path = filesystem.arrow(location)
+        return ArrowIO(fs), path.rstrip("/") or "/"
+    if isinstance(filesystem, HadoopFileSystem) and os_path(filesystem, location) is not None:
+        return resolve_io(os_path(filesystem, location) or location)  # the driver's disk: pyarrow, not py4j
     if isinstance(filesystem, pafs.FileSystem):
         path = location
         if "://" in location or location.startswith("file:"):

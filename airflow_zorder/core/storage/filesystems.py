@@ -1,10 +1,13 @@
-"""A minimal filesystem interface for the clustering job's commit machinery.
+"""The one I/O seam: from a location to a filesystem (:func:`filesystem_for`).
 
-The commit protocol (``commit.py``) and the table lock (``lock.py``) only need a
-handful of operations; this module defines them once (:class:`FileSystem`) and
-implements them for the local disk (:class:`LocalFileSystem`, used by unit tests
-and local runs) and for anything Hadoop can reach (:class:`HadoopFileSystem`:
-HDFS, S3A, GCS, ABFS, ... through the Spark driver's JVM).
+The commit protocol (``commit.py``), the table lock (``lock.py``), the table formats
+(:mod:`airflow_zorder.core.tables`), the stats store and the listings need a handful of
+operations; this module defines them once (:class:`FileSystem`) and implements them for
+the local disk (:class:`LocalFileSystem`), for anything Hadoop can reach
+(:class:`HadoopFileSystem`: HDFS, S3A, GCS, ABFS, ... through the Spark driver's JVM, with
+local paths served by the OS) and for any store pyarrow opens (:class:`ArrowFileSystem`:
+S3, GCS, Azure, HDFS, fsspec schemes; the Airflow side, with a connection's options).
+Bulk readers (footers, Parquet) take :meth:`FileSystem.arrow`'s pyarrow pair for a path.
 
 Paths are strings. ``list_files`` returns paths spelled like the path it was
 given (``"/t"`` -> ``"/t/k=1/f.parquet"``, ``"file:///t"`` ->
@@ -21,6 +24,7 @@ import os
 import shutil
 import uuid
 from dataclasses import dataclass
+from collections.abc import Mapping
 from typing import Any, Protocol, runtime_checkable
 
 from airflow_zorder.core.storage.locations import is_path_table, parse_location
@@ -28,6 +32,7 @@ from airflow_zorder.core.storage.locations import is_path_table, parse_location
 log = logging.getLogger(__name__)
 
 __all__ = [
+    "ArrowFileSystem",
     "FileInfo",
     "FileSystem",
     "HadoopFileSystem",
@@ -100,6 +105,11 @@ class FileSystem(Protocol):
 
     def modified_ms(self, path: str) -> int:
         """Modification time of ``path`` in milliseconds since the epoch."""
+        ...
+
+    def arrow(self, path: str) -> tuple[Any, str]:
+        """``(pyarrow filesystem, or None for this machine's disk; path in it)``: how bulk readers (footers,
+        Parquet, the stats store) open ``path``."""
         ...
 
 
@@ -324,6 +334,10 @@ class LocalFileSystem:
     def modified_ms(self, path: str) -> int:
         """mtime in ms."""
         return os.stat(self.local_path(path)).st_mtime_ns // 1_000_000
+
+    def arrow(self, path: str) -> tuple[Any, str]:
+        """The local disk: no pyarrow filesystem, the OS path."""
+        return None, self.local_path(path)
 
 
 def _crc_side_file(path: str) -> str:
@@ -653,6 +667,24 @@ class HadoopFileSystem:
                 raise FileNotFoundError(errno.ENOENT, f"no such file: {path!r}") from e
             raise
 
+    def qualify(self, path: str) -> str:
+        """A path executors open on their own: the OS path when local, else fully qualified by Hadoop."""
+        local = self._local_path(path)
+        if local is not None:
+            return parse_location(local).local_path()
+        jp = self._path(path)
+        return str(self._fs(jp).makeQualified(jp).toString())
+
+    def arrow(self, path: str) -> tuple[Any, str]:
+        """Local paths: the OS path; elsewhere pyarrow's filesystem for the store (its default credentials, as on
+        the executors), path qualified by Hadoop first."""
+        local = self._local_path(path)
+        if local is not None:
+            return None, parse_location(local).local_path()
+        from airflow_zorder.core.storage.locations import arrow_filesystem
+
+        return arrow_filesystem(self.qualify(path))
+
 
 def os_path(fs: FileSystem, path: str) -> str | None:
     """The path on this machine's disk when ``fs`` keeps ``path`` there (read it directly), else None."""
@@ -663,10 +695,126 @@ def os_path(fs: FileSystem, path: str) -> str | None:
     return None
 
 
-def filesystem_for(path: str, spark: Any = None) -> FileSystem:
-    """Hadoop-backed when a SparkSession is given (any store Hadoop reaches), else local disk."""
+def filesystem_for(location: str, spark: Any = None, options: Mapping[str, Any] | None = None) -> FileSystem:
+    """The one way from a location to a :class:`FileSystem`.
+
+    With a SparkSession: Hadoop's (any store the cluster reaches; local paths served by the OS). Without one:
+    the local disk for a local path, else pyarrow's filesystem for the store (:class:`ArrowFileSystem`,
+    ``options`` in pyarrow's names, e.g. from an Airflow connection: :mod:`airflow_zorder.hooks.connections`).
+    """
     if spark is not None:
         return HadoopFileSystem(spark)
-    if scheme_of(path) not in ("", "file"):
-        raise ValueError(f"{path!r} needs a SparkSession (HadoopFileSystem); only local paths work without one")
-    return LocalFileSystem()
+    if parse_location(location).is_local:
+        return LocalFileSystem()
+    from airflow_zorder.core.storage.locations import arrow_filesystem
+
+    return ArrowFileSystem(arrow_filesystem(location, options)[0])
+
+
+# --------------------------------------------------------------------------- pyarrow
+
+
+class ArrowFileSystem:
+    """:class:`FileSystem` over a ``pyarrow.fs.FileSystem`` (S3, GCS, Azure, HDFS, fsspec): the Airflow side.
+
+    Paths may be URIs of the store (``s3://b/k``) or paths in it (``b/k``); listings are spelled like the
+    path given. Object stores publish a written object atomically; ``create_exclusive`` is check-then-create
+    there (pyarrow has no conditional write), which is why the clustering job's lock runs through Hadoop.
+    """
+
+    def __init__(self, filesystem: Any) -> None:
+        self.fs = filesystem
+
+    def _path(self, path: str) -> str:
+        if "://" in path or path.startswith("file:"):
+            loc = parse_location(path)
+            return loc.local_path() if loc.is_local else loc.arrow_path()
+        return path
+
+    def arrow(self, path: str) -> tuple[Any, str]:
+        """This filesystem and the path in it."""
+        return self.fs, self._path(path)
+
+    def list_files(self, path: str, recursive: bool = True) -> list[FileInfo]:
+        """Files under ``path`` (spelled like ``path``), sorted; missing path -> []."""
+        from pyarrow import fs as pafs
+
+        base = self._path(path).rstrip("/")
+        info = self.fs.get_file_info(base)
+        if info.type == pafs.FileType.NotFound:
+            return []
+        if info.type == pafs.FileType.File:
+            return [FileInfo(path, int(info.size or 0), _mtime_ms(info))]
+        sel = pafs.FileSelector(base, allow_not_found=True, recursive=recursive)
+        out = [
+            FileInfo(join(path, relpath(base, i.path)), int(i.size or 0), _mtime_ms(i))
+            for i in self.fs.get_file_info(sel)
+            if i.type == pafs.FileType.File
+        ]
+        out.sort(key=lambda f: f.path)
+        return out
+
+    def exists(self, path: str) -> bool:
+        """True if a file or directory (or a prefix of objects) is at ``path``."""
+        from pyarrow import fs as pafs
+
+        return bool(self.fs.get_file_info(self._path(path)).type != pafs.FileType.NotFound)
+
+    def mkdirs(self, path: str) -> None:
+        """``mkdir -p`` (a no-op on object stores)."""
+        self.fs.create_dir(self._path(path), recursive=True)
+
+    def rename(self, src: str, dst: str) -> None:
+        """Move ``src`` to ``dst``; refuses an existing ``dst`` (object stores: copy then delete)."""
+        if self.exists(dst):
+            raise FileExistsError(dst)
+        self.fs.move(self._path(src), self._path(dst))
+
+    def delete(self, path: str, recursive: bool = False) -> bool:
+        """Delete a file, or a directory (its contents with ``recursive``); False if absent."""
+        from pyarrow import fs as pafs
+
+        p = self._path(path)
+        kind = self.fs.get_file_info(p).type
+        if kind == pafs.FileType.NotFound:
+            return False
+        if kind == pafs.FileType.Directory:
+            if not recursive and self.fs.get_file_info(pafs.FileSelector(p, recursive=False)):
+                raise OSError(errno.ENOTEMPTY, "directory not empty", path)
+            self.fs.delete_dir(p)
+        else:
+            self.fs.delete_file(p)
+        return True
+
+    def read_text(self, path: str) -> str:
+        """UTF-8 content of a file."""
+        with self.fs.open_input_stream(self._path(path)) as f:
+            return bytes(f.read()).decode("utf-8")
+
+    def write_text_atomic(self, path: str, text: str) -> None:
+        """One PUT: object stores publish the whole object or nothing."""
+        with self.fs.open_output_stream(self._path(path)) as f:
+            f.write(text.encode("utf-8"))
+
+    def read_tail(self, path: str, n: int) -> bytes:
+        """Last ``n`` bytes of a file (a ranged read)."""
+        with self.fs.open_input_file(self._path(path)) as f:
+            size = f.size()
+            f.seek(max(0, size - n))
+            return bytes(f.read())
+
+    def create_exclusive(self, path: str, text: str) -> bool:
+        """Check-then-create (not atomic on object stores: see the class doc)."""
+        if self.exists(path):
+            return False
+        self.write_text_atomic(path, text)
+        return True
+
+    def modified_ms(self, path: str) -> int:
+        """mtime in ms (0 when the store keeps none)."""
+        return _mtime_ms(self.fs.get_file_info(self._path(path)))
+
+
+def _mtime_ms(info: Any) -> int:
+    mtime = getattr(info, "mtime_ns", None)
+    return int(mtime) // 1_000_000 if mtime else 0

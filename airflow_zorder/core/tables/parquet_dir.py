@@ -1,0 +1,159 @@
+"""Plain Parquet directories (optionally Hive-partitioned ``k=v/``): listed from storage, committed by a file swap.
+
+The table is what the directory holds: every visible data file (names starting with ``_`` or ``.`` are hidden
+from readers and skipped, as Spark, pyarrow and DuckDB do), grouped into one unit per partition directory. A
+rewrite is committed by the journaled swap of :mod:`airflow_zorder.core.storage.commit` (inputs to the run's
+trash, staged files into place; the commit point is the journal's ``committed`` record), recovered by the
+journal and cleaned up when the trash passed its retention. Also the listing under a catalog table's locations
+(:mod:`.catalog_table`).
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import posixpath
+from collections.abc import Sequence
+from typing import Any
+
+from airflow_zorder.core.storage import commit as commit_mod
+from airflow_zorder.core.storage.filesystems import FileSystem, join, relpath
+from airflow_zorder.core.storage.locations import parse_partition_path
+from airflow_zorder.core.tables.model import CommitOutcome, RewriteRun, StagedUnit, TableSnapshot, Unit
+from airflow_zorder.core.tables.protocol import TableError
+
+__all__ = ["FORMAT", "ParquetDirectory", "check_parquet", "list_units", "open_format"]
+
+FORMAT = "parquet"
+PARQUET_MAGIC = b"PAR1"
+
+
+class ParquetDirectory:
+    """A directory of Parquet files (:class:`~airflow_zorder.core.tables.protocol.TableFormat`)."""
+
+    format = FORMAT
+    journals_inputs = True  # the swap moves the inputs: the journal lists them first
+    rewrites_whole_units = False
+    stats_from_metadata = False
+
+    def __init__(self, table: str, root: str, fs: FileSystem) -> None:
+        self.table = table
+        self.root = root
+        self.home = root
+        self._fs = fs
+        self._snapshot: TableSnapshot | None = None
+
+    def snapshot(self) -> TableSnapshot:
+        """The directory's files (listed once per opened table)."""
+        return self._snapshot or self.refresh()
+
+    def refresh(self) -> TableSnapshot:
+        """List the directory again; refuses a missing one and files outside ``k=v/`` partitions."""
+        if not self._fs.exists(self.root):
+            raise TableError(
+                f"table path {self.table} does not exist; check the path (and the Spark connection's filesystem)"
+            )
+        pcols, units = list_units(self._fs, self.root)
+        self._snapshot = TableSnapshot(self.table, FORMAT, self.root, self.home, pcols, units)
+        return self._snapshot
+
+    def check_rewritable(self) -> None:
+        """Refuse non-Parquet files (the rewrite reads them as Parquet)."""
+        check_parquet(self._fs, self.snapshot().units)
+
+    def prepare(self) -> None:
+        """Nothing to pin: the state directory is the table's own ``_zorder``."""
+
+    def latest_version(self) -> None:
+        """A directory has no versions: the stats store's snapshots stand in for them."""
+        return None
+
+    def version_time(self, version: int) -> dt.datetime | None:
+        """No versions."""
+        return None
+
+    def metadata_stats(self, columns: Sequence[str] | None = None, version: int | None = None) -> None:
+        """A directory keeps no statistics beside its files' footers: the stats job collects them."""
+        return None
+
+    def metadata_run(self) -> None:
+        """No metadata to read."""
+        return None
+
+    def commit(
+        self, fs: FileSystem, journal: commit_mod.Journal, staged: Sequence[StagedUnit], run: RewriteRun, lock: Any = None
+    ) -> CommitOutcome:
+        """The journaled swap: inputs to the trash, staged files into their places."""
+        commit_mod.commit(fs, journal, [f for s in staged for f in s.staged], lock=lock)
+        return CommitOutcome(FORMAT)
+
+    def recover(self, fs: FileSystem) -> list[str]:
+        """Roll forward (after the commit point) or back (before it) every interrupted run, by its journal."""
+        done = commit_mod.recover(fs, self.home)
+        if done:
+            self._snapshot = None
+        return done
+
+    def cleanup(self, fs: FileSystem, retention_s: float) -> list[str]:
+        """The trash of finished runs past the retention, and their old journals."""
+        return commit_mod.cleanup(fs, self.home, retention_s)
+
+
+def _hidden(rel: str) -> bool:
+    return any(part.startswith(("_", ".")) for part in rel.split("/"))
+
+
+def list_units(fs: FileSystem, root: str) -> tuple[list[str], list[Unit]]:
+    """Group the visible files under ``root`` into units by their ``k=v/`` partition directory."""
+    units: dict[str, Unit] = {}
+    partition_columns: list[str] | None = None
+    for info in fs.list_files(root, recursive=True):
+        try:
+            rel = relpath(root, info.path)
+        except ValueError:
+            raise TableError(f"file {info.path} is not under table directory {root}") from None
+        if _hidden(rel):
+            continue
+        dir_rel = posixpath.dirname(rel)
+        spec = parse_partition_path(dir_rel)
+        if dir_rel and not spec:
+            raise TableError(
+                f"{root}: file {rel} sits in a directory that is not a Hive partition (k=v); "
+                "point the job at a directory of Parquet files, optionally partitioned as k=v/"
+            )
+        cols = list(spec)
+        if dir_rel:
+            if partition_columns is None:
+                partition_columns = cols
+            elif cols != partition_columns:
+                raise TableError(
+                    f"{root}: inconsistent partition directories ({'/'.join(partition_columns)} vs {'/'.join(cols)})"
+                )
+        unit = units.setdefault(dir_rel, Unit(dir_rel, spec, join(root, dir_rel)))
+        unit.files.append(info)
+    for unit in units.values():
+        unit.files.sort(key=lambda f: f.path)
+    return partition_columns or [], [units[k] for k in sorted(units)]
+
+
+def check_parquet(fs: FileSystem, units: Sequence[Unit]) -> None:
+    """Refuse non-Parquet data: files not named .parquet must end with the Parquet magic bytes."""
+    for unit in units:
+        for f in unit.files:
+            if f.size < 12:  # from the listing, no read: smaller than the Parquet magic + footer length + magic
+                raise TableError(
+                    f"{f.path} is not a Parquet file: it holds {f.size} bytes (a Parquet file has at least 12; "
+                    "an interrupted write or an empty placeholder?). Remove it from the table directory, or "
+                    "move it elsewhere if a writer is still producing it"
+                )
+            if f.path.endswith(".parquet"):
+                continue
+            if fs.read_tail(f.path, 4) != PARQUET_MAGIC:
+                raise TableError(
+                    f"{f.path} is not a Parquet file (no PAR1 footer); this job rewrites Parquet tables only. "
+                    "Move non-Parquet files out of the table directory or convert the table to Parquet first"
+                )
+
+
+def open_format(table: str, root: str, fs: FileSystem, **_: Any) -> ParquetDirectory:
+    """The registry's loader: a plain directory at ``root`` (listed lazily)."""
+    return ParquetDirectory(table, root, fs)
