@@ -1,13 +1,21 @@
-"""Catalog (metastore) tables: read their layout, and switch a table's or partition's location atomically."""
+"""The Spark side of catalog tables: describe them, pin their state directory, switch a location.
+
+:class:`SparkMetastore` answers what the catalog table format (:mod:`airflow_zorder.core.tables.catalog_table`)
+asks of the engine owning the catalog; the commit protocol itself lives there.
+"""
 
 from __future__ import annotations
+
+from typing import Any
 
 from pyspark.sql import SparkSession
 
 from airflow_zorder.core.storage.filesystems import join
 from airflow_zorder.core.storage.locations import parse_partition_path
 from airflow_zorder.core.storage.table_formats import refuse_foreign_catalog_table
-from spark_jobs.table import HOME_PROPERTY, STATE_DIR, ResolvedTable, TableError, Unit, list_units, refuse_foreign_table
+from airflow_zorder.core.tables.model import TableError, Unit
+
+HOME_PROPERTY = "airflow_zorder.home"  # the table property pinning the state directory
 
 
 def _quote(name: str) -> str:
@@ -46,55 +54,79 @@ def _partition_columns(spark: SparkSession, name: str) -> list[str]:
     return cols
 
 
-def resolve_catalog_table(spark: SparkSession, fs, name: str) -> ResolvedTable:
-    """Describe a catalog table; refuse missing, non-Parquet and Delta/Hudi/Iceberg tables with a clear message.
+class SparkMetastore:
+    """The Spark catalog's side of a catalog table (:class:`~airflow_zorder.core.tables.protocol.Metastore`)."""
 
-    A Delta/Hudi/Iceberg table is recognised by its provider (or, synced into a Hive metastore, by its
-    InputFormat, serde or properties) and also by its location's directory (a table registered as
-    plain Parquet over a Delta directory), before any of its files is listed.
-    """
-    _refuse_foreign_v1_table(spark, name)
-    if not spark.catalog.tableExists(name):
-        raise TableError(
-            f"table {name!r} does not exist in the Spark catalog; check the name (db.table) "
-            "or pass a Parquet directory path instead"
+    def __init__(self, spark: SparkSession) -> None:
+        self._spark = spark
+
+    def describe(self, name: str) -> dict[str, Any]:
+        """A Parquet table's locations and columns; refuses missing, non-Parquet and Delta/Hudi/Iceberg tables.
+
+        A Delta/Hudi/Iceberg table is recognised by its provider (or, synced into a Hive metastore, by its
+        InputFormat, serde or properties) before any of its files is listed (the format module then probes its
+        location too: a table registered as plain Parquet over a Delta directory).
+        """
+        spark = self._spark
+        _refuse_foreign_v1_table(spark, name)
+        if not spark.catalog.tableExists(name):
+            raise TableError(
+                f"table {name!r} does not exist in the Spark catalog; check the name (db.table) "
+                "or pass a Parquet directory path instead"
+            )
+        info = _describe(spark, f"DESCRIBE TABLE EXTENDED {_quote(name)}")
+        props = info.get("Table Properties", "")
+        refuse_foreign_catalog_table(
+            name,
+            info.get("Provider"),
+            input_format=info.get("InputFormat"),
+            serde=info.get("Serde Library"),
+            properties={k: v for k in ("table_type", "storage_handler") if (v := _property(props, k)) is not None},
         )
-    info = _describe(spark, f"DESCRIBE TABLE EXTENDED {_quote(name)}")
-    props = info.get("Table Properties", "")
-    refuse_foreign_catalog_table(
-        name,
-        info.get("Provider"),
-        input_format=info.get("InputFormat"),
-        serde=info.get("Serde Library"),
-        properties={k: v for k in ("table_type", "storage_handler") if (v := _property(props, k)) is not None},
-    )
-    provider = info.get("Provider", "").lower()
-    serde = info.get("Serde Library", "").lower()
-    if provider not in ("parquet", "hive") or (provider == "hive" and "parquet" not in serde):
-        raise TableError(
-            f"table {name!r} is stored as {provider or 'unknown'} ({serde or 'no serde'}); "
-            "only Parquet tables can be re-clustered"
-        )
-    location = info.get("Location")
-    if not location:
-        raise TableError(f"table {name!r} has no location (a view?); only Parquet tables can be re-clustered")
-    refuse_foreign_table(fs, location, table=name)
-    home = _property(props, HOME_PROPERTY) or location
-    pcols = _partition_columns(spark, name)
-    units: list[Unit] = []
-    if not pcols:
-        _, found = list_units(fs, location)
-        files = [f for u in found for f in u.files]
-        units.append(Unit("", {}, location, files))
-    else:
-        for row in spark.sql(f"SHOW PARTITIONS {_quote(name)}").collect():
+        provider = info.get("Provider", "").lower()
+        serde = info.get("Serde Library", "").lower()
+        if provider not in ("parquet", "hive") or (provider == "hive" and "parquet" not in serde):
+            raise TableError(
+                f"table {name!r} is stored as {provider or 'unknown'} ({serde or 'no serde'}); "
+                "only Parquet tables can be re-clustered"
+            )
+        location = info.get("Location")
+        if not location:
+            raise TableError(f"table {name!r} has no location (a view?); only Parquet tables can be re-clustered")
+        pcols = _partition_columns(spark, name)
+        partitions = []
+        for row in spark.sql(f"SHOW PARTITIONS {_quote(name)}").collect() if pcols else []:
             rel = row[0]
             spec = parse_partition_path(rel)
             pinfo = _describe(spark, f"DESCRIBE TABLE EXTENDED {_quote(name)} PARTITION ({_spec_sql(spec)})")
-            ploc = pinfo.get("Location", join(location, rel))
-            _, found = list_units(fs, ploc)
-            units.append(Unit(rel, spec, ploc, [f for u in found for f in u.files]))
-    return ResolvedTable(name, "catalog", location, home, pcols, units)
+            partitions.append((rel, spec, pinfo.get("Location", join(location, rel))))
+        return {
+            "location": location,
+            "home": _property(props, HOME_PROPERTY),
+            "partition_columns": pcols,
+            "data_columns": [f.name for f in spark.table(name).schema.fields if f.name not in set(pcols)],
+            "partitions": partitions,
+        }
+
+    def pin_home(self, name: str, home: str) -> None:
+        """Record the state directory in a table property (once), so it survives location switches."""
+        props = _describe(self._spark, f"DESCRIBE TABLE EXTENDED {_quote(name)}").get("Table Properties", "")
+        if _property(props, HOME_PROPERTY) is None:
+            self._spark.sql(f"ALTER TABLE {_quote(name)} SET TBLPROPERTIES ('{HOME_PROPERTY}' = '{home}')")
+
+    def current_location(self, name: str, unit: Unit) -> str:
+        """The catalog's location for the table (unpartitioned) or for one partition."""
+        if unit.spec:
+            sql = f"DESCRIBE TABLE EXTENDED {_quote(name)} PARTITION ({_spec_sql(unit.spec)})"
+        else:
+            sql = f"DESCRIBE TABLE EXTENDED {_quote(name)}"
+        return _describe(self._spark, sql)["Location"]
+
+    def switch_location(self, name: str, unit: Unit, location: str) -> None:
+        """One metastore update: readers planning after it see only the new files, before it only the old."""
+        target = f"PARTITION ({_spec_sql(unit.spec)}) " if unit.spec else ""
+        self._spark.sql(f"ALTER TABLE {_quote(name)} {target}SET LOCATION '{location}'")
+        self._spark.sql(f"REFRESH TABLE {_quote(name)}")
 
 
 def _refuse_foreign_v1_table(spark: SparkSession, name: str) -> None:
@@ -130,36 +162,3 @@ def _property(props: str, key: str) -> str | None:
         if item.startswith(key + "="):
             return item[len(key) + 1 :]
     return None
-
-
-def ensure_home(spark: SparkSession, ref: ResolvedTable) -> None:
-    """Pin the table's state directory in a table property, so it survives location switches."""
-    if (
-        ref.home == ref.root
-        and _property(
-            _describe(spark, f"DESCRIBE TABLE EXTENDED {_quote(ref.name)}").get("Table Properties", ""), HOME_PROPERTY
-        )
-        is None
-    ):
-        spark.sql(f"ALTER TABLE {_quote(ref.name)} SET TBLPROPERTIES ('{HOME_PROPERTY}' = '{ref.home}')")
-
-
-def new_location(ref: ResolvedTable, run_id: str, unit: Unit) -> str:
-    """Where a run writes a unit's new files: a fresh directory under the table's state dir."""
-    return join(ref.home, STATE_DIR, "versions", run_id, unit.relpath)
-
-
-def current_location(spark: SparkSession, name: str, unit: Unit) -> str:
-    """The metastore's location for the table (unpartitioned) or for one partition."""
-    if unit.spec:
-        sql = f"DESCRIBE TABLE EXTENDED {_quote(name)} PARTITION ({_spec_sql(unit.spec)})"
-    else:
-        sql = f"DESCRIBE TABLE EXTENDED {_quote(name)}"
-    return _describe(spark, sql)["Location"]
-
-
-def switch_location(spark: SparkSession, name: str, unit: Unit, location: str) -> None:
-    """One metastore update: readers planning after it see only the new files, before it only the old."""
-    target = f"PARTITION ({_spec_sql(unit.spec)}) " if unit.spec else ""
-    spark.sql(f"ALTER TABLE {_quote(name)} {target}SET LOCATION '{location}'")
-    spark.sql(f"REFRESH TABLE {_quote(name)}")

@@ -38,8 +38,9 @@ def emit_result(result: dict[str, Any], result_path: str | None, spark: Any = No
     """Print the result as JSON and, when asked, write it to ``result_path`` (the operators' XCom source).
 
     A URI, or the run's place in the stats store (``in_store``: ``<stats location>/results/<run id>.json``, where
-    a driver on the cluster leaves its result), is written as the jobs write the stats store (``stats_io_for``:
-    pyarrow for local paths, else the cluster's Hadoop filesystems, so a plain path resolves as the table's does).
+    a driver on the cluster leaves its result), is written as the jobs write the stats store (``filesystem_for``
+    with the session: pyarrow for local paths, else the cluster's Hadoop filesystems, so a plain path resolves as
+    the table's does).
     Any other plain path is on the driver's own disk: the operators pass a temp file of the worker in client mode.
     """
     text = json.dumps(result, indent=2, default=str)
@@ -48,9 +49,10 @@ def emit_result(result: dict[str, Any], result_path: str | None, spark: Any = No
         return
     scheme = scheme_of(result_path)
     if (scheme or in_store) and spark is not None:
-        from spark_jobs.stats_collection.listing import stats_io_for
+        from airflow_zorder.core.stats.stats_store import resolve_io
+        from airflow_zorder.core.storage.filesystems import filesystem_for
 
-        io, path = stats_io_for(spark, result_path)
+        io, path = resolve_io(result_path, filesystem_for(result_path, spark))
         io.write_text(path, text)
         return
     if scheme not in ("", "file"):

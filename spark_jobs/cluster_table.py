@@ -22,7 +22,7 @@ from typing import Any
 
 from pyspark.util import inheritable_thread_target
 
-from airflow_zorder.core.errors import ConcurrentChangeError, JobError
+from airflow_zorder.core.errors import JobError
 from airflow_zorder.core.jobs.file_names import clustered_file_name
 from airflow_zorder.core.jobs.file_sizing import num_output_files
 from airflow_zorder.core.jobs.job_results import prune_run_files
@@ -33,18 +33,12 @@ from airflow_zorder.core.storage import commit as commit_mod
 from airflow_zorder.core.storage.faults import fault_point
 from airflow_zorder.core.storage.filesystems import FileSystem, filesystem_for, is_path_table, join, os_path
 from airflow_zorder.core.storage.lock import TableLock
-from spark_jobs import catalog, delta_table, incremental_units, rewrite
+from airflow_zorder.core.tables import open_table
+from airflow_zorder.core.tables.model import RewriteRun, StagedUnit, Unit, file_totals, select_units
+from airflow_zorder.core.tables.protocol import TableFormat
+from spark_jobs import incremental_units, rewrite
+from spark_jobs.catalog import SparkMetastore
 from spark_jobs.cli import run_job, spark_error_text
-from spark_jobs.stats_collection.listing import stats_io_for
-from spark_jobs.table import (
-    ResolvedTable,
-    Unit,
-    check_parquet,
-    is_delta_table,
-    list_path_table,
-    list_units,
-    select_units,
-)
 
 BATCH_UNITS = 64  # partitions rewritten by one set of Spark jobs
 
@@ -57,21 +51,13 @@ def _log(msg: str) -> None:
     print(f"[cluster_table] {msg}", file=sys.stderr, flush=True)
 
 
-def resolve_table(spark, table: str) -> tuple[ResolvedTable, FileSystem]:
-    """Resolve a path or catalog table; clear errors for missing, non-Parquet and Delta/Hudi/Iceberg tables."""
-    if is_path_table(table):
-        fs = filesystem_for(table, spark)
-        if fs.exists(table) and is_delta_table(fs, table):
-            ref = delta_table.resolve_delta_table(fs, table)  # the log's files; refuses unsafe features
-        else:
-            pcols, units = list_path_table(fs, table)  # refuses missing tables and Hudi/Iceberg ones
-            ref = ResolvedTable(table, "path", table, table, pcols, units)
-    else:
-        fs = filesystem_for("/", spark)
-        ref = catalog.resolve_catalog_table(spark, fs, table)
-        fs = filesystem_for(ref.root, spark)
-    check_parquet(fs, ref.units)
-    return ref, fs
+def open_job_table(spark, table: str) -> tuple[TableFormat, FileSystem]:
+    """Open a path or catalog table through the table seam (its format detected once) with the driver's filesystem;
+    clear errors for missing, non-Parquet and unsupported tables, before anything is locked or written."""
+    fs = filesystem_for(table if is_path_table(table) else "/", spark)
+    opened = open_table(table, fs, metastore=SparkMetastore(spark))
+    opened.check_rewritable()
+    return opened, fs
 
 
 def _check_columns(df_columns: dict[str, str], partition_columns: list[str], wanted: list[str]) -> list[str]:
@@ -94,10 +80,6 @@ def _check_columns(df_columns: dict[str, str], partition_columns: list[str], wan
     if len({c.lower() for c in out}) != len(out):
         raise ClusteringError(f"clustering columns repeat: {', '.join(wanted)}")
     return out
-
-
-def _stats(files: list) -> dict[str, int]:
-    return {"files": len(files), "bytes": sum(f.size for f in files)}
 
 
 def _staged_files(fs: FileSystem, staging: str) -> list:
@@ -136,8 +118,8 @@ def _stage_batch(
     b: int,
     phases: dict[str, float],
     names: dict[str, int],
-) -> tuple[list[dict], list[dict]]:
-    """Rewrite a batch of units into ``staging/<unit relpath>/`` and verify it; returns (done, skipped).
+) -> tuple[list[StagedUnit], list[dict]]:
+    """Rewrite a batch of units into ``staging/<unit relpath>/`` and verify it; returns (staged units, skipped).
 
     ``names`` counts the files named so far per unit directory, so the bins of one partition never collide.
     """
@@ -204,17 +186,7 @@ def _stage_batch(
             fs.rename(f.path, dst)
             placed.append(type(f)(dst, f.size, f.mtime_ms))
         done.append(
-            {
-                "partition": unit.label,
-                **({"bin": unit.bin} if unit.bin is not None else {}),
-                "spec": unit.spec,
-                "rows": w.rows,
-                "before": _stats(unit.files),
-                "after": _stats(placed),
-                "plan": {**w.plan.describe(), "key_engine": engine, "plain_encoded": plain},
-                "_unit": unit,
-                "_staged": placed,
-            }
+            StagedUnit(unit, placed, w.rows, {**w.plan.describe(), "key_engine": engine, "plain_encoded": plain})
         )
         _log(f"staged {unit.label}: {len(unit.files)} -> {len(placed)} files, {w.rows} rows verified")
     fs.delete(out, recursive=True)
@@ -225,30 +197,32 @@ def run_cluster(spark, opts: ClusterOptions) -> dict[str, Any]:
     """Cluster a table end to end and return the result dictionary (also written as JSON by ``main``)."""
     started = time.time()
     phases: dict[str, float] = {}
-    ref, fs = resolve_table(spark, opts.table)
-    if ref.kind == "catalog":
-        catalog.ensure_home(spark, ref)
+    table, fs = open_job_table(spark, opts.table)
+    table.prepare()
+    snap = table.snapshot()
     result: dict[str, Any] = {
         "status": "clustered",
         "run_id": opts.run_id,
         "table": opts.table,
-        "kind": ref.kind,
+        "kind": table.kind,
         "curve": opts.curve,
         "columns": opts.columns,
-        "partition_columns": ref.partition_columns,
+        "partition_columns": snap.partition_columns,
         "mode": "incremental" if opts.incremental else "full",
-        "stats_location": stats_location_for(opts.table, opts.stats_location, home=ref.home),
+        "stats_location": stats_location_for(opts.table, opts.stats_location, home=table.home),
         "messages": [],
     }
     spark.conf.set("spark.sql.parquet.outputTimestampType", "TIMESTAMP_MICROS")
-    with TableLock(fs, ref.home, opts.run_id, ttl_s=opts.lock_ttl_s) as lock:
+    with TableLock(fs, table.home, opts.run_id, ttl_s=opts.lock_ttl_s) as lock:
         lock.start_heartbeat()
-        recovered = _recover(spark, fs, ref)
+        recovered = table.recover(fs)
         if recovered:
             result["messages"].append(f"finished earlier interrupted runs first: {', '.join(recovered)}")
-            ref, fs = resolve_table(spark, opts.table)  # the layout may have changed
-        units = select_units(ref.units, opts.partitions)
-        done_units, skipped = [], []
+            snap = table.refresh()  # the layout may have changed
+            table.check_rewritable()
+        units = select_units(snap.units, opts.partitions)
+        done_units: list[StagedUnit] = []
+        skipped: list[dict[str, Any]] = []
         resolved_columns: list[str] | None = None
         with_files = []
         for unit in units:
@@ -260,16 +234,16 @@ def run_cluster(spark, opts: ClusterOptions) -> dict[str, Any]:
         if with_files:
             schema = _merged_schema(spark, fs, with_files)
             types = {f.name: f.dataType.simpleString() for f in schema.fields}
-            resolved_columns = _check_columns(types, ref.partition_columns, opts.columns)
+            resolved_columns = _check_columns(types, snap.partition_columns, opts.columns)
         schema_s = time.time() - t  # reported within stage_and_verify_s, as before plans came between
         t = time.time()
         if opts.incremental and with_files:
-            with_files, result["plan"], notes = _plan_units(fs, ref, opts, with_files, resolved_columns or [])
+            with_files, result["plan"], notes = _plan_units(fs, table, opts, with_files, resolved_columns or [])
             result["messages"].extend(notes)
             phases["plan_s"] = round(time.time() - t, 3)
-        inputs = [f for u in with_files for f in u.files] if ref.kind == "path" else []
-        journal = commit_mod.begin(fs, ref.home, opts.run_id, inputs)
-        staging = commit_mod.staging_dir(ref.home, opts.run_id)
+        inputs = [f for u in with_files for f in u.files] if table.journals_inputs else []
+        journal = commit_mod.begin(fs, table.home, opts.run_id, inputs)
+        staging = commit_mod.staging_dir(table.home, opts.run_id)
         names: dict[str, int] = {}  # output files named so far per partition directory (bins share one)
         t = time.time()
         try:
@@ -299,29 +273,21 @@ def run_cluster(spark, opts: ClusterOptions) -> dict[str, Any]:
             _log(msg)
         else:
             t = time.time()
-            if ref.kind == "path":
-                staged_all = [f for u in done_units for f in u["_staged"]]
-                commit_mod.commit(fs, journal, staged_all, lock=lock)
-            elif ref.kind == delta_table.FORMAT:
-                result["delta"] = _commit_delta(fs, ref, journal, done_units, result, resolved_columns)
-            else:
-                _commit_catalog(spark, fs, ref, journal, done_units, staging)
+            run = RewriteRun(opts.run_id, opts.curve, resolved_columns or opts.columns, staging)
+            outcome = table.commit(fs, journal, done_units, run, lock=lock)
+            if outcome.report() is not None:
+                result[outcome.format] = outcome.report()
+                _log(f"committed {outcome.format} version {outcome.version} (read version {outcome.read_version})")
             phases["commit_s"] = round(time.time() - t, 3)
         t = time.time()
-        result["cleaned"] = _cleanup(spark, fs, ref, opts, result["stats_location"])
+        result["cleaned"] = _cleanup(spark, fs, table, opts, result["stats_location"])
         phases["cleanup_s"] = round(time.time() - t, 3)
     result["columns"] = resolved_columns or opts.columns
-    result["partitions"] = [{k: v for k, v in u.items() if not k.startswith("_")} for u in done_units]
+    result["partitions"] = [u.report() for u in done_units]
     result["skipped"] = skipped
-    before = {
-        "files": sum(u["before"]["files"] for u in done_units),
-        "bytes": sum(u["before"]["bytes"] for u in done_units),
-    }
-    after = {
-        "files": sum(u["after"]["files"] for u in done_units),
-        "bytes": sum(u["after"]["bytes"] for u in done_units),
-    }
-    rows = sum(u["rows"] for u in done_units)
+    before = file_totals([f for u in done_units for f in u.unit.files])
+    after = file_totals([f for u in done_units for f in u.staged])
+    rows = sum(u.rows for u in done_units)
     result["before"] = {**before, "rows": rows}
     result["after"] = {**after, "rows": rows}
     result["rewritten"] = {"files": before["files"], "bytes": before["bytes"], "output_files": after["files"]}
@@ -333,11 +299,11 @@ def run_cluster(spark, opts: ClusterOptions) -> dict[str, Any]:
 
 
 def _plan_units(
-    fs: FileSystem, ref: ResolvedTable, opts: ClusterOptions, units: list[Unit], columns: list[str]
+    fs: FileSystem, table: TableFormat, opts: ClusterOptions, units: list[Unit], columns: list[str]
 ) -> tuple[list[Unit], dict[str, Any], list[str]]:
     """The incremental plan's bins as units (``spark_jobs.incremental_units``), logged; clear errors as ClusteringError."""
     try:
-        bins, summary, notes = incremental_units.incremental_units(fs, ref, opts, units, columns)
+        bins, summary, notes = incremental_units.incremental_units(fs, table, opts, units, columns)
     except incremental_units.IncrementalError as exc:
         raise ClusteringError(str(exc)) from exc
     _log(
@@ -381,124 +347,16 @@ def _record_event(fs: FileSystem, result: dict[str, Any]) -> None:
         result["messages"].append(f"could not record the clustering event: {exc}")
 
 
-def _recover(spark, fs: FileSystem, ref: ResolvedTable) -> list[str]:
-    """Finish (after the commit point) or roll back (before it) every interrupted run of this table."""
-    if ref.kind == "path":
-        return commit_mod.recover(fs, ref.home)
-    if ref.kind == delta_table.FORMAT:
-        return delta_table.recover_delta(fs, ref)
-    return _recover_catalog(spark, fs, ref)
-
-
-def _commit_delta(
-    fs: FileSystem, ref: ResolvedTable, journal, done_units: list[dict], result: dict, columns: list[str] | None
-) -> dict[str, int]:
-    """Commit the verified rewrite as one Delta transaction; a conflicting writer fails the run cleanly."""
-    run = delta_table.run_metadata({**result, "columns": columns or result["columns"]}, done_units)
-    read_version = ref.delta.snapshot.version
-    try:
-        version = delta_table.commit_delta(fs, ref, journal, done_units, run)
-    except ConcurrentChangeError as exc:
-        raise ConcurrentChangeError(f"{exc} The files this run wrote were deleted.", exc.files) from exc
-    except Exception as exc:  # noqa: BLE001 - the journal decides later whether the commit landed
-        raise ClusteringError(
-            f"committing to the Delta log of {ref.root} failed: {type(exc).__name__}: {exc}. Delta readers do not "
-            "see the files this run placed; the next run (or --action recover) removes them, or marks the run done "
-            "if its commit is in the table's history."
-        ) from exc
-    _log(f"committed Delta version {version} (read version {read_version})")
-    return {"read_version": read_version, "version": version}
-
-
-def _commit_catalog(spark, fs: FileSystem, ref: ResolvedTable, journal, done_units: list[dict], staging: str) -> None:
-    """Move staged units to fresh locations, record the commit point, then switch locations in the metastore."""
-    switches = []
-    for u in done_units:
-        unit: Unit = u["_unit"]
-        switches.append(
-            {
-                "relpath": unit.relpath,
-                "spec": unit.spec,
-                "old": unit.location,
-                "new": catalog.new_location(ref, journal.run_id, unit),
-                "inputs": [f.path for f in unit.files],
-            }
-        )
-    journal.info["catalog_switches"] = switches
-    journal.info["staging"] = staging
-    commit_mod.mark_committed(fs, journal)  # ---- COMMIT POINT ----
-    fault_point("after_commit_record")
-    _finish_catalog(spark, fs, ref, journal)
-
-
-def _finish_catalog(spark, fs: FileSystem, ref: ResolvedTable, journal) -> None:
-    """Idempotently complete a committed catalog run: place files, adopt stragglers, switch, finish."""
-    staging = journal.info["staging"]
-    for sw in journal.info["catalog_switches"]:
-        unit = Unit(sw["relpath"], sw["spec"], sw["old"])
-        src = join(staging, sw["relpath"])
-        if fs.exists(src) and not fs.exists(sw["new"]):
-            fs.mkdirs(sw["new"].rsplit("/", 1)[0])
-            fs.rename(src, sw["new"])
-        current = catalog.current_location(spark, ref.name, unit)
-        if _same_dir(current, sw["old"]):
-            _adopt_stragglers(fs, sw)
-            catalog.switch_location(spark, ref.name, unit, sw["new"])
-            fault_point("mid_swap")
-        _adopt_stragglers(fs, sw)  # appends that landed in the old location around the switch
-    commit_mod.finish(fs, journal)
-
-
-def _adopt_stragglers(fs: FileSystem, sw: dict) -> None:
-    """Move files appended to the old location after the snapshot into the new one: they are kept, not dropped."""
-    inputs = set(sw["inputs"])
-    _, units = list_units(fs, sw["old"])
-    for f in (f for u in units for f in u.files):
-        if f.path not in inputs and not any(_same_dir(f.path, i) for i in inputs):
-            fs.rename(f.path, join(sw["new"], f.path.rsplit("/", 1)[1]))
-
-
-def _same_dir(a: str, b: str) -> bool:
-    strip = lambda p: p.replace("file:///", "/").replace("file:/", "/").rstrip("/")  # noqa: E731
-    return strip(a) == strip(b)
-
-
-def _recover_catalog(spark, fs: FileSystem, ref: ResolvedTable) -> list[str]:
-    done = []
-    for journal in commit_mod.pending_runs(fs, ref.home):
-        if journal.state == "staging":
-            commit_mod.rollback(fs, journal)
-        else:
-            _finish_catalog(spark, fs, ref, journal)
-        done.append(journal.run_id)
-    return done
-
-
-def _cleanup(spark, fs: FileSystem, ref: ResolvedTable, opts: ClusterOptions, stats_location: str | None) -> list[str]:
-    """Purge what finished runs replaced once the retention passed (trash; catalog tables' old files), and the
-    stats store's per-run plans and results as old (``job_results.prune_run_files``)."""
-    retention_s = opts.retention_s
-    deleted = commit_mod.cleanup(fs, ref.home, retention_s)
+def _cleanup(spark, fs: FileSystem, table: TableFormat, opts: ClusterOptions, stats_location: str | None) -> list[str]:
+    """Purge what finished runs replaced once the retention passed (the table format's cleanup), and the stats
+    store's per-run plans and results as old (``job_results.prune_run_files``)."""
+    deleted = table.cleanup(fs, opts.retention_s)
     if stats_location:
         try:
-            deleted += prune_run_files(*stats_io_for(spark, stats_location), retention_s)
+            io = stats_store.resolve_io(stats_location, filesystem_for(stats_location, spark))
+            deleted += prune_run_files(*io, opts.retention_s)
         except Exception as exc:  # noqa: BLE001 - the table is committed; old plans and results can wait a run
             _log(f"old plans and results in {stats_location} not pruned: {type(exc).__name__}: {exc}")
-    now = time.time()
-    for journal in commit_mod.list_journals(fs, ref.home):
-        switches = journal.info.get("catalog_switches")
-        if journal.state != commit_mod.DONE or not switches or journal.info.get("old_files_deleted"):
-            continue
-        if now - journal.updated_at <= retention_s:
-            continue
-        for sw in switches:  # exactly the snapshot this run replaced; stragglers were adopted
-            for path in sw["inputs"]:
-                if fs.delete(path):
-                    deleted.append(path)
-            if "/_zorder/versions/" in sw["old"] and not list_units(fs, sw["old"])[1]:
-                fs.delete(sw["old"], recursive=True)
-        journal.info["old_files_deleted"] = True
-        fs.write_text_atomic(commit_mod.journal_path(ref.home, journal.run_id), journal.to_json())
     return deleted
 
 
@@ -506,12 +364,13 @@ def run_action(spark, opts: ClusterOptions, action: str) -> dict[str, Any]:
     """Dispatch the command line's action."""
     if action == "cluster":
         return run_cluster(spark, opts)
-    ref, fs = resolve_table(spark, opts.table)
-    with TableLock(fs, ref.home, opts.run_id, ttl_s=opts.lock_ttl_s):
+    table, fs = open_job_table(spark, opts.table)
+    with TableLock(fs, table.home, opts.run_id, ttl_s=opts.lock_ttl_s):
         if action == "recover":
-            runs = _recover(spark, fs, ref)
+            runs = table.recover(fs)
             return {"status": "recovered", "table": opts.table, "runs": runs}
-        cleaned = _cleanup(spark, fs, ref, opts, stats_location_for(opts.table, opts.stats_location, home=ref.home))
+        location = stats_location_for(opts.table, opts.stats_location, home=table.home)
+        cleaned = _cleanup(spark, fs, table, opts, location)
         return {"status": "cleaned", "table": opts.table, "cleaned": cleaned}
 
 

@@ -6,7 +6,7 @@
         [--result-json PATH] [--full] [--keep-snapshots N] [--parallelism N] [--allow-errors]
 
 A Delta Lake table (its root holds ``_delta_log/``) is listed from its log, and only the statistics the log
-lacks are read from its files (:mod:`spark_jobs.stats_collection.delta`; needs ``deltalake`` on the driver).
+lacks are read from its files (:mod:`spark_jobs.stats_collection.metadata`; needs ``deltalake`` on the driver).
 
 The options: :class:`airflow_zorder.core.jobs.options.CollectOptions`. The job's steps (listing, plan,
 footers, scan, assembly, commit) and its methods: :mod:`spark_jobs.stats_collection`. The stats

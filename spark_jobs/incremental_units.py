@@ -1,6 +1,6 @@
 """An incremental run's units: the bins of an incremental plan, given (``--plan``) or made from the stats store.
 
-Each bin becomes a :class:`~spark_jobs.table.Unit` holding only the bin's files and its planned number of output
+Each bin becomes a :class:`~airflow_zorder.core.tables.model.Unit` holding only the bin's files and its planned number of output
 files; the job rewrites and commits these exactly as whole partitions (same staging, verification, journal and
 commit), so every file outside the plan is left as it is.  A bin is run only if every one of its files is still
 in the table as the run lists it; otherwise it is skipped (another writer replaced a file since the plan).
@@ -22,8 +22,8 @@ from airflow_zorder.core.policy.incremental import IncrementalParams
 from airflow_zorder.core.stats import footer_stats, stats_store
 from airflow_zorder.core.storage import locations
 from airflow_zorder.core.storage.filesystems import FileInfo, FileSystem
-from spark_jobs.stats_collection.footers import footer_fs
-from spark_jobs.table import ResolvedTable, Unit
+from airflow_zorder.core.tables.model import Unit
+from airflow_zorder.core.tables.protocol import TableFormat
 
 __all__ = ["IncrementalError", "incremental_units", "params_of", "plan_summary"]
 
@@ -83,7 +83,7 @@ def _stats_rows(fs: FileSystem, location: str | None, units: Sequence[Unit], col
                 have = {keys[i] for i in keep}
     missing = [k for k in where if k not in have]
     if missing:
-        parts.append(_footer_rows(missing, columns))
+        parts.append(_footer_rows(fs, missing, columns))
     t = pa.concat_tables([p.select(parts[0].column_names) for p in parts])
     labels = [where[k][0].relpath or None for k in t["path"].to_pylist()]
     sizes = [where[k][1].size for k in t["path"].to_pylist()]
@@ -92,17 +92,17 @@ def _stats_rows(fs: FileSystem, location: str | None, units: Sequence[Unit], col
     )
 
 
-def _footer_rows(keys: list[str], columns: list[str]) -> pa.Table:
-    """Footer stats rows of files given by :func:`_key` URIs, read on the driver as the stats job's executors read
-    them (``footers.footer_fs``; a table lives on one store)."""
-    arrow_fs = footer_fs(keys[0])[0]
-    paths = [footer_fs(k)[1] for k in keys]
+def _footer_rows(fs: FileSystem, keys: list[str], columns: list[str]) -> pa.Table:
+    """Footer stats rows of files given by :func:`_key` URIs, read on the driver (``FileSystem.arrow``; a table
+    lives on one store)."""
+    arrow_fs = fs.arrow(keys[0])[0]
+    paths = [fs.arrow(k)[1] for k in keys]
     t = footer_stats.read_footers_parallel(paths, columns, filesystem=arrow_fs, on_error="missing")
     back = dict(zip(paths, keys))
     return t.set_column(t.schema.get_field_index("path"), "path", pa.array([back[p] for p in t["path"].to_pylist()]))
 
 
-def _plan(fs: FileSystem, ref: ResolvedTable, opts: ClusterOptions, units: list[Unit], columns: list[str]) -> dict:
+def _plan(fs: FileSystem, table: TableFormat, opts: ClusterOptions, units: list[Unit], columns: list[str]) -> dict:
     """The plan to run: the one given (``--plan``), else one made now from the stats store and footers."""
     if opts.plan:
         doc = read_plan(fs, opts.plan)
@@ -118,7 +118,7 @@ def _plan(fs: FileSystem, ref: ResolvedTable, opts: ClusterOptions, units: list[
         if opts.target_file_size is None:  # the plan's file size also sizes what it rewrites whole (catalog tables)
             opts.target_file_size = plan_file_bytes(doc)
         return doc
-    location = stats_location_for(opts.table, opts.stats_location, home=ref.home)
+    location = stats_location_for(opts.table, opts.stats_location, home=table.home)
     rows = _stats_rows(fs, location, [u for u in units if u.files], columns)
     return incremental_stats.plan_table(rows, columns, params=params_of(opts), num_clustering_columns=len(columns))
 
@@ -141,13 +141,14 @@ def plan_summary(doc: dict[str, Any], source: str, bins: int, skipped: int) -> d
 
 
 def incremental_units(
-    fs: FileSystem, ref: ResolvedTable, opts: ClusterOptions, units: list[Unit], columns: list[str]
+    fs: FileSystem, table: TableFormat, opts: ClusterOptions, units: list[Unit], columns: list[str]
 ) -> tuple[list[Unit], dict[str, Any], list[str]]:
     """``(bin units to rewrite, plan summary, messages)`` for an incremental run over the selected ``units``.
 
-    Catalog tables switch whole partition locations, so a partition the plan touches is rewritten whole.
+    A format whose commit replaces whole units (a catalog's location switch) rewrites a partition the plan
+    touches whole.
     """
-    doc = _plan(fs, ref, opts, units, columns)
+    doc = _plan(fs, table, opts, units, columns)
     by_label = {(u.relpath or None): u for u in units}
     out: list[Unit] = []
     messages: list[str] = []
@@ -158,9 +159,11 @@ def incremental_units(
             skipped += len(entry["bins"])
             messages.append(f"plan: partition {entry['partition']!r} is not among the partitions selected or listed")
             continue
-        if ref.kind == "catalog":
+        if table.rewrites_whole_units:
             out.append(unit)
-            messages.append(f"plan: {unit.label} is a catalog partition, rewritten whole (its location is switched)")
+            messages.append(
+                f"plan: {unit.label} is a {table.kind} partition, rewritten whole (its location is switched)"
+            )
             continue
         files = {_key(f.path): f for f in unit.files}
         for k, b in enumerate(entry["bins"]):

@@ -3,16 +3,18 @@
 The overlap figures elsewhere (:mod:`.layout_report`, the sensor) are a model computed from min/max statistics.
 This module asks real readers instead, so the demo can show what a query engine actually skips:
 
-* the read path is a pyarrow dataset: ``pyarrow.dataset.dataset(path, partitioning="hive")`` for a Parquet
-  table; for a Delta Lake table delta-rs's own ``DeltaTable(path).to_pyarrow_dataset()``, whose fragments
+* the read path is the dataset of the table's format (``TableFormat.reader_dataset``, the table opened through
+  the table seam): ``pyarrow.dataset.dataset(path, partitioning="hive")`` for a Parquet table; for a Delta
+  Lake table delta-rs's own ``DeltaTable(path).to_pyarrow_dataset()``, whose fragments
   carry the log's per-file min/max as partition expressions, so files are pruned by the log before any
   footer is opened;
 * *files read*: fragments left after that pruning with at least one row group left by
   ``fragment.split_by_row_group(filter)`` (the footer's row-group min/max, as the scan prunes them);
   *row groups read*: those row groups; *time*: the best of a few ``dataset.to_table(filter=...)`` runs (every column);
-* cross-checks by a second reader: for Parquet DuckDB's ``EXPLAIN ANALYZE`` (its ``row_groups_scanned``;
-  its "Total Files Read" counts every file whose footer it opens, pruned or not, so it is not used), for
-  Delta delta-rs's ``DeltaTable.file_uris(file_pruning_predicate=...)`` (the files its log pruning keeps).
+* cross-checks by a second reader: the format's own scan planning when it has one (``TableFormat.planned_files``:
+  for Delta delta-rs's ``DeltaTable.file_uris(file_pruning_predicate=...)``, the files its log pruning keeps),
+  else DuckDB's ``EXPLAIN ANALYZE`` (its ``row_groups_scanned``; its "Total Files Read" counts every file whose
+  footer it opens, pruned or not, so it is not used).
 
 Queries are ``column = value`` with the column's median value (the middle of its sorted non-null values: a
 value present in the data, chosen deterministically). ``--save`` keeps a measurement (values included) so the
@@ -40,14 +42,18 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.dataset as ds
 
-from airflow_zorder.core.storage.table_formats import DELTA, detect_table_format
+from airflow_zorder.core.storage.filesystems import LocalFileSystem
+from airflow_zorder.core.tables import open_table
+from airflow_zorder.core.tables.protocol import TableFormat
 from airflow_zorder.evaluation.pruning import col, sql_literal
+
+DUCKDB = "DuckDB"  # the cross-check (EXPLAIN ANALYZE) of formats without a scan planner of their own
 
 __all__ = [
     "QueryRead",
     "TableRead",
     "format_reads",
-    "is_delta_table",
+    "open_reader_table",
     "load_reads",
     "measure_table",
     "median_value",
@@ -71,7 +77,7 @@ class QueryRead:
     row_groups_total: int
     seconds: float  # the best of ``timed_runs`` reads
     timed_runs: int
-    check_reader: str | None = None  # the cross-checking reader, e.g. "DuckDB"
+    check_reader: str | None = None  # the cross-checking reader: DuckDB, or the format's own planner
     check_unit: str | None = None  # what it counted: "row groups" or "files"
     check_read: int | None = None
     check_total: int | None = None
@@ -82,29 +88,21 @@ class TableRead:
     """The point queries of one table at one moment (a Delta table's version included)."""
 
     table: str
-    format: str  # "parquet" or "delta"
+    format: str  # the table format's name: "parquet", "delta", ...
     version: int | None
     queries: tuple[QueryRead, ...]
     values: str = "given"  # how the queried values were chosen: "median" (:func:`median_value`) or "given"
+    reader: str = "pyarrow.dataset (hive)"  # what read it (the format's ``reader``)
 
 
-def is_delta_table(path: str) -> bool:
-    """Whether the local directory ``path`` is a Delta Lake table (the core's format detection)."""
-    return detect_table_format(path, os.path.exists, os.listdir) == DELTA
-
-
-def _delta_table(path: str) -> Any:
-    """delta-rs's ``DeltaTable`` at ``path`` (a clear error without the deltalake package)."""
-    from airflow_zorder.core.delta.delta_log import deltalake_module
-
-    return deltalake_module("checking reads of a Delta Lake table").DeltaTable(path)
+def open_reader_table(path: str) -> TableFormat:
+    """The local table at ``path`` through the table seam (its format detected once)."""
+    return open_table(path, LocalFileSystem())
 
 
 def open_dataset(path: str) -> ds.Dataset:
-    """The dataset a reader scans: delta-rs's for a Delta table (log stats prune files), else hive Parquet."""
-    if is_delta_table(path):
-        return _delta_table(path).to_pyarrow_dataset()
-    return ds.dataset(path, format="parquet", partitioning="hive")
+    """The dataset a reader of the table's format scans (a Delta table: delta-rs's, log stats prune files)."""
+    return open_reader_table(path).reader_dataset()
 
 
 def median_value(dataset: ds.Dataset, column: str) -> Any:
@@ -150,20 +148,10 @@ def _duckdb_row_groups(files: Sequence[str], sql: str) -> tuple[int, int] | None
     return sum(int(n["row_groups_scanned"]) for n in scans), sum(int(n["total_row_groups_to_scan"]) for n in scans)
 
 
-def _delta_rs_files(path: str, column: str, value: Any, sql: str) -> int | None:
-    """Files delta-rs keeps for ``column = value`` by its own log pruning (``file_uris``); None if it cannot say."""
-    table = _delta_table(path)
-    for predicate in ([(column, "=", value)], sql):  # tuples encode timestamps right, SQL decimals
-        try:
-            return len(table.file_uris(file_pruning_predicate=predicate))
-        except Exception:  # delta-rs raises its own errors for types a predicate form lacks
-            continue
-    return None
-
-
 def point_query_read(path: str, column: str, value: Any, *, repeat: int = 10, cross_check: bool = True) -> QueryRead:
     """Files and row groups a reader reads for ``column = value`` on the table at ``path``, and its best time."""
-    dataset = open_dataset(path)
+    table = open_reader_table(path)
+    dataset = table.reader_dataset()
     flt = ds.field(column) == value
     sql = (col(column) == value).to_sql()
     fragments = list(dataset.get_fragments())
@@ -176,15 +164,14 @@ def point_query_read(path: str, column: str, value: Any, *, repeat: int = 10, cr
         files_read += kept > 0
     rows, seconds = _timed_read(dataset, flt, repeat)
     check: dict[str, Any] = {}
-    if cross_check and is_delta_table(path):
-        kept_files = _delta_rs_files(path, column, value, sql)
-        if kept_files is not None:
-            check = {"check_reader": "delta-rs", "check_unit": "files", "check_read": kept_files}
-            check["check_total"] = len(fragments)
+    kept_files = table.planned_files(column, value, sql) if cross_check else None
+    if kept_files is not None:  # the format's own planning (delta-rs's log pruning)
+        check = {"check_reader": table.planner, "check_unit": "files"}
+        check.update(check_read=kept_files, check_total=len(fragments))
     elif cross_check:
         got = _duckdb_row_groups([f.path for f in fragments], sql)
         if got is not None:
-            check = {"check_reader": "DuckDB", "check_unit": "row groups", "check_read": got[0], "check_total": got[1]}
+            check = {"check_reader": DUCKDB, "check_unit": "row groups", "check_read": got[0], "check_total": got[1]}
     return QueryRead(
         column=column,
         value=value,
@@ -209,10 +196,10 @@ def measure_table(
     else:
         dataset = open_dataset(path)
         values, how = {c: median_value(dataset, c) for c in columns}, "median"
-    delta = is_delta_table(path)
-    version = _delta_table(path).version() if delta else None
+    table = open_reader_table(path)
+    version = table.latest_version()
     queries = tuple(point_query_read(path, c, v, repeat=repeat, cross_check=cross_check) for c, v in values.items())
-    return TableRead(path, "delta" if delta else "parquet", version, queries, how)
+    return TableRead(path, table.format, version, queries, how, table.reader)
 
 
 def _json_value(v: Any) -> Any:
@@ -246,7 +233,14 @@ def load_reads(path: str, schema: pa.Schema | None = None) -> TableRead:
         ):
             q["value"] = pa.array([q["value"]]).cast(schema.field(q["column"]).type)[0].as_py()
         queries.append(QueryRead(**q))
-    return TableRead(doc["table"], doc["format"], doc.get("version"), tuple(queries), doc.get("values", "given"))
+    return TableRead(
+        doc["table"],
+        doc["format"],
+        doc.get("version"),
+        tuple(queries),
+        doc.get("values", "given"),
+        doc.get("reader", TableRead.reader),
+    )
 
 
 def _ms(seconds: float) -> str:
@@ -261,7 +255,7 @@ def _agrees(q: QueryRead) -> bool:
 def format_reads(after: TableRead, before: TableRead | None = None) -> str:
     """A text table per point query: files, row groups and time, as ``before -> after`` when given both."""
     earlier = {q.column: q for q in before.queries} if before else {}
-    reader = "delta-rs (to_pyarrow_dataset)" if after.format == "delta" else "pyarrow.dataset (hive)"
+    reader = after.reader
     shown = os.path.relpath(after.table) if not os.path.relpath(after.table).startswith("..") else after.table
     runs = max((q.timed_runs for q in after.queries), default=1)
 
@@ -289,7 +283,9 @@ def format_reads(after: TableRead, before: TableRead | None = None) -> str:
             agree = agree and _agrees(a) and (b is None or _agrees(b))
     if checks:
         q = next(q for q in after.queries if q.check_reader)
-        how = "delta-rs's own log pruning (file_uris)" if q.check_reader == "delta-rs" else "DuckDB (EXPLAIN ANALYZE)"
+        how = (
+            f"{q.check_reader}'s own file pruning" if q.check_unit == "files" else f"{q.check_reader} (EXPLAIN ANALYZE)"
+        )
         verdict = "the same" if agree else "DIFFERENT from the table above"
         lines.append(f"cross-check, {q.check_unit} read by {how}: " + ", ".join(checks) + f": {verdict}")
     return "\n".join(lines)

@@ -3,22 +3,18 @@
 Locations are opened by :mod:`airflow_zorder.core.storage.locations` (local paths, ``file:``, ``s3://``/``s3a://``,
 ``gs://``, ``abfs://``, ``hdfs://``, and fsspec schemes).  ``conn_id`` names a standard Airflow connection
 whose credentials open the store (``aws`` for S3: :mod:`airflow_zorder.hooks.connections`); without
-one, the store's default credential chain applies.  A Delta Lake table is watched through its log, with no
-stats job: its per-file statistics come from ``_delta_log/`` (:mod:`airflow_zorder.core.delta.delta_log`) and only
-the events (decisions, re-clusterings) live in the stats location.  A directory that holds Hudi or Iceberg,
-or lies inside a Delta/Hudi/Iceberg table, is refused before its stats are read.
+one, the store's default credential chain applies.
 
-Delta, the one rule for statistics the log lacks (columns beyond ``delta.dataSkippingNumIndexedCols`` or outside
-``delta.dataSkippingStatsColumns``, binary columns, files without a stats entry: ``delta_log.missing_stats``):
-such a (file, column) row is taken from the stats location's latest snapshot when the stats job
-(``spark_jobs/collect_stats.py``) wrote that snapshot for the very Delta version the hook reads (its run
-record's ``delta_version``); otherwise it stays without statistics (``has_stats`` false: never pruned).  Every
-other row always comes from the log.
+A path table is opened through the table seam (:func:`airflow_zorder.core.tables.open_table`: its format
+detected once, with the hook's credentials). A format whose metadata keeps per-file statistics (a Delta Lake
+log) is watched through it, with no stats job: only the events (decisions, re-clusterings) live in the stats
+location, and the statistics the metadata lacks are taken from the stats job's snapshot of the very same version
+(the one rule, :mod:`airflow_zorder.core.stats.metadata_merge`). A format the provider does not handle, or a
+directory inside any format's table, is refused before its stats are read.
 """
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from functools import cached_property
@@ -28,13 +24,15 @@ import pyarrow as pa
 import pyarrow.compute as pc
 from airflow.sdk import BaseHook
 
-from airflow_zorder.core.delta import delta_log as dlog
 from airflow_zorder.core.jobs.options import stats_location_for
 from airflow_zorder.core.policy import history, metrics, recluster_policy
 from airflow_zorder.core.policy.recluster_policy import HealthPolicy, IncrementalParams
-from airflow_zorder.core.stats import stats_schema, stats_store
-from airflow_zorder.core.storage import locations, table_formats
+from airflow_zorder.core.stats import metadata_merge, stats_schema, stats_store
+from airflow_zorder.core.storage import locations
+from airflow_zorder.core.storage.filesystems import ArrowFileSystem
 from airflow_zorder.core.storage.locations import is_path_table
+from airflow_zorder.core.tables import open_table
+from airflow_zorder.core.tables.protocol import TableFormat
 from airflow_zorder.hooks import connections
 
 COLLECT_HINT = "run SparkCollectFileStatsOperator (or spark-submit spark_jobs/collect_stats.py --table {table}) first"
@@ -69,9 +67,8 @@ class FileStatsHook(BaseHook):
         self.conn_id = conn_id or None
         self._filesystem = filesystem
         self.default_location = not stats_location
-        self._format_checked = False
         self._options: dict[str, dict[str, Any]] = {}
-        self._collected_cache: dict[tuple, pa.Table | None] = {}  # Delta: the stats job's rows (_collected_rows)
+        self._collected_cache: dict[tuple, pa.Table | None] = {}  # the stats job's rows (_collected_rows)
         location = stats_location_for(self.table, stats_location)
         if location is None:
             raise ValueError(
@@ -118,83 +115,45 @@ class FileStatsHook(BaseHook):
                 raise
             raise clear from exc
 
-    def _format_probes(self) -> tuple[str, Any, Any]:
-        """``(table root, exists, list_names)`` over the hook's filesystem, for ``table_formats``."""
-        from pyarrow import fs as pafs
-
-        fs, root = self._fs_for(self.table)
-
-        def exists(path: str) -> bool:
-            return fs.get_file_info(path).type != pafs.FileType.NotFound
-
-        def list_names(directory: str) -> list[str]:
-            sel = pafs.FileSelector(directory, allow_not_found=True, recursive=False)
-            return [i.base_name for i in fs.get_file_info(sel)]
-
-        return root, exists, list_names
-
     @cached_property
-    def _found_format(self) -> table_formats.Detection | None:
-        """The table format at (or around) the table's path, probed once (``table_formats.find_table_format``)."""
+    def _opened(self) -> TableFormat | None:
+        """The path table opened through the table seam (its format probed once, with the hook's credentials),
+        or None for a catalog name (its stats live in the store). Refuses a format the provider does not handle
+        and a directory inside any format's table (``ForeignTableFormatError``)."""
         if not is_path_table(self.table):
             return None
         with self._reading(self.table):
-            return table_formats.find_table_format(*self._format_probes())
+            fs, _ = self._fs_for(self.table)
+            options = self._options.get(locations.parse_location(self.table).store) if self.conn_id else None
+            return open_table(self.table, ArrowFileSystem(fs), root=self.table, storage_options=options)
 
     def check_table_format(self) -> None:
-        """Refuse a table directory that holds Hudi or Iceberg, or lies inside a Delta, Hudi or Iceberg table
-        (``table_formats``); a Delta table itself is read through its log.  Checked once."""
-        if self._format_checked or not is_path_table(self.table):
-            return
-        if self._found_format is not None and self._delta is None:
-            with self._reading(self.table):
-                table_formats.refuse_foreign_format(*self._format_probes())
-        self._format_checked = True
+        """Refuse a table directory of a format the provider does not handle, or inside any format's table
+        (``core.storage.table_formats``); probed once."""
+        _ = self._opened
 
-    # ------------------------------------------------------------------ Delta Lake tables: stats from the log
+    @property
+    def metadata_format(self) -> TableFormat | None:
+        """The opened table when its format's metadata keeps the per-file statistics (a Delta log: snapshot ids
+        are its versions), else None (the stats come from the stats store)."""
+        opened = self._opened
+        return opened if opened is not None and opened.stats_from_metadata else None
 
-    @cached_property
-    def _delta(self) -> dlog.DeltaLog | None:
-        """The Delta table this hook watches through its log (``core.delta.delta_log``), or None: not a Delta table
-        (or only part of one, which ``check_table_format`` refuses).  Opened with the hook's connection."""
-        found = self._found_format
-        if found is None or found.format != table_formats.DELTA:
-            return None
-        root = self._fs_for(self.table)[1]
-        if found.root != (root.rstrip("/") or root):
-            return None  # a partition (or another part) of a Delta table: refused
-        options = None
-        if self.conn_id and self._filesystem is None:
-            options = dlog.delta_storage_options(self._options.get(locations.parse_location(self.table).store))
-        return dlog.DeltaLog(self.table, options, table_name=self.table)
+    _metadata = metadata_format
 
     def _with_collected(self, rows: pa.Table) -> pa.Table:
-        """A Delta version's log rows, those the log lacks replaced by the stats job's rows for the same version
-        (the module doc's rule); unchanged when there is no such snapshot."""
-        lacking = dlog.missing_stats(rows) if rows.num_rows else None
+        """A version's metadata rows, those it lacks taken from the stats job's rows of the same version
+        (``metadata_merge``); unchanged when there is no such snapshot."""
+        lacking = metadata_merge.lacking(rows) if rows.num_rows else None
         if lacking is None or not pc.any(lacking).as_py():
             return rows
         version = int(rows["snapshot_id"][0].as_py())
         cols = sorted(set(rows.filter(lacking)["column_name"].to_pylist()))
-        collected = self._collected_rows(version, cols)
-        if collected is None or not collected.num_rows:
-            return rows
-        key = pc.binary_join_element_wise(rows["path"], rows["column_name"], "\x00")
-        ckey = pc.binary_join_element_wise(collected["path"], collected["column_name"], "\x00")
-        replace = pc.and_(lacking, pc.is_in(key, ckey))
-        if not pc.any(replace).as_py():
-            return rows
-        taken = collected.filter(pc.is_in(ckey, key.filter(replace)))
-        taken = stats_schema.replace_columns(
-            taken, {"snapshot_id": pa.array([version] * taken.num_rows, pa.int64())}
-        ).cast(stats_schema.FILE_STATS_SCHEMA)
-        out = pa.concat_tables([rows.filter(pc.invert(replace)).cast(stats_schema.FILE_STATS_SCHEMA), taken])
-        out = out.sort_by([("column_name", "ascending"), ("path", "ascending")])
-        return out.replace_schema_metadata(rows.schema.metadata)
+        return metadata_merge.merge(rows, self._collected_rows(version, cols))
 
     def _collected_rows(self, version: int, columns: list[str]) -> pa.Table | None:
         """The stats job's rows of ``columns`` read from the data files (footer/scan) in the latest snapshot, when
-        that snapshot describes Delta ``version``; else None.  One pointer read per call, the snapshot cached."""
+        that snapshot describes ``version``; else None.  One pointer read per call, the snapshot cached."""
         with self._reading():
             sid = stats_store.latest_snapshot_id(self.stats_location, self._fs)
         if sid is None:
@@ -204,17 +163,10 @@ class FileStatsHook(BaseHook):
         if key not in cache:
             with self._reading():
                 snap = stats_store.load_snapshot(self.stats_location, sid, self._fs, columns=columns)
-            run = json.loads((snap.schema.metadata or {}).get(stats_schema.RUN_METADATA_KEY) or b"{}")
-            read = pc.is_in(snap["method"], pa.array(stats_schema.METHODS, pa.string()))
             cache.clear()
-            cache[key] = snap.filter(pc.fill_null(read, False)) if run.get("delta_version") == version else None
+            same = metadata_merge.collected_version(snap) == version
+            cache[key] = metadata_merge.read_rows(snap) if same else None
         return cache[key]
-
-    @property
-    def delta_log(self) -> dlog.DeltaLog | None:
-        """The Delta log this hook reads the table's stats from (``core.delta.delta_log.DeltaLog``), or None when the
-        table is not a Delta table (its stats come from the stats store)."""
-        return self._delta
 
     def _bucket_missing(self, location: str) -> bool:
         loc = locations.parse_location(location)
@@ -263,9 +215,9 @@ class FileStatsHook(BaseHook):
         """The latest stats snapshot (FILE_STATS_SCHEMA rows), all columns or only ``columns``; for a Delta
         table the rows of its latest version, read from its log (``snapshot_id`` = the Delta version), the rows
         the log lacks taken from the stats job's snapshot of that same version when there is one (module doc)."""
-        if self._delta is not None:
+        if self._metadata is not None:
             with self._reading(self.table):
-                rows = self._delta.snapshot(list(columns) if columns else None)
+                rows = self._metadata.metadata_stats(list(columns) if columns else None)
             return self._with_collected(rows)
         self.check_table_format()
         try:
@@ -284,18 +236,18 @@ class FileStatsHook(BaseHook):
     def get_latest_run(self) -> dict[str, Any] | None:
         """The newest collection run's record, or ``None``.  Delta: a run-like record of the version last read
         (``snapshot_id`` = that version, ``collected_at`` = when the log was read, ``committed_at``)."""
-        if self._delta is not None:
+        if self._metadata is not None:
             with self._reading(self.table):
-                return self._delta.run_record()
+                return self._metadata.metadata_run()
         with self._reading():
             return stats_store.latest_run(self.stats_location, self._fs)
 
     def get_latest_snapshot_id(self) -> int | None:
         """The newest committed snapshot's id (``None``: never collected); a cheap read, no snapshot loaded.
         Delta: the table's latest version (only new commits are read)."""
-        if self._delta is not None:
+        if self._metadata is not None:
             with self._reading(self.table):
-                return self._delta.latest_version()
+                return self._metadata.latest_version()
         self.check_table_format()
         with self._reading():
             return stats_store.latest_snapshot_id(self.stats_location, self._fs)
@@ -307,8 +259,8 @@ class FileStatsHook(BaseHook):
         ``columns``: default the last clustering's columns, else every column with stats.  Delta: one row, the
         version last read (past versions are not replayed from the log).
         """
-        if self._delta is not None:
-            return self._delta_history(columns)
+        if self._metadata is not None:
+            return self._metadata_history(columns)
         cols = list(columns) if columns else None
         if cols is None:
             if self.get_latest_snapshot_id() is None:
@@ -413,13 +365,14 @@ class FileStatsHook(BaseHook):
         and ``delta_version`` are the table's latest version, so a new commit is a change."""
         with self._reading():
             signal = stats_store.change_signal(self.stats_location, self._fs, ignore_run_id=ignore_run_id)
-        if self._delta is not None:
+        if self._metadata is not None:
             with self._reading(self.table):
-                signal["snapshot_id"] = signal["delta_version"] = self._delta.latest_version()
+                signal["snapshot_id"] = signal["delta_version"] = self._metadata.latest_version()
         return signal
 
-    def _delta_history(self, columns: Sequence[str] | None) -> pa.Table:
-        """:meth:`get_history` of a Delta table: the version last read, as ``stats_store.load_history`` rows."""
+    def _metadata_history(self, columns: Sequence[str] | None) -> pa.Table:
+        """:meth:`get_history` of a table read through its metadata: the version last read, as
+        ``stats_store.load_history`` rows."""
         snap = self.get_snapshot()
         cols = (
             list(columns)

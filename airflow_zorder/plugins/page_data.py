@@ -8,12 +8,13 @@ immutable (an id names fixed content), so per-snapshot results are cached by ``(
 id, columns, policy)``; the current evaluation, which depends on the clock (stats age), is cached for at
 most ``[zorder] cache_ttl_s`` seconds (default 60) and recomputed when a new snapshot, run or event lands.
 
-A Delta table is read through its log (``FileStatsHook.delta_log``): its snapshot is a Delta version, and its
-history is that version alone (past versions are not replayed from the log; decisions stay in the events).
+A table whose format keeps the statistics (a Delta log) is read through it (``FileStatsHook.metadata_format``): its
+snapshot is a version, and its history is that version alone (past versions are not replayed from the metadata;
+decisions stay in the events).
 
 The clustering runs and what each cost (bytes rewritten, bytes added since the previous run, write amplification,
 the worst ratio to the ideal before and after) are ``history.clustering_runs``'s, over the store's snapshots (a
-Delta table: the versions each run read and committed); the latest incremental plan is the one the sensor's last
+table read through its metadata: the versions each run read and committed); the latest incremental plan is the one the sensor's last
 recorded decision carries (``recluster_policy.last_decision``), shown as recorded.
 """
 
@@ -134,8 +135,8 @@ def _state(ref: TableRef) -> dict[str, Any]:
         "policy": policy,
         "columns": cols,
         "basis": basis,
-        # a Delta table's stats are current whenever its log is read: its version alone keys the cache
-        "run_at": str(run.get("committed_at") if hook.delta_log is not None else run.get("collected_at")),
+        # a table read through its metadata is current whenever it is read: its version alone keys the cache
+        "run_at": str(run.get("committed_at") if hook.metadata_format is not None else run.get("collected_at")),
     }
 
 
@@ -163,20 +164,20 @@ def clustering(
     columns: Sequence[str],
     num_clustering_columns: int,
     fs: Any = None,
-    delta: Any = None,
+    metadata: Any = None,
 ) -> dict[str, Any]:
     """``metrics.table_clustering`` of one snapshot, with the evaluation's ``d`` (cached per snapshot id);
-    ``delta``: the table's ``DeltaLog`` when it is read through its log (``snapshot_id`` is a version)."""
+    ``metadata``: the table's format when it is read through its metadata (``snapshot_id`` is a version)."""
     cols = list(columns)
 
     def compute() -> dict[str, Any]:
-        if delta is not None:
-            snap = delta.snapshot(cols, version=snapshot_id)
+        if metadata is not None:
+            snap = metadata.metadata_stats(cols, version=snapshot_id)
         else:
             snap = stats_store.load_snapshot(location, snapshot_id, fs, columns=cols)
         return metrics.table_clustering(snap, cols, num_clustering_columns=num_clustering_columns)
 
-    source = "delta" if delta is not None else "store"
+    source = metadata.format if metadata is not None else "store"
     return CACHE.get(("clustering", location, source, snapshot_id, tuple(cols), num_clustering_columns), compute)
 
 
@@ -220,7 +221,7 @@ def clustering_runs(
     columns: Sequence[str],
     num_clustering_columns: int,
     fs: Any = None,
-    delta: Any = None,
+    metadata: Any = None,
     snapshot_runs: dict[int, dict[str, Any]] | None = None,
     headlines: dict[int, float | None] | None = None,
     limit: int = RUN_LIMIT,
@@ -228,21 +229,21 @@ def clustering_runs(
     """``history.clustering_runs`` of the table: each clustering run's cost and gain (the newest ``limit``).
 
     Its inputs, read here: the store's snapshots and their times (``snapshot_runs``: :func:`_runs_by_snapshot`; a
-    Delta table: none, its runs name their versions), each snapshot's files no clustering run wrote
+    table read through its ``metadata``: none, its runs name their versions), each snapshot's files no clustering run wrote
     (``metrics.unclustered_file_bytes``, cached per snapshot) and its worst ratio to the ideal (``headlines``: the
     history's evaluations, else :func:`clustering`'s headline).  A snapshot no longer kept reads as None.
     """
     cols = list(columns)
-    source = "delta" if delta is not None else "store"
+    source = metadata.format if metadata is not None else "store"
     timeline = None
-    if delta is None:
+    if metadata is None:
         runs = _runs_by_snapshot(location, fs) if snapshot_runs is None else snapshot_runs
         timeline = [(sid, as_datetime(r.get("collected_at"))) for sid, r in sorted(runs.items())]
     known = headlines or {}
 
     def load(sid: int) -> Any:
-        if delta is not None:
-            return delta.snapshot(cols or None, version=sid)
+        if metadata is not None:
+            return metadata.metadata_stats(cols or None, version=sid)
         return stats_store.load_snapshot(location, sid, fs, columns=cols or None)
 
     def unclustered_of(sid: int) -> dict[str, int] | None:
@@ -260,7 +261,7 @@ def clustering_runs(
         if not cols:
             return None
         try:
-            return clustering(location, sid, cols, num_clustering_columns, fs, delta).get("headline")
+            return clustering(location, sid, cols, num_clustering_columns, fs, metadata).get("headline")
         except (LookupError, OSError, ValueError):
             return None
 
@@ -390,22 +391,22 @@ def detail(ref: TableRef) -> dict[str, Any]:
     events = st["events"].to_pylist()
     cols = list((ev.get("columns") or {}).keys())
     d = int(ev.get("num_clustering_columns") or max(len(cols), 1))
-    delta = st["hook"].delta_log
+    metadata = st["hook"].metadata_format
     clu = (
-        clustering(st["location"], int(ev["snapshot_id"]), cols, d, st["fs"], delta)
+        clustering(st["location"], int(ev["snapshot_id"]), cols, d, st["fs"], metadata)
         if cols
         else {"per_column": {}, "partitions": {}}
     )
     per_col = clu.get("per_column") or {}
-    snapshot_runs = _runs_by_snapshot(st["location"], st["fs"]) if delta is None else None
+    snapshot_runs = _runs_by_snapshot(st["location"], st["fs"]) if metadata is None else None
     hist = (
         history(ref, cols, st["policy"], events, st["fs"], runs=snapshot_runs)
-        if delta is None
+        if metadata is None
         else [
             {
                 "snapshot_id": ev["snapshot_id"],
-                "evaluation": ev,  # a Delta table: its current version
-                "at": delta.commit_time(ev["snapshot_id"]) or as_datetime(ev.get("stats_collected_at")),
+                "evaluation": ev,  # read through its metadata: its current version
+                "at": metadata.version_time(ev["snapshot_id"]) or as_datetime(ev.get("stats_collected_at")),
             }
         ]
     )
@@ -415,7 +416,7 @@ def detail(ref: TableRef) -> dict[str, Any]:
         cols,
         d,
         st["fs"],
-        delta,
+        metadata,
         snapshot_runs=snapshot_runs,
         headlines={h["snapshot_id"]: h["evaluation"].get("headline") for h in hist},
     )

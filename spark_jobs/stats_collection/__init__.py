@@ -23,8 +23,8 @@ the scan counts NaN in ``nan_count`` (footer rows: null, unknown). Spark itself 
 +inf, so a Spark predicate ``c > v`` can match NaN rows: a pruning evaluator must keep files whose
 ``nan_count`` is non-zero or unknown for such predicates.
 
-Delta Lake tables (:mod:`.delta`): the files of the latest version and every statistic the log keeps come from
-``_delta_log/`` (``method = "delta_log"``); the method above applies only to the (file, column) pairs the log
+Tables whose format keeps statistics (Delta Lake; :mod:`.metadata`): the files of the latest version and every
+statistic the log keeps come from the table seam (``_delta_log/``, ``method = "delta_log"``); the method above applies only to the (file, column) pairs the log
 lacks (columns beyond ``delta.dataSkippingNumIndexedCols``, files without stats), and the run record names the
 ``delta_version`` the snapshot describes.
 
@@ -37,5 +37,5 @@ anything is committed (exit code 1). Readers never see a partial snapshot (see
 
 Steps: :mod:`.listing` (the table's live files), :mod:`.plan` (what to read), :mod:`.footers`,
 :mod:`.scan`, :mod:`.assemble` (the new snapshot's rows), :mod:`.commit`; :mod:`.run` chains them
-(:mod:`.delta` for a Delta table).
+(:mod:`.metadata` for a table whose format keeps statistics).
 """

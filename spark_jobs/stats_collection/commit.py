@@ -47,7 +47,7 @@ def run_record(
     opts: CollectOptions, table: ListedTable, started_at: str, names: list[str], final: pa.Table, **counts: Any
 ) -> dict[str, Any]:
     """The run record (``runs/*.json``) of a collection: what was asked, what was read, per-column methods."""
-    column_methods, rows_total = summary(final, names, log_counts=table.delta is not None)
+    column_methods, rows_total = summary(final, names, log_counts=table.metadata is not None)
     return {
         "run_id": opts.run_id,
         "table_name": table.name,

@@ -11,8 +11,8 @@ import pyarrow.compute as pc
 
 from airflow_zorder.core.stats import footer_stats as fst
 from airflow_zorder.core.stats import stats_schema as ss
-from airflow_zorder.core.storage import locations
-from spark_jobs.stats_collection.listing import ListedFile, ListedTable, ListingFS
+from airflow_zorder.core.storage.filesystems import filesystem_for
+from spark_jobs.stats_collection.listing import ListedFile, ListedTable, table_filesystem
 
 NO_PY_FS = "no_python_filesystem"  # failure kind / reason: executors' Python cannot open the store
 
@@ -21,15 +21,6 @@ Failure = tuple[str, str, str]  # (stats_path, kind, message)
 
 
 # --------------------------------------------------------------------------- executors
-
-
-def footer_fs(path: str) -> tuple[Any, str]:
-    """(pyarrow filesystem or None for local, path in it): how ``footer_stats`` reads ``path`` (``storage``, cached
-    per store); on the executors here, and on the driver for an incremental plan's missing files."""
-    loc = locations.parse_location(path)
-    if loc.is_local:
-        return None, loc.local_path()
-    return locations.arrow_filesystem(path)
 
 
 def _fix_case(read_path: str, fs: Any, rows: list, wanted: list[str]) -> list:
@@ -63,7 +54,7 @@ def footer_partition(items) -> Any:
     failures: list[tuple[str, str, str]] = []
     for read_path, stats_path, columns in items:
         try:
-            fs, p = footer_fs(read_path)
+            fs, p = filesystem_for(read_path).arrow(read_path)  # the store's pyarrow filesystem, cached per store
         except Exception as exc:  # noqa: BLE001 - the driver falls back to the scan
             failures.append((stats_path, NO_PY_FS, f"{type(exc).__name__}: {exc}"))
             continue
@@ -213,11 +204,12 @@ def sort_failures(
     """
     failures = list(failures)
     vanished = set()
-    lister = ListingFS(spark)
     for p, kind, msg in list(failures):
         if kind != "vanished":
             continue
-        if lister.exists(p):  # the driver still sees it: the executors' path mapping is wrong, not the table
+        if table_filesystem(spark, p).exists(
+            p
+        ):  # the driver still sees it: the executors' path mapping is wrong, not the table
             failures.remove((p, kind, msg))
             failures.append((p, NO_PY_FS, f"executors could not find the file: {msg}"))
         else:

@@ -13,10 +13,10 @@ import pyarrow.compute as pc
 from airflow_zorder.core.jobs.options import CollectOptions, stats_location_for
 from airflow_zorder.core.stats import stats_schema as ss
 from airflow_zorder.core.stats import stats_store
-from airflow_zorder.core.storage.filesystems import is_path_table, join
+from airflow_zorder.core.storage.filesystems import is_path_table, join, os_path
 from spark_jobs.stats_collection.errors import StatsCollectionError
 from spark_jobs.stats_collection.footers import FooterItem, resolve_names
-from spark_jobs.stats_collection.listing import ListedTable, is_local, local_path, stats_io_for
+from spark_jobs.stats_collection.listing import ListedTable, stats_io, table_filesystem
 
 
 @dataclass
@@ -54,12 +54,12 @@ def first_collection(spark: Any, opts: CollectOptions) -> bool:
     """True when no snapshot exists yet at the (default) stats location of a path table (cheap check)."""
     home = None
     if is_path_table(opts.table):
-        home = local_path(opts.table) if is_local(spark, opts.table) else opts.table
+        home = os_path(table_filesystem(spark, opts.table), opts.table) or opts.table
     loc = stats_location_for(opts.table, opts.stats_location, home=home)
     if loc is None:
         return False
     try:
-        io, base = stats_io_for(spark, loc)
+        io, base = stats_io(spark, loc)
         return not io.exists(join(base, stats_store.POINTER))  # one metadata call
     except Exception:  # noqa: BLE001 - only decides an optimisation
         return False
@@ -96,7 +96,7 @@ def plan_reads(
 ) -> ReadPlan:
     """Read the previous snapshot and decide which files to read (vectorised: no Python loop per stats row)."""
     location = stats_location_for(opts.table, opts.stats_location, home=table.home)
-    io, base = stats_io_for(spark, location)
+    io, base = stats_io(spark, location)
     files = {f.path: f for f in table.files}
 
     t = time.time()

@@ -23,17 +23,19 @@ from spark_jobs.stats_collection.assemble import (
 from spark_jobs.stats_collection.commit import commit, commit_noop, run_record
 from spark_jobs.stats_collection.errors import StatsCollectionError
 from spark_jobs.stats_collection.listing import ListedTable, resolve_table
+from spark_jobs.stats_collection.metadata import collect_with_metadata
 from spark_jobs.stats_collection.plan import first_collection, plan_reads, requested_columns
 
 
 def _list_table(spark: Any, table: str) -> ListedTable:
     """The table's live files; any unexpected listing failure becomes a TableError naming the table."""
+    from airflow_zorder.core.errors import MissingDependencyError
     from airflow_zorder.core.storage.table_formats import ForeignTableFormatError
-    from spark_jobs.table import TableError
+    from airflow_zorder.core.tables.model import TableError
 
     try:
         return resolve_table(spark, table)
-    except (TableError, ForeignTableFormatError):
+    except (TableError, ForeignTableFormatError, MissingDependencyError):
         raise
     except Exception as exc:
         raise TableError(f"cannot resolve table {table!r}: {exc}") from exc
@@ -57,10 +59,8 @@ def run_collect(spark: Any, opts: CollectOptions) -> dict[str, Any]:
     messages: list[str] = []
 
     requested = requested_columns(opts, table, messages)
-    if table.delta is not None:  # the log gives files and most stats; only what it lacks is read
-        from spark_jobs.stats_collection.delta import collect_delta
-
-        return collect_delta(spark, opts, table, requested, started, started_at, phases, messages, warm)
+    if table.metadata is not None:  # the format's metadata gives most stats; only what it lacks is read
+        return collect_with_metadata(spark, opts, table, requested, started, started_at, phases, messages, warm)
 
     # -- plan: the columns, the previous snapshot, what to read
     plan = plan_reads(spark, opts, table, requested, phases)

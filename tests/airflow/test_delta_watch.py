@@ -119,7 +119,7 @@ def test_hook_reads_a_local_delta_table_from_its_log(tmp_path):
     root = tmp_path / "scrambled"
     written = write_delta(str(root), "scrambled")
     hook = FileStatsHook(str(root))
-    assert hook.delta_log is not None and hook.stats_location == f"{root}/_zorder/stats"
+    assert hook.metadata_format is not None and hook.stats_location == f"{root}/_zorder/stats"
     assert hook.get_latest_snapshot_id() == 15  # the Delta version: 16 commits
     snap = hook.get_snapshot()
     live = sorted(DeltaTable(str(root)).file_uris())
@@ -200,8 +200,12 @@ def test_part_of_a_delta_table_and_hudi_or_iceberg_stay_refused(tmp_path):
     for path, msg in cases:
         before = tree(path.parent)
         hook = FileStatsHook(str(path))
-        assert hook.delta_log is None
-        for call in (hook.get_snapshot, hook.get_latest_snapshot_id, lambda h=hook: h.check(columns=["a"])):
+        for call in (
+            lambda h=hook: h.metadata_format,
+            hook.get_snapshot,
+            hook.get_latest_snapshot_id,
+            lambda h=hook: h.check(columns=["a"]),
+        ):
             with pytest.raises(ForeignTableFormatError, match=msg):
                 call()
         assert tree(path.parent) == before

@@ -47,8 +47,10 @@ def test_partitions_are_usable_by_the_clustering_job(tmp_path):
     collect(root)
     p = FileStatsHook(str(root)).evaluate()
     assert p["decision"] == "recluster" and p["partitions"] == ["day=2026-01-02"]
+    from airflow_zorder.core.jobs.options import parse_partitions
     from airflow_zorder.core.storage.filesystems import LocalFileSystem
-    from spark_jobs.table import list_units, parse_partitions, select_units
+    from airflow_zorder.core.tables.model import select_units
+    from airflow_zorder.core.tables.parquet_dir import list_units
 
     units = select_units(list_units(LocalFileSystem(), str(root))[1], parse_partitions([json.dumps(p["partitions"])]))
     assert [u.relpath for u in units] == ["day=2026-01-02"]

@@ -22,11 +22,11 @@ import pytest
 deltalake = pytest.importorskip("deltalake")
 
 from airflow_zorder.core.delta import delta_commit as dc  # noqa: E402
-from airflow_zorder.core.errors import ConcurrentChangeError  # noqa: E402
+from airflow_zorder.core.errors import CommitError, ConcurrentChangeError  # noqa: E402
 from airflow_zorder.core.jobs.options import ClusterOptions  # noqa: E402
 from airflow_zorder.core.storage import faults  # noqa: E402
-from spark_jobs import delta_table  # noqa: E402
-from spark_jobs.cluster_table import ClusteringError, run_action, run_cluster  # noqa: E402
+from airflow_zorder.core.tables import delta_table  # noqa: E402
+from spark_jobs.cluster_table import run_action, run_cluster  # noqa: E402
 
 pytestmark = pytest.mark.spark
 
@@ -285,7 +285,7 @@ def test_a_failed_commit_is_reported_and_the_next_run_cleans_up(spark, table, mo
         raise OSError("the object store is unreachable")
 
     monkeypatch.setattr(dc, "commit_rewrite", broken)
-    with pytest.raises(ClusteringError, match="committing to the Delta log of .* failed: OSError") as err:
+    with pytest.raises(CommitError, match="committing to the Delta log of .* failed: OSError") as err:
         cluster(spark, table)
     assert "--action recover" in str(err.value)
     assert checksum(rows(table)) == checksum(before) and len(files_on_disk(table) - old_files) == 4

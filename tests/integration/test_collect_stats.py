@@ -21,9 +21,9 @@ from table_checks import spark_submit
 from airflow_zorder.core.jobs.options import CollectOptions
 from airflow_zorder.core.stats import stats_schema, stats_store, value_order
 from airflow_zorder.core.storage.filesystems import HadoopFileSystem
+from airflow_zorder.core.tables.model import TableError
 from spark_jobs.stats_collection.errors import StatsCollectionError
 from spark_jobs.stats_collection.run import run_collect
-from spark_jobs.table import TableError
 
 pytestmark = pytest.mark.spark
 

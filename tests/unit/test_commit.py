@@ -34,7 +34,14 @@ from airflow_zorder.core.storage.faults import (
     fault_point,
     reset_fault_counters,
 )
-from airflow_zorder.core.storage.filesystems import FileInfo, LocalFileSystem, filesystem_for, join, relpath
+from airflow_zorder.core.storage.filesystems import (
+    ArrowFileSystem,
+    FileInfo,
+    LocalFileSystem,
+    filesystem_for,
+    join,
+    relpath,
+)
 from airflow_zorder.core.storage.lock import LockInfo, LockNotOwnedError, TableLock, TableLockedError, lock_path
 
 REPO = Path(__file__).resolve().parents[2]
@@ -214,8 +221,9 @@ def test_local_fs_file_uri_spelled_back(tmp_path: Path) -> None:
     assert [f.path for f in FS.list_files(uri)] == [f"{uri}/k=1/f.parquet"]
     assert FS.exists(f"{uri}/k=1/f.parquet")
     assert isinstance(filesystem_for(uri), LocalFileSystem)
-    with pytest.raises(ValueError, match="SparkSession"):
-        filesystem_for("s3a://bucket/t")
+    store = filesystem_for("s3a://bucket/t", options={"region": "us-east-1", "anonymous": True})
+    assert isinstance(store, ArrowFileSystem)  # without a SparkSession: the store through pyarrow (the one seam)
+    assert store.arrow("s3a://bucket/t/k=1/f.parquet")[1] == "bucket/t/k=1/f.parquet"
 
 
 # --------------------------------------------------------------------------- faults

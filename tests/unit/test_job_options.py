@@ -222,8 +222,8 @@ def test_a_given_plan_must_be_sized_like_the_run(tmp_path):
     """The plan's bins carry their file counts: a different target_file_size is refused by the operator's
     conversion and by the job when it reads the plan; unset, the job takes the plan's size."""
     from airflow_zorder.core.storage.filesystems import LocalFileSystem
+    from airflow_zorder.core.tables import open_table
     from spark_jobs.incremental_units import IncrementalError, incremental_units
-    from spark_jobs.table import ResolvedTable
 
     said = "target_file_size (--target-file-size) is 268435456 bytes, but the given plan sized its files for 134217728"
     with pytest.raises(ValueError, match=re.escape(said)):
@@ -233,7 +233,7 @@ def test_a_given_plan_must_be_sized_like_the_run(tmp_path):
     assert params.cluster_options(table="/t", columns="a", plan=PLAN).target_file_size is None
 
     (tmp_path / "plan.json").write_text(json.dumps(PLAN))
-    ref = ResolvedTable("/t", "path", "/t", "/t", ["day"], [])
+    ref = open_table("/t", LocalFileSystem())
     job = ClusterOptions(table="/t", columns=["a"], plan=str(tmp_path / "plan.json"), target_file_size=256 << 20)
     with pytest.raises(IncrementalError, match=re.escape(said)):
         incremental_units(LocalFileSystem(), ref, job, [], ["a"])

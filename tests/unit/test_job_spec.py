@@ -255,7 +255,7 @@ def test_read_result_absent_bad_and_good(tmp_path):
 
 
 def test_emit_result_writes_local_paths_and_uris_through_the_store(tmp_path, capsys):
-    """A plain path is the driver's own disk; a URI goes through the jobs' stats-store IO (``stats_io_for``: for
+    """A plain path is the driver's own disk; a URI goes through the jobs' stats-store IO (``filesystem_for``: for
     ``file:`` it needs no JVM, so a stand-in session object suffices here; the real job runs in
     tests/airflow/test_job_spec_submit.py)."""
     result = {"status": "ok", "run_id": "r1"}

@@ -83,7 +83,7 @@ def test_value_outside_every_file_reads_nothing(tmp_path: Path) -> None:
 @pytest.mark.parametrize(("layout", "files", "row_groups"), [("sorted", 1, 1), ("strided", FILES, FILES)])
 def test_delta_point_query_prunes_by_the_log(tmp_path: Path, layout: str, files: int, row_groups: int) -> None:
     path = _delta(tmp_path / "t", layout)
-    assert reader_check.is_delta_table(path)
+    assert reader_check.open_reader_table(path).format == "delta"
     q = reader_check.point_query_read(path, "a", 150, repeat=1)
     assert (q.files_read, q.files_total, q.row_groups_read, q.row_groups_total) == (files, FILES, row_groups, 2 * FILES)
     assert q.rows == 1

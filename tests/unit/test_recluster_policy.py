@@ -289,7 +289,7 @@ def test_partition_output_lists_only_degraded_partitions_worst_first():
         r.startswith("b: within partitions, a point query reads 62% of a partition's files, 2.5x") for r in p["reasons"]
     )
     # the clustering job's --partitions accepts the list as JSON (what an XCom renders to)
-    from spark_jobs.table import parse_partitions
+    from airflow_zorder.core.jobs.options import parse_partitions
 
     assert parse_partitions([json.dumps(p["partitions"])]) == p["partitions"]
 

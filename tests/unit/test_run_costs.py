@@ -193,8 +193,8 @@ def test_delta_runs_use_the_versions_they_read_and_committed():
         ratio_of=lambda v: {3: 2.0, 4: 1.0, 6: 1.5, 7: 1.0}.get(v),
     )
     d0, d1, d2 = out["runs"]
-    assert d0["bytes_added"] is None and "Delta version was not recorded" in d0["bytes_added_note"]
-    assert d1["bytes_added"] is None and "previous run's Delta version" in d1["bytes_added_note"]
+    assert d0["bytes_added"] is None and "table version was not recorded" in d0["bytes_added_note"]
+    assert d1["bytes_added"] is None and "previous run's table version" in d1["bytes_added_note"]
     assert (d2["snapshot_before"], d2["snapshot_after"]) == (6, 7)
     assert d2["bytes_added"] == 250 and d2["write_amplification"] == pytest.approx(1150 / 250)
     assert (d2["ratio_before"], d2["ratio_after"]) == (1.5, 1.0)

@@ -549,28 +549,32 @@ class RecordingFS(LocalFileSystem):
         return super().list_files(path, recursive)
 
 
-def test_list_path_table_refuses_before_listing_the_table(tmp_path):
-    from spark_jobs.table import TableError, list_path_table
+def test_open_table_refuses_before_listing_the_table(tmp_path):
+    """The table seam detects the format once, with probes only: a part of a Delta table and an Iceberg table are
+    refused before anything is listed as Parquet; a Delta root opens as Delta (its log, no listing)."""
+    from airflow_zorder.core.tables import open_table
+    from airflow_zorder.core.tables.model import TableError
 
     delta, ice, plain = str(tmp_path / "delta"), str(tmp_path / "ice"), str(tmp_path / "plain")
     write_delta(delta, partitioned=True)
     write_iceberg_handwritten(ice)
     write_plain(plain, "day")
     for path, fmt, listed in (
-        (delta, "delta", []),
         (delta + "/region=us", "delta", []),
         (ice, "iceberg", [(ice + "/metadata", False)]),
     ):
         fs = RecordingFS()
         with pytest.raises(ForeignTableFormatError) as err:
-            list_path_table(fs, path)
+            open_table(path, fs).snapshot()
         assert err.value.format == fmt
         assert fs.listings == listed  # never the recursive listing of the table's files
     fs = RecordingFS()
-    pcols, units = list_path_table(fs, plain)
-    assert pcols == ["day"] and len(units) == 3 and fs.listings == [(plain, True)]
+    assert open_table(delta, fs).format == "delta" and fs.listings == []
+    fs = RecordingFS()
+    snap = open_table(plain, fs).snapshot()
+    assert snap.partition_columns == ["day"] and len(snap.units) == 3 and fs.listings == [(plain, True)]
     with pytest.raises(TableError, match="does not exist"):
-        list_path_table(RecordingFS(), str(tmp_path / "missing"))
+        open_table(str(tmp_path / "missing"), RecordingFS()).snapshot()
 
 
 class _Untouchable:
@@ -621,8 +625,9 @@ def _fake_spark(describe: dict[str, str]):
 )
 def test_resolve_catalog_table_refuses_foreign_providers_stand_in(describe, fmt):
     """Stand-in Spark (the real catalog cases are in tests/integration/test_foreign_formats.py)."""
-    from spark_jobs.catalog import resolve_catalog_table
+    from airflow_zorder.core.tables import open_table
+    from spark_jobs.catalog import SparkMetastore
 
     with pytest.raises(ForeignTableFormatError) as err:
-        resolve_catalog_table(_fake_spark(describe), _Untouchable(), "db.events")
+        open_table("db.events", _Untouchable(), metastore=SparkMetastore(_fake_spark(describe)))
     assert err.value.format == fmt and "db.events (a catalog table)" in str(err.value)

@@ -63,9 +63,8 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from airflow_zorder.core.errors import MissingDependencyError, StorageError
-from airflow_zorder.core.stats import metadata_merge
+from airflow_zorder.core.stats import metadata_merge, value_order
 from airflow_zorder.core.stats import stats_schema as ss
-from airflow_zorder.core.stats import value_order
 from airflow_zorder.core.storage import locations
 
 __all__ = [

@@ -74,7 +74,7 @@ STATS_RESULT_COUNTS: tuple[str, ...] = (
     "rows_total",
     "bytes_total",
 )
-#: What a Delta table's stats run adds to both (``spark_jobs.stats_collection.delta``).
+#: What a Delta table's stats run adds to both (``spark_jobs.stats_collection.metadata``).
 STATS_DELTA_KEYS: tuple[str, ...] = ("delta_version", "files_from_log", "columns_from_log", "columns_read")
 
 # = core.layout.ranges.DEFAULT_NUM_RANGES and core.layout.curve_keys.DEFAULT_SALT_BITS (tested); restated
@@ -139,6 +139,11 @@ def parse_name_args(values: Sequence[str] | None, what: str = "names") -> list[s
     if values is None:
         return None
     return [n for v in values for n in parse_names(v, what) or []]
+
+
+def parse_partitions(values: Sequence[str] | None) -> list[str] | None:
+    """Partitions from repeated values, comma/newline separated lists, or a JSON list (e.g. from XCom); None if none."""
+    return parse_name_args(values, "partitions") or None
 
 
 def default_stats_location(table_home: str) -> str:

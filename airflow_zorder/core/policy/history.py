@@ -89,6 +89,15 @@ def _int(v: Any) -> int | None:
     return None if v is None else int(v)
 
 
+def _committed_version(details: Mapping[str, Any]) -> Any:
+    """The version a run committed, from its event's details: the entry under the table's kind (``delta``: its
+    ``read_version`` and ``version``); None when the run recorded none."""
+    entry = details.get(str(details.get("kind")))
+    if not isinstance(entry, Mapping):  # events written without the kind: the one entry that names versions
+        entry = next((v for v in details.values() if isinstance(v, Mapping) and "read_version" in v), {})
+    return entry.get("version")
+
+
 def clustering_runs(
     events: Events,
     snapshots: Sequence[tuple[int, dt.datetime | None]] | None,
@@ -100,8 +109,9 @@ def clustering_runs(
     """Each successful clustering run (a ``cluster`` event), oldest first, with what it cost and what it gained.
 
     ``snapshots``: the stats store's snapshots as ``(id, committed at)``, every one its run records name (kept or
-    pruned); None for a Delta table, whose runs name their versions (the event's ``details.delta``: the run
-    started from the version before its commit and left its commit's version).  A store run started from the
+    pruned); None for a table read through its format's metadata, whose runs name their versions (the event's
+    details under the table's kind, e.g. ``details.delta``: the run started from the version before its commit and
+    left its commit's version).  A store run started from the
     newest snapshot committed before it started (its ``at`` minus ``duration_s``) and left the first snapshot
     committed after it ended and before the next run started.
 
@@ -116,7 +126,7 @@ def clustering_runs(
     its write amplification is the sum rewritten over the sum added, of the runs whose bytes added are known.
     """
     rows = [e for e in event_rows(events, "cluster") if e.get("status") in (None, "clustered")]
-    delta = snapshots is None
+    versioned = snapshots is None
     times = [(t, sid) for sid, t in (snapshots or ()) if t is not None]
     times.sort(key=lambda x: (x[0], x[1]))
     keys = [t for t, _ in times]
@@ -129,8 +139,8 @@ def clustering_runs(
 
     def before_after(i: int) -> tuple[int | None, int | None]:
         e = rows[i]
-        if delta:
-            version = (_details(e).get("delta") or {}).get("version")
+        if versioned:
+            version = _committed_version(_details(e))
             return (int(version) - 1, int(version)) if version is not None else (None, None)
         start, end = span(e)
         if start is None or end is None:
@@ -166,14 +176,14 @@ def clustering_runs(
         before, after = before_after(i)
         added, note = None, None
         if before is None:
-            note = "no stats snapshot before this run" if not delta else "the run's Delta version was not recorded"
+            note = "no stats snapshot before this run" if not versioned else "the run's table version was not recorded"
         elif i > 0 and prev_before is None:
             note = (
                 "no stats snapshot before the previous run"
-                if not delta
-                else "the previous run's Delta version was not recorded"
+                if not versioned
+                else "the previous run's table version was not recorded"
             )
-        elif i > 0 and not delta and (before == prev_before or _before(times, before, span(rows[i - 1])[1])):
+        elif i > 0 and not versioned and (before == prev_before or _before(times, before, span(rows[i - 1])[1])):
             note = "no stats were collected between the previous run and this one"
         else:
             now = unclustered(before)

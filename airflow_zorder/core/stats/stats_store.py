@@ -753,13 +753,10 @@ def cluster_event(result: Mapping[str, Any]) -> dict[str, Any]:
     after = result.get("after") or {}
     parts = [p.get("partition") if isinstance(p, Mapping) else str(p) for p in result.get("partitions") or []]
     parts = list(dict.fromkeys(parts))  # an incremental run's bins share their partition
-    # ``rewritten``: the files and bytes the run rewrote (the UI's write amplification); ``delta``: the Delta
-    # version it read and the one it committed (the table's state before and after the run)
-    details = {
-        k: result.get(k)
-        for k in ("kind", "mode", "plan", "rewritten", "delta", "partition_columns", "phases", "skipped", "messages")
-        if result.get(k)
-    }
+    # ``rewritten``: the files and bytes the run rewrote (the UI's write amplification); under the table's kind
+    # (e.g. ``delta``): the version it read and the one it committed (the table's state before and after the run)
+    keys = ("kind", "mode", "plan", "rewritten", "partition_columns", "phases", "skipped", "messages")
+    details = {k: result.get(k) for k in (*keys, str(result.get("kind"))) if result.get(k)}
     return {
         "kind": "cluster",
         "run_id": result.get("run_id"),

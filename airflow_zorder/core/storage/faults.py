@@ -50,7 +50,7 @@ FAULT_POINTS: tuple[str, ...] = (
 #: Points the clustering job itself passes (outside the commit protocol).
 JOB_FAULT_POINTS: tuple[str, ...] = ("after_stage",)  # all units staged and verified, nothing committed
 
-#: Points of a Delta table's commit (``spark_jobs/delta_table.py``), in order: the journal lists the files to
+#: Points of a Delta table's commit (``core/tables/delta_table.py``), in order: the journal lists the files to
 #: place; after each staged file is placed in the table directory; all placed, before the Delta commit; after it.
 DELTA_FAULT_POINTS: tuple[str, ...] = (
     "delta_before_place",

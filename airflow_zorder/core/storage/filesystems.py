@@ -23,8 +23,8 @@ import logging
 import os
 import shutil
 import uuid
-from dataclasses import dataclass
 from collections.abc import Mapping
+from dataclasses import dataclass
 from typing import Any, Protocol, runtime_checkable
 
 from airflow_zorder.core.storage.locations import is_path_table, parse_location
@@ -385,10 +385,16 @@ class HadoopFileSystem:
 
     def __init__(self, spark: Any) -> None:
         self._spark = spark
-        self._jvm = spark._jvm
-        self._conf = spark._jsc.hadoopConfiguration()
         self._local = LocalFileSystem()
         self._default_is_local: bool | None = None
+
+    @property
+    def _jvm(self) -> Any:
+        return self._spark._jvm
+
+    @property
+    def _conf(self) -> Any:  # the driver's Hadoop configuration (first asked: a file: URI needs no JVM)
+        return self._spark._jsc.hadoopConfiguration()
 
     def _local_path(self, path: str) -> str | None:
         """The OS path when ``path`` lives on this machine's disk (``file:``, or no scheme with a local defaultFS)."""

@@ -33,9 +33,13 @@ class CatalogTable:
     """A Parquet table in a catalog (:class:`~airflow_zorder.core.tables.protocol.TableFormat`)."""
 
     format = FORMAT
+    kind = "catalog"  # how results and run records name it
     journals_inputs = False  # inputs stay at the old locations until the retention passed
     rewrites_whole_units = True  # a commit switches whole partition locations
     stats_from_metadata = False
+    column_mapping = "none"  # files name columns as the schema does
+    reader = "pyarrow.dataset"
+    planner = None
 
     def __init__(self, table: str, fs: FileSystem, metastore: Metastore) -> None:
         self.table = table
@@ -71,7 +75,15 @@ class CatalogTable:
             for rel, spec, ploc in info["partitions"]:
                 units.append(Unit(rel, dict(spec), ploc, _files_under(self._fs, ploc)))
         self._snapshot = TableSnapshot(
-            self.table, FORMAT, location, info.get("home") or location, pcols, units, None, info.get("data_columns")
+            self.table,
+            FORMAT,
+            "catalog",
+            location,
+            info.get("home") or location,
+            pcols,
+            units,
+            None,
+            info.get("data_columns"),
         )
         return self._snapshot
 
@@ -101,8 +113,25 @@ class CatalogTable:
         """No metadata to read."""
         return None
 
+    def reader_dataset(self) -> Any:
+        """A Parquet dataset over the files under the catalog's locations (footer statistics prune row groups)."""
+        import pyarrow.dataset as ds
+
+        files = self.snapshot().files
+        handle = self._fs.arrow(files[0].path)[0] if files else None
+        return ds.dataset([self._fs.arrow(f.path)[1] for f in files], format="parquet", filesystem=handle)
+
+    def planned_files(self, column: str, value: Any, sql: str) -> None:
+        """The catalog plans whole locations: nothing beyond the footers its readers read."""
+        return None
+
     def commit(
-        self, fs: FileSystem, journal: commit_mod.Journal, staged: Sequence[StagedUnit], run: RewriteRun, lock: Any = None
+        self,
+        fs: FileSystem,
+        journal: commit_mod.Journal,
+        staged: Sequence[StagedUnit],
+        run: RewriteRun,
+        lock: Any = None,
     ) -> CommitOutcome:
         """Record the switches and the commit point, then move the staged units and switch their locations."""
         journal.info["catalog_switches"] = [

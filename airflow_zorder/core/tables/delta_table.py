@@ -29,9 +29,8 @@ from airflow_zorder.core.errors import ConcurrentChangeError
 from airflow_zorder.core.storage import commit as commit_mod
 from airflow_zorder.core.storage.faults import fault_point
 from airflow_zorder.core.storage.filesystems import FileInfo, FileSystem, join
+from airflow_zorder.core.tables.model import CommitOutcome, RewriteRun, StagedUnit, TableError, TableSnapshot, Unit
 from airflow_zorder.core.tables.parquet_dir import check_parquet
-from airflow_zorder.core.tables.model import CommitOutcome, RewriteRun, StagedUnit, TableSnapshot, Unit
-from airflow_zorder.core.tables.protocol import TableError
 
 __all__ = ["FORMAT", "DeltaTable", "open_format"]
 
@@ -42,18 +41,21 @@ class DeltaTable:
     """A Delta Lake table, opened on its root (:class:`~airflow_zorder.core.tables.protocol.TableFormat`)."""
 
     format = FORMAT
+    kind = "delta"  # how results and run records name it
     journals_inputs = False  # the log decides which files are live: inputs are never moved
     rewrites_whole_units = False
     stats_from_metadata = True
+    reader = "delta-rs (to_pyarrow_dataset)"
+    planner = "delta-rs"  # its log pruning (file_uris)
 
-    def __init__(
-        self, table: str, root: str, fs: FileSystem, storage_options: Mapping[str, str] | None = None
-    ) -> None:
+    def __init__(self, table: str, root: str, fs: FileSystem, storage_options: Mapping[str, str] | None = None) -> None:
         self.table = table
         self._fs = fs
         self.root = root.rstrip("/") or root
         self.home = self.root
-        self.log = dlog.DeltaLog(table, storage_options, table_name=table)
+        # the log is read with the store's credentials: delta-rs's names for the pyarrow options (None: its chain)
+        options = dlog.delta_storage_options(storage_options) if storage_options else None
+        self.log = dlog.DeltaLog(self.root, options, table_name=table)
         self._snapshot: TableSnapshot | None = None
         self._files: dict[str, dc.DeltaFile] = {}  # full path (as the units spell it) -> the log's file
         self._read: dc.DeltaSnapshot | None = None
@@ -83,7 +85,10 @@ class DeltaTable:
                 spec = {c: dlog.HIVE_DEFAULT_PARTITION if v is None else v for c, v in pairs}
                 directory = posixpath.dirname(full[len(self.root) + 1 :])
                 unit = units[key] = Unit(
-                    dlog.partition_label(pairs), spec, join(self.root, directory) if directory else self.root
+                    dlog.partition_label(pairs),
+                    spec,
+                    join(self.root, directory) if directory else self.root,
+                    values=dict(pairs),
                 )
             unit.files.append(FileInfo(full, f.size, f.mtime_ms))
             files[full] = f
@@ -93,7 +98,15 @@ class DeltaTable:
         data_columns, _ = self.log.table_columns()
         self._read, self._files = read, files
         self._snapshot = TableSnapshot(
-            self.table, FORMAT, self.root, self.home, list(read.partition_columns), ordered, read.version, data_columns
+            self.table,
+            FORMAT,
+            "delta",
+            self.root,
+            self.home,
+            list(read.partition_columns),
+            ordered,
+            read.version,
+            data_columns,
         )
         return self._snapshot
 
@@ -126,9 +139,27 @@ class DeltaTable:
         """``delta.columnMapping.mode``: with "name"/"id" the files name columns by physical ids."""
         return self.log.configuration().get("delta.columnMapping.mode", "none") or "none"
 
+    def reader_dataset(self) -> Any:
+        """delta-rs's dataset at the version last read: the log's statistics prune its files."""
+        return self.log.table.to_pyarrow_dataset()
+
+    def planned_files(self, column: str, value: Any, sql: str) -> int | None:
+        """Files delta-rs keeps for ``column = value`` by its own log pruning (``file_uris``)."""
+        for predicate in ([(column, "=", value)], sql):  # tuples encode timestamps right, SQL decimals
+            try:
+                return len(self.log.table.file_uris(file_pruning_predicate=predicate))
+            except Exception:  # noqa: BLE001 - delta-rs raises its own errors for types a predicate form lacks
+                continue
+        return None
+
     # -- writing
     def commit(
-        self, fs: FileSystem, journal: commit_mod.Journal, staged: Sequence[StagedUnit], run: RewriteRun, lock: Any = None
+        self,
+        fs: FileSystem,
+        journal: commit_mod.Journal,
+        staged: Sequence[StagedUnit],
+        run: RewriteRun,
+        lock: Any = None,
     ) -> CommitOutcome:
         """Place the staged files in the table, then commit them as one Delta transaction.
 
@@ -252,7 +283,8 @@ def _run_metadata(run: RewriteRun, staged: Sequence[StagedUnit]) -> dict[str, An
 
 
 def open_format(
-    table: str, root: str, fs: FileSystem, *, storage_options: Mapping[str, str] | None = None, **_: Any
+    table: str, root: str, fs: FileSystem, *, storage_options: Mapping[str, Any] | None = None, **_: Any
 ) -> DeltaTable:
-    """The registry's loader: a Delta table at ``root`` (its log read lazily; delta-rs needed then)."""
+    """The registry's loader: a Delta table at ``root`` (its log read lazily; delta-rs needed then).
+    ``storage_options``: the store's pyarrow options (e.g. from an Airflow connection)."""
     return DeltaTable(table, root, fs, storage_options)

@@ -8,15 +8,32 @@ rewritten unit) and what the commit returns (:class:`CommitOutcome`) are typed r
 
 from __future__ import annotations
 
+import json
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from airflow_zorder.core.errors import InvalidInputError
 from airflow_zorder.core.storage.filesystems import FileInfo, join
+from airflow_zorder.core.storage.locations import parse_partition_path
 
-__all__ = ["STATE_DIR", "CommitOutcome", "RewriteRun", "StagedUnit", "TableSnapshot", "Unit", "file_totals"]
+__all__ = [
+    "STATE_DIR",
+    "CommitOutcome",
+    "RewriteRun",
+    "StagedUnit",
+    "TableError",
+    "TableSnapshot",
+    "Unit",
+    "file_totals",
+    "select_units",
+]
 
 STATE_DIR = "_zorder"  # the table's lock, journals, staging and trash live here
+
+
+class TableError(InvalidInputError):
+    """The table cannot be used as given (missing, not Parquet, bad partition selection)."""
 
 
 @dataclass
@@ -29,6 +46,7 @@ class Unit:
     files: list[FileInfo] = field(default_factory=list)
     num_files: int | None = None  # an incremental plan's bin: its planned output files (None: sized by the job)
     bin: int | None = None  # an incremental plan's bin: its index within the partition (None: the whole unit)
+    values: dict[str, str | None] | None = None  # partition values as the format keeps them (None: null); else spec
 
     @property
     def bytes(self) -> int:
@@ -47,6 +65,7 @@ class TableSnapshot:
 
     name: str  # as the user named it (a path or ``db.table``)
     format: str  # the format module's name: "parquet", "catalog", "delta", ...
+    kind: str  # how results and run records name it: "path", "catalog", "delta", ...
     root: str  # the table's directory (catalog tables: their current location)
     home: str  # stable directory holding the ``_zorder`` state (lock, journals, staging, trash)
     partition_columns: list[str]
@@ -114,6 +133,27 @@ class CommitOutcome:
         if self.version is None:
             return None
         return {"read_version": self.read_version, "version": self.version}
+
+
+def select_units(units: list[Unit], partitions: Sequence[str] | None) -> list[Unit]:
+    """The units named by ``partitions`` ("k=v/k2=v2", escaped or not); all units when None."""
+    if not partitions:
+        return units
+    by_rel = {u.relpath: u for u in units}
+    by_spec = {json.dumps(u.spec, sort_keys=True): u for u in units}
+    chosen: list[Unit] = []
+    for p in partitions:
+        rel = p.strip().strip("/")
+        unit = by_rel.get(rel) or by_spec.get(json.dumps(parse_partition_path(rel), sort_keys=True))
+        if unit is None:
+            known = ", ".join(sorted(by_rel)[:5]) or "none"
+            raise TableError(
+                f"partition {p!r} not found in the table (known partitions include: {known}); "
+                "name partitions as column=value[/column=value], as their directories are named"
+            )
+        if unit not in chosen:
+            chosen.append(unit)
+    return chosen
 
 
 def file_totals(files: Sequence[FileInfo]) -> dict[str, int]:

@@ -18,8 +18,7 @@ from typing import Any
 from airflow_zorder.core.storage import commit as commit_mod
 from airflow_zorder.core.storage.filesystems import FileSystem, join, relpath
 from airflow_zorder.core.storage.locations import parse_partition_path
-from airflow_zorder.core.tables.model import CommitOutcome, RewriteRun, StagedUnit, TableSnapshot, Unit
-from airflow_zorder.core.tables.protocol import TableError
+from airflow_zorder.core.tables.model import CommitOutcome, RewriteRun, StagedUnit, TableError, TableSnapshot, Unit
 
 __all__ = ["FORMAT", "ParquetDirectory", "check_parquet", "list_units", "open_format"]
 
@@ -31,9 +30,13 @@ class ParquetDirectory:
     """A directory of Parquet files (:class:`~airflow_zorder.core.tables.protocol.TableFormat`)."""
 
     format = FORMAT
+    kind = "path"  # how results and run records name it
     journals_inputs = True  # the swap moves the inputs: the journal lists them first
     rewrites_whole_units = False
     stats_from_metadata = False
+    column_mapping = "none"  # files name columns as the schema does
+    reader = "pyarrow.dataset (hive)"
+    planner = None
 
     def __init__(self, table: str, root: str, fs: FileSystem) -> None:
         self.table = table
@@ -53,7 +56,7 @@ class ParquetDirectory:
                 f"table path {self.table} does not exist; check the path (and the Spark connection's filesystem)"
             )
         pcols, units = list_units(self._fs, self.root)
-        self._snapshot = TableSnapshot(self.table, FORMAT, self.root, self.home, pcols, units)
+        self._snapshot = TableSnapshot(self.table, FORMAT, "path", self.root, self.home, pcols, units)
         return self._snapshot
 
     def check_rewritable(self) -> None:
@@ -79,8 +82,24 @@ class ParquetDirectory:
         """No metadata to read."""
         return None
 
+    def reader_dataset(self) -> Any:
+        """A Hive-partitioned Parquet dataset over the directory (footer statistics prune row groups)."""
+        import pyarrow.dataset as ds
+
+        handle, path = self._fs.arrow(self.root)
+        return ds.dataset(path, format="parquet", partitioning="hive", filesystem=handle)
+
+    def planned_files(self, column: str, value: Any, sql: str) -> None:
+        """A directory plans nothing beyond the footers its readers read."""
+        return None
+
     def commit(
-        self, fs: FileSystem, journal: commit_mod.Journal, staged: Sequence[StagedUnit], run: RewriteRun, lock: Any = None
+        self,
+        fs: FileSystem,
+        journal: commit_mod.Journal,
+        staged: Sequence[StagedUnit],
+        run: RewriteRun,
+        lock: Any = None,
     ) -> CommitOutcome:
         """The journaled swap: inputs to the trash, staged files into their places."""
         commit_mod.commit(fs, journal, [f for s in staged for f in s.staged], lock=lock)

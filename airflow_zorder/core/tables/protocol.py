@@ -14,16 +14,11 @@ import datetime as dt
 from collections.abc import Sequence
 from typing import Any, Protocol, runtime_checkable
 
-from airflow_zorder.core.errors import InvalidInputError
 from airflow_zorder.core.storage.commit import Journal
 from airflow_zorder.core.storage.filesystems import FileSystem
 from airflow_zorder.core.tables.model import CommitOutcome, RewriteRun, StagedUnit, TableSnapshot, Unit
 
-__all__ = ["Metastore", "TableError", "TableFormat"]
-
-
-class TableError(InvalidInputError):
-    """The table cannot be used as given (missing, not Parquet, bad partition selection)."""
+__all__ = ["Metastore", "TableFormat"]
 
 
 @runtime_checkable
@@ -40,13 +35,17 @@ class TableFormat(Protocol):
       read without a stats job; the stats store then holds only what it lacks, tied to the version.
     """
 
-    format: str
+    format: str  # the registry's name for the module
+    kind: str  # how results and run records name the table's kind: "path", "catalog", "delta", ...
     table: str  # as the user named it
     root: str
     home: str
     journals_inputs: bool
     rewrites_whole_units: bool
     stats_from_metadata: bool
+    column_mapping: str  # "none": data files name columns as the schema does; else by physical ids ("name"/"id")
+    reader: str  # what :meth:`reader_dataset` is, for messages
+    planner: str | None  # who :meth:`planned_files` asks, for messages (None: it plans nothing)
 
     def snapshot(self) -> TableSnapshot:
         """The table's live files now (cached per opened table; :meth:`refresh` reads again)."""
@@ -78,6 +77,15 @@ class TableFormat(Protocol):
 
     def metadata_run(self) -> dict[str, Any] | None:
         """A collection-run-like record of the version :meth:`metadata_stats` last read, or None."""
+        ...
+
+    def reader_dataset(self) -> Any:
+        """The ``pyarrow.dataset.Dataset`` a reader of this format scans (with the format's own file pruning)."""
+        ...
+
+    def planned_files(self, column: str, value: Any, sql: str) -> int | None:
+        """How many files the format's own scan planning keeps for ``column = value`` (``sql``: the same predicate
+        as SQL), or None when the format plans no files beyond its dataset's pruning."""
         ...
 
     def commit(

@@ -19,8 +19,10 @@ PARAMS = {"table": "", "columns": "a,b"}
 
 def units_the_job_would_rewrite(table: str, partitions: str) -> list[str]:
     """The clustering job's own --partitions parsing and partition lookup, fed the sensor's XCom (no Spark)."""
+    from airflow_zorder.core.jobs.options import parse_partitions
     from airflow_zorder.core.storage.filesystems import LocalFileSystem
-    from spark_jobs.table import list_units, parse_partitions, select_units
+    from airflow_zorder.core.tables.model import select_units
+    from airflow_zorder.core.tables.parquet_dir import list_units
 
     return [u.relpath for u in select_units(list_units(LocalFileSystem(), table)[1], parse_partitions([partitions]))]
 

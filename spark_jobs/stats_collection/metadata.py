@@ -1,78 +1,42 @@
-"""The statistics job on a Delta Lake table: files and covered statistics from its log, the rest from footers.
+"""The statistics job on a table whose format keeps statistics (a Delta log): its rows, plus what it lacks.
 
-A Delta table (its root holds ``_delta_log/``) is listed from its log at its latest version
-(:class:`~airflow_zorder.core.delta.delta_log.DeltaLog`): the live files, their partition values, sizes and
-modification times, and the per-file statistics the log keeps, as the one stats row (``method = "delta_log"``).
-Files removed but not vacuumed are never listed.  Only the (file, column) pairs the log lacks
-(:func:`~airflow_zorder.core.delta.delta_log.missing_stats`: columns beyond ``delta.dataSkippingNumIndexedCols`` or
-outside ``delta.dataSkippingStatsColumns``, binary columns, files whose add action has no stats, NaN bounds) are
-read, by the job's own footer and scan steps (:mod:`.footers`, :mod:`.scan`; ``--method`` applies to them), and
-pairs an earlier snapshot already read from the same file are carried forward.
+The table's snapshot and the rows its metadata keeps come from the table seam (:mod:`.listing`;
+``method = "delta_log"`` for a Delta table). Only the (file, column) pairs the metadata lacks
+(:func:`airflow_zorder.core.stats.metadata_merge.lacking`: columns it does not index, types it does not bound,
+files without statistics, NaN bounds) are read, by the job's own footer and scan steps (:mod:`.footers`,
+:mod:`.scan`; ``--method`` applies to them), and pairs an earlier snapshot already read from the same file are
+carried forward. Files removed but not vacuumed are never listed.
 
-The snapshot's run record (``runs/*.json`` and the snapshot file's metadata) names the Delta version it describes
-(``delta_version``); :class:`airflow_zorder.hooks.file_stats.FileStatsHook` uses the snapshot's rows for the pairs
-the log lacks only when that version is the one it reads.  Runs on the driver (delta-rs, ``pip install
-'airflow-zorder[delta]'``); the executors read footers and scan as for any Parquet table.
+The snapshot's run record (``runs/*.json`` and the snapshot file's metadata) names the version it describes
+(``delta_version``); the hook uses the snapshot's rows for the pairs the metadata lacks only when that version
+is the one it reads (the same rule, ``metadata_merge``). The executors read footers and scan as for any table.
 """
 
 from __future__ import annotations
 
-import json
 import threading
 import time
 from collections import defaultdict
-from collections.abc import Callable
 from typing import Any
 
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from airflow_zorder.core.delta import delta_log as dlog
 from airflow_zorder.core.jobs.options import CollectOptions, stats_location_for
+from airflow_zorder.core.stats import metadata_merge, stats_store
 from airflow_zorder.core.stats import stats_schema as ss
-from airflow_zorder.core.stats import stats_store
 from airflow_zorder.core.storage.faults import fault_point
 from spark_jobs.stats_collection import footers, scan
 from spark_jobs.stats_collection.assemble import FileRows, assemble_snapshot, norm, reused_rows, unopenable_rows
 from spark_jobs.stats_collection.commit import commit, run_record
 from spark_jobs.stats_collection.errors import StatsCollectionError
-from spark_jobs.stats_collection.listing import DeltaVersion, ListedFile, ListedTable, stats_io_for
+from spark_jobs.stats_collection.listing import ListedFile, ListedTable, stats_io
 from spark_jobs.stats_collection.plan import ReadPlan
-
-PURPOSE = "collecting statistics of a Delta Lake table (spark_jobs/collect_stats.py, on the Spark driver)"
-
-
-def list_delta_table(table: str, root: str, read_path: Callable[[str], str]) -> ListedTable:
-    """The live files of the table's latest version and its log's stats rows (``read_path``: what executors open)."""
-    try:
-        dlog.deltalake_module(PURPOSE)
-    except ImportError as exc:
-        raise StatsCollectionError(str(exc)) from exc
-    log = dlog.DeltaLog(root, None, table_name=table)  # storage credentials: delta-rs's default chain (environment)
-    version = log.refresh()
-    rows = log.snapshot(None, version)
-    data_columns, partition_columns = log.table_columns()
-    mode = log.configuration().get("delta.columnMapping.mode", "none")
-    # rows are sorted by (column, path): the first column's rows are one per live file
-    one = rows.filter(pc.equal(rows["column_name"], rows["column_name"][0])) if rows.num_rows else rows
-    files = [
-        ListedFile(p, read_path(p), size, mtime, part, dict(values) if values else {})
-        for p, part, values, size, mtime in zip(
-            one["path"].to_pylist(),
-            one["partition"].to_pylist(),
-            one["partition_values"].to_pylist(),
-            one["file_size"].to_pylist(),
-            one["file_mtime_ms"].to_pylist(),
-        )
-    ]
-    files.sort(key=lambda f: f.path)
-    delta = DeltaVersion(version, rows, mode)
-    return ListedTable(table, "path", root, root, partition_columns, files, data_columns, delta)
 
 
 def _missing_pairs(log_rows: pa.Table) -> dict[str, list[str]]:
-    """path -> the columns whose stats the log lacks for that file."""
-    lacking = log_rows.filter(dlog.missing_stats(log_rows))
+    """path -> the columns whose stats the metadata lacks for that file."""
+    lacking = log_rows.filter(metadata_merge.lacking(log_rows))
     out: dict[str, list[str]] = defaultdict(list)
     for p, c in zip(lacking["path"].to_pylist(), lacking["column_name"].to_pylist()):
         out[p].append(c)
@@ -82,7 +46,7 @@ def _missing_pairs(log_rows: pa.Table) -> dict[str, list[str]]:
 def _previous(
     base: str, io: stats_store.StatsIO, full: bool, phases: dict[str, float]
 ) -> tuple[pa.Table | None, int | None]:
-    """The latest snapshot (None: none, or ``--full``) and the Delta version it describes (None: not a Delta one)."""
+    """The latest snapshot (None: none, or ``--full``) and the format version it describes (None: none)."""
     t = time.time()
     prev = None
     if not full:
@@ -91,9 +55,7 @@ def _previous(
         except stats_store.StatsNotFoundError:
             prev = None
     phases["read_previous_s"] = round(time.time() - t, 3)
-    meta = (prev.schema.metadata or {}).get(ss.RUN_METADATA_KEY) if prev is not None else None
-    version = json.loads(meta).get("delta_version") if meta else None
-    return prev, version if isinstance(version, int) else None
+    return prev, metadata_merge.collected_version(prev) if prev is not None else None
 
 
 def _carried(prev: pa.Table | None, wanted: dict[str, list[str]], files: dict[str, ListedFile]) -> pa.Array | None:
@@ -118,7 +80,7 @@ def _carried(prev: pa.Table | None, wanted: dict[str, list[str]], files: dict[st
     return pa.array(mask, pa.bool_())
 
 
-def collect_delta(
+def collect_with_metadata(
     spark: Any,
     opts: CollectOptions,
     table: ListedTable,
@@ -129,30 +91,31 @@ def collect_delta(
     messages: list[str],
     warm: threading.Thread | None,
 ) -> dict[str, Any]:
-    """Collect a Delta table's stats: the log's rows, plus footers/scan for the pairs it lacks; commit a snapshot."""
-    assert table.delta is not None
-    version = table.delta.version
+    """Collect the stats of a table whose metadata keeps them: its rows, plus footers/scan for the pairs it lacks;
+    commit a snapshot naming the version."""
+    assert table.metadata is not None
+    version = table.metadata.version
     files = {f.path: f for f in table.files}
     names = list(requested) if requested is not None else list(table.schema_columns or [])
-    log_rows = table.delta.rows
+    log_rows = table.metadata.rows
     if requested is not None:
         log_rows = log_rows.filter(pc.is_in(log_rows["column_name"], pa.array(names, pa.string())))
     missing = _missing_pairs(log_rows)
-    from_log = log_rows.filter(pc.invert(dlog.missing_stats(log_rows)))
+    from_log = log_rows.filter(pc.invert(metadata_merge.lacking(log_rows)))
 
     # -- the previous snapshot: pairs already read from the same (immutable) file are carried forward
     location = stats_location_for(opts.table, opts.stats_location, home=table.home)
-    io, base = stats_io_for(spark, location)
+    io, base = stats_io(spark, location)
     prev, prev_version = _previous(base, io, opts.full, phases)
     carry = _carried(prev, missing, files)
     reused = reused_rows(prev, carry, set(), table.name)
     have = set(zip(reused["path"].to_pylist(), reused["column_name"].to_pylist())) if reused.num_rows else set()
     to_read = {p: [c for c in cols if (p, c) not in have] for p, cols in missing.items()}
     to_read = {p: cols for p, cols in to_read.items() if cols}
-    if to_read and table.delta.column_mapping not in ("none", ""):
+    if to_read and table.metadata.column_mapping not in ("none", ""):
         raise StatsCollectionError(
-            f"Delta table {table.name} uses column mapping (delta.columnMapping.mode="
-            f"{table.delta.column_mapping}): its Parquet files name columns by physical ids, so the statistics its log "
+            f"{table.kind.capitalize()} table {table.name} uses column mapping (delta.columnMapping.mode="
+            f"{table.metadata.column_mapping}): its Parquet files name columns by physical ids, so the statistics its log "
             f"lacks ({', '.join(sorted({c for cs in to_read.values() for c in cs}))}) cannot be read from the files "
             "yet. Collect only columns the log has statistics for (--columns), or rely on the log alone "
             "(FileStatsHook reads it without this job)"
@@ -173,7 +136,7 @@ def collect_delta(
         spark, items, files, table.name, wanted or None, collected_at, opts.parallelism, phases
     )
     failed, no_py, _ = footers.sort_failures(
-        spark, failures, opts.method, messages, missing_means=f"listed by Delta version {version}"
+        spark, failures, opts.method, messages, missing_means=f"listed by {table.kind.capitalize()} version {version}"
     )
     rows = FileRows(files, table.name, collected_at)
     base_rows, scan_rows = scan.split_scan_rows(new_rows, opts.method)
@@ -208,7 +171,7 @@ def collect_delta(
         files_read=len(read_paths),
         files_reused=int(pc.count_distinct(reused["path"]).as_py()) if reused.num_rows else 0,
         files_new=len(set(files) - prev_files) if prev is not None else len(files),
-        files_changed=0,  # a Delta data file never changes in place (a rewrite is a new file)
+        files_changed=0,  # a data file of a versioned table never changes in place (a rewrite is a new file)
         files_gone=len(gone),
         files_failed=len(failed),
         files_scanned=len(scanned_files),
