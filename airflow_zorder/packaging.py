@@ -16,10 +16,10 @@ import tempfile
 import zipfile
 from pathlib import Path
 
-import airflow_zorder
 import spark_jobs
+from airflow_zorder.version import __version__
 
-PACKAGE_DIR = Path(airflow_zorder.__file__).resolve().parent
+PACKAGE_DIR = Path(__file__).resolve().parent
 JOBS_DIR = Path(spark_jobs.__file__).resolve().parent
 JOB_SCRIPTS = ("cluster_table.py", "collect_stats.py")
 # The parts of airflow_zorder.core that the Spark jobs import; a test checks the jobs import nothing else.
@@ -29,7 +29,7 @@ CACHE_ENV = "AIRFLOW_ZORDER_CACHE_DIR"
 # Executors import only the core: this __init__ replaces the provider's own (which may grow Airflow imports).
 MINIMAL_INIT = (
     '"""airflow-zorder\'s Airflow-free code, shipped to Spark by the operators (see airflow_zorder.packaging)."""\n'
-    f"__version__ = {airflow_zorder.__version__!r}\n"
+    f"__version__ = {__version__!r}\n"
 )
 _ZIP_DATE = (1980, 1, 1, 0, 0, 0)  # fixed timestamps: the same sources always give the same bytes
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from airflow_zorder import __version__
+from airflow_zorder.version import __version__
 
 INTEGRATION = "Z-order clustering"
 

@@ -23,13 +23,14 @@ from typing import Any
 import pyarrow as pa
 import pyarrow.compute as pc
 from airflow.sdk import BaseHook
+from pyarrow import fs as pafs
 
 from airflow_zorder.core.jobs.options import stats_location_for
 from airflow_zorder.core.policy import history, metrics, recluster_policy
 from airflow_zorder.core.policy.recluster_policy import HealthPolicy, IncrementalParams
 from airflow_zorder.core.stats import metadata_merge, stats_schema, stats_store
 from airflow_zorder.core.storage import locations
-from airflow_zorder.core.storage.filesystems import ArrowFileSystem
+from airflow_zorder.core.storage.filesystems import ArrowFileSystem, filesystem_for
 from airflow_zorder.core.storage.locations import is_path_table
 from airflow_zorder.core.tables import open_table
 from airflow_zorder.core.tables.protocol import TableFormat
@@ -86,17 +87,18 @@ class FileStatsHook(BaseHook):
         return self._fs_for(self.stats_location)[0]
 
     def _fs_for(self, location: str) -> tuple[Any, str]:
-        """(pyarrow filesystem, path) for a location of this table (stats, directory), with the hook's credentials.
+        """(pyarrow filesystem, path) for a location of this table (stats, directory), with the hook's credentials,
+        through the one I/O seam (``filesystems.filesystem_for``).
 
         The connection is resolved once per store and hook (an assumed role's keys are fetched once)."""
         loc = locations.parse_location(location)
         if self._filesystem is not None:
             return self._filesystem, loc.arrow_path()
-        if not self.conn_id:
-            return locations.arrow_filesystem(location)
-        if loc.store not in self._options:
+        if self.conn_id and loc.store not in self._options:
             self._options[loc.store] = connections.storage_options(self.conn_id, location)
-        return locations.arrow_filesystem(location, self._options[loc.store])
+        store = filesystem_for(location, options=self._options.get(loc.store) if self.conn_id else None)
+        handle, path = store.arrow(location)
+        return (handle if handle is not None else pafs.LocalFileSystem()), path
 
     def get_conn(self) -> Any:
         """The pyarrow filesystem the stats are read with."""
@@ -172,8 +174,6 @@ class FileStatsHook(BaseHook):
         loc = locations.parse_location(location)
         if not loc.bucket:
             return False
-        from pyarrow import fs as pafs
-
         try:
             fs, _ = self._fs_for(location)
             return fs.get_file_info(loc.bucket).type == pafs.FileType.NotFound
