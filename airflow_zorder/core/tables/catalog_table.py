@@ -11,7 +11,6 @@ replaced files are deleted once the retention passed (exactly the snapshot the r
 
 from __future__ import annotations
 
-import datetime as dt
 import time
 from collections.abc import Sequence
 from typing import Any
@@ -22,24 +21,21 @@ from airflow_zorder.core.storage.filesystems import FileSystem, join
 from airflow_zorder.core.storage.table_formats import refuse_foreign_format
 from airflow_zorder.core.tables.model import STATE_DIR, CommitOutcome, RewriteRun, StagedUnit, TableSnapshot, Unit
 from airflow_zorder.core.tables.parquet_dir import check_parquet, list_units
-from airflow_zorder.core.tables.protocol import Metastore
+from airflow_zorder.core.tables.protocol import FilesOnly, Metastore
 
 __all__ = ["FORMAT", "CatalogTable", "open_format"]
 
 FORMAT = "catalog"
 
 
-class CatalogTable:
+class CatalogTable(FilesOnly):
     """A Parquet table in a catalog (:class:`~airflow_zorder.core.tables.protocol.TableFormat`)."""
 
     format = FORMAT
     kind = "catalog"  # how results and run records name it
     journals_inputs = False  # inputs stay at the old locations until the retention passed
     rewrites_whole_units = True  # a commit switches whole partition locations
-    stats_from_metadata = False
-    column_mapping = "none"  # files name columns as the schema does
     reader = "pyarrow.dataset"
-    planner = None
 
     def __init__(self, table: str, fs: FileSystem, metastore: Metastore) -> None:
         self.table = table
@@ -97,22 +93,6 @@ class CatalogTable:
         if snap.home == snap.root:
             self._metastore.pin_home(self.table, snap.home)
 
-    def latest_version(self) -> None:
-        """A catalog table over directories has no versions."""
-        return None
-
-    def version_time(self, version: int) -> dt.datetime | None:
-        """No versions."""
-        return None
-
-    def metadata_stats(self, columns: Sequence[str] | None = None, version: int | None = None) -> None:
-        """No statistics beside the files' footers: the stats job collects them."""
-        return None
-
-    def metadata_run(self) -> None:
-        """No metadata to read."""
-        return None
-
     def reader_dataset(self) -> Any:
         """A Parquet dataset over the files under the catalog's locations (footer statistics prune row groups)."""
         import pyarrow.dataset as ds
@@ -120,10 +100,6 @@ class CatalogTable:
         files = self.snapshot().files
         handle = self._fs.arrow(files[0].path)[0] if files else None
         return ds.dataset([self._fs.arrow(f.path)[1] for f in files], format="parquet", filesystem=handle)
-
-    def planned_files(self, column: str, value: Any, sql: str) -> None:
-        """The catalog plans whole locations: nothing beyond the footers its readers read."""
-        return None
 
     def commit(
         self,

@@ -10,7 +10,6 @@ journal and cleaned up when the trash passed its retention. Also the listing und
 
 from __future__ import annotations
 
-import datetime as dt
 import posixpath
 from collections.abc import Sequence
 from typing import Any
@@ -19,6 +18,7 @@ from airflow_zorder.core.storage import commit as commit_mod
 from airflow_zorder.core.storage.filesystems import FileSystem, join, relpath
 from airflow_zorder.core.storage.locations import parse_partition_path
 from airflow_zorder.core.tables.model import CommitOutcome, RewriteRun, StagedUnit, TableError, TableSnapshot, Unit
+from airflow_zorder.core.tables.protocol import FilesOnly
 
 __all__ = ["FORMAT", "ParquetDirectory", "check_parquet", "list_units", "open_format"]
 
@@ -26,17 +26,15 @@ FORMAT = "parquet"
 PARQUET_MAGIC = b"PAR1"
 
 
-class ParquetDirectory:
-    """A directory of Parquet files (:class:`~airflow_zorder.core.tables.protocol.TableFormat`)."""
+class ParquetDirectory(FilesOnly):
+    """A directory of Parquet files (:class:`~airflow_zorder.core.tables.protocol.TableFormat`): no versions, no
+    statistics of its own (:class:`~airflow_zorder.core.tables.protocol.FilesOnly`)."""
 
     format = FORMAT
     kind = "path"  # how results and run records name it
     journals_inputs = True  # the swap moves the inputs: the journal lists them first
     rewrites_whole_units = False
-    stats_from_metadata = False
-    column_mapping = "none"  # files name columns as the schema does
     reader = "pyarrow.dataset (hive)"
-    planner = None
 
     def __init__(self, table: str, root: str, fs: FileSystem) -> None:
         self.table = table
@@ -66,32 +64,12 @@ class ParquetDirectory:
     def prepare(self) -> None:
         """Nothing to pin: the state directory is the table's own ``_zorder``."""
 
-    def latest_version(self) -> None:
-        """A directory has no versions: the stats store's snapshots stand in for them."""
-        return None
-
-    def version_time(self, version: int) -> dt.datetime | None:
-        """No versions."""
-        return None
-
-    def metadata_stats(self, columns: Sequence[str] | None = None, version: int | None = None) -> None:
-        """A directory keeps no statistics beside its files' footers: the stats job collects them."""
-        return None
-
-    def metadata_run(self) -> None:
-        """No metadata to read."""
-        return None
-
     def reader_dataset(self) -> Any:
         """A Hive-partitioned Parquet dataset over the directory (footer statistics prune row groups)."""
         import pyarrow.dataset as ds
 
         handle, path = self._fs.arrow(self.root)
         return ds.dataset(path, format="parquet", partitioning="hive", filesystem=handle)
-
-    def planned_files(self, column: str, value: Any, sql: str) -> None:
-        """A directory plans nothing beyond the footers its readers read."""
-        return None
 
     def commit(
         self,

@@ -18,7 +18,7 @@ from airflow_zorder.core.storage.commit import Journal
 from airflow_zorder.core.storage.filesystems import FileSystem
 from airflow_zorder.core.tables.model import CommitOutcome, RewriteRun, StagedUnit, TableSnapshot, Unit
 
-__all__ = ["Metastore", "TableFormat"]
+__all__ = ["FilesOnly", "Metastore", "TableFormat"]
 
 
 @runtime_checkable
@@ -101,6 +101,36 @@ class TableFormat(Protocol):
     def cleanup(self, fs: FileSystem, retention_s: float) -> list[str]:
         """Delete what finished runs replaced once ``retention_s`` passed; the paths deleted."""
         ...
+
+
+class FilesOnly:
+    """What a format without versions or statistics of its own answers (a directory, a catalog over directories):
+    its files' footers are the only statistics (the stats job collects them), the stats store's snapshots stand in
+    for versions, and its readers plan nothing beyond the footers they read."""
+
+    stats_from_metadata = False
+    column_mapping = "none"  # files name columns as the schema does
+    planner: str | None = None
+
+    def latest_version(self) -> None:
+        """No versions."""
+        return None
+
+    def version_time(self, version: int) -> dt.datetime | None:
+        """No versions."""
+        return None
+
+    def metadata_stats(self, columns: Sequence[str] | None = None, version: int | None = None) -> None:
+        """No statistics beside the files' footers."""
+        return None
+
+    def metadata_run(self) -> None:
+        """No metadata to read."""
+        return None
+
+    def planned_files(self, column: str, value: Any, sql: str) -> None:
+        """No planning beyond the footers its readers read."""
+        return None
 
 
 class Metastore(Protocol):
