@@ -51,11 +51,12 @@ def _log(msg: str) -> None:
     print(f"[cluster_table] {msg}", file=sys.stderr, flush=True)
 
 
-def open_job_table(spark, table: str) -> tuple[TableFormat, FileSystem]:
-    """Open a path or catalog table through the table seam (its format detected once) with the driver's filesystem;
-    clear errors for missing, non-Parquet and unsupported tables, before anything is locked or written."""
+def open_job_table(spark, table: str, iceberg_catalog: str | None = None) -> tuple[TableFormat, FileSystem]:
+    """Open a path or catalog table (``iceberg_catalog``: namespace.table of that Iceberg catalog) through the table
+    seam (its format detected once) with the driver's filesystem; clear errors for missing, non-Parquet and
+    unsupported tables, before anything is locked or written."""
     fs = filesystem_for(table if is_path_table(table) else "/", spark)
-    opened = open_table(table, fs, metastore=SparkMetastore(spark))
+    opened = open_table(table, fs, metastore=SparkMetastore(spark), iceberg_catalog=iceberg_catalog)
     opened.check_rewritable()
     return opened, fs
 
@@ -197,7 +198,7 @@ def run_cluster(spark, opts: ClusterOptions) -> dict[str, Any]:
     """Cluster a table end to end and return the result dictionary (also written as JSON by ``main``)."""
     started = time.time()
     phases: dict[str, float] = {}
-    table, fs = open_job_table(spark, opts.table)
+    table, fs = open_job_table(spark, opts.table, opts.iceberg_catalog)
     table.prepare()
     snap = table.snapshot()
     result: dict[str, Any] = {
@@ -364,7 +365,7 @@ def run_action(spark, opts: ClusterOptions, action: str) -> dict[str, Any]:
     """Dispatch the command line's action."""
     if action == "cluster":
         return run_cluster(spark, opts)
-    table, fs = open_job_table(spark, opts.table)
+    table, fs = open_job_table(spark, opts.table, opts.iceberg_catalog)
     with TableLock(fs, table.home, opts.run_id, ttl_s=opts.lock_ttl_s):
         if action == "recover":
             runs = table.recover(fs)

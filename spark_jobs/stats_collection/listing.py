@@ -91,13 +91,16 @@ def stats_io(spark: Any, location: str) -> tuple[stats_store.StatsIO, str]:
     return stats_store.resolve_io(location, filesystem_for(location, spark))
 
 
-def resolve_table(spark: Any, table: str) -> ListedTable:
-    """Open a path or catalog table and list its live data files; clear errors for missing and unsupported ones."""
+def resolve_table(spark: Any, table: str, iceberg_catalog: str | None = None) -> ListedTable:
+    """Open a path or catalog table (``iceberg_catalog``: namespace.table of that Iceberg catalog) and list its live
+    data files; clear errors for missing and unsupported ones."""
     from spark_jobs.catalog import SparkMetastore
 
     fs = table_filesystem(spark, table)
     root = (os_path(fs, table) or table) if is_path_table(table) else None  # local tables: plain absolute paths
-    opened: TableFormat = open_table(table, fs, root=root, metastore=SparkMetastore(spark))
+    opened: TableFormat = open_table(
+        table, fs, root=root, metastore=SparkMetastore(spark), iceberg_catalog=iceberg_catalog
+    )
     snap = opened.snapshot()
     files = [
         ListedFile(f.path, fs.qualify(f.path), f.size, f.mtime_ms, u.relpath or None, dict(u.values or u.spec))

@@ -63,7 +63,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from airflow_zorder.core.errors import MissingDependencyError, StorageError
-from airflow_zorder.core.stats import metadata_merge, value_order
+from airflow_zorder.core.stats import metadata_merge, metadata_rows, value_order
 from airflow_zorder.core.stats import stats_schema as ss
 from airflow_zorder.core.storage import locations
 
@@ -439,7 +439,7 @@ def _column_rows(adds: pa.Table, column: str, col_type: pa.DataType, prefix_leng
         reason[:] = "nested_column" if pa.types.is_nested(col_type) else f"unsupported_type:{col_type}"
         typed = pa.nulls(n, pa.null())
         return {
-            "type": None,
+            "bound_type": None,
             "min": typed,
             "max": typed,
             "nulls": pa.nulls(n, pa.int64()),
@@ -508,7 +508,7 @@ def _column_rows(adds: pa.Table, column: str, col_type: pa.DataType, prefix_leng
             min_exact[i] = max_exact[i] = False
         lo, hi = pa.array(los, bt), pa.array(his, bt)
     return {
-        "type": bt,
+        "bound_type": bt,
         "min": lo,
         "max": hi,
         "nulls": nulls,
@@ -562,34 +562,12 @@ def _rows_of(
         "file_mtime_ms": mtimes,
         "file_rows": nrec,
     }
-    chunks = []
-    for c in wanted:
-        r = _column_rows(adds, c, schema.field(c).type, prefix_length)
-        arrow_type = None if r["type"] is None else str(r["type"])
-        lo_text = value_order.bounds_to_text(r["min"]) if r["type"] is not None else pa.nulls(n, pa.string())
-        hi_text = value_order.bounds_to_text(r["max"]) if r["type"] is not None else pa.nulls(n, pa.string())
-        cols = {
-            **per_file,
-            "snapshot_id": pa.array(np.full(n, version, dtype=np.int64)),
-            "table_name": pa.array([table_name] * n, pa.string()),
-            "column_name": pa.array([c] * n, pa.string()),
-            "arrow_type": pa.array([arrow_type] * n, pa.string()),
-            "min_value": lo_text,
-            "max_value": hi_text,
-            "null_count": r["nulls"],
-            "value_count": nrec,
-            "has_stats": pa.array(r["has"], pa.bool_()),
-            "min_exact": pa.array(r["min_exact"], pa.bool_()),
-            "max_exact": pa.array(r["max_exact"], pa.bool_()),
-            "reason": pa.array(r["reason"].tolist(), pa.string()),
-            "method": pa.array([METHOD] * n, pa.string()),
-            "collected_at": pa.array([committed_at] * n, pa.timestamp("us", tz="UTC")),
-            **ss.bound_columns(lo_text, hi_text, pa.array([arrow_type] * n, pa.string())),
-        }
-        chunks.append(ss.file_stats_table(cols, n))
-    rows = pa.concat_tables(chunks) if chunks else ss.empty_file_stats()
-    if rows.num_rows:
-        rows = rows.sort_by([("column_name", "ascending"), ("path", "ascending")])
+    columns_out = [
+        metadata_rows.ColumnBounds(c, **_column_rows(adds, c, schema.field(c).type, prefix_length)) for c in wanted
+    ]
+    rows = metadata_rows.assemble(
+        per_file, columns_out, snapshot_id=version, table_name=table_name, method=METHOD, collected_at=committed_at
+    )
     run = {
         "run_id": f"delta-log-v{version}",
         "table_name": table_name,

@@ -200,6 +200,12 @@ def _job_parser(prog: str, description: str) -> argparse.ArgumentParser:
     """An argument parser with the ``--table`` every job takes."""
     p = argparse.ArgumentParser(prog=prog, description=description)
     p.add_argument("--table", required=True, help="Parquet directory (path or URI) or catalog table name db.table")
+    p.add_argument(
+        "--iceberg-catalog",
+        default=None,
+        help="--table is namespace.table of this pyiceberg catalog (its properties: .pyiceberg.yaml or "
+        "PYICEBERG_CATALOG__<NAME>__<KEY> variables where the driver runs)",
+    )
     return p
 
 
@@ -311,6 +317,7 @@ class ClusterOptions(_CommandLine):
     seed: int = 42  # not a flag: the sampling seed of benchmarks and tests
     run_id: str = field(default_factory=new_run_id)
     stats_location: str | None = None  # where the run's event is recorded; default <table home>/_zorder/stats
+    iceberg_catalog: str | None = None  # the table is namespace.table of this pyiceberg catalog
     action: str = "cluster"  # one of CLUSTER_ACTIONS
     result_json: str | None = (
         None  # write the JSON result here: a local path, or a URI written through the stats store's IO
@@ -339,6 +346,7 @@ class ClusterOptions(_CommandLine):
         ("lock_ttl_s", "--lock-ttl"),
         ("key_engine", "--key-engine"),
         ("stats_location", "--stats-location"),
+        ("iceberg_catalog", "--iceberg-catalog"),
         ("action", "--action"),
         ("run_id", "--run-id"),
         ("result_json", "--result-json"),
@@ -566,6 +574,7 @@ class ClusterOptions(_CommandLine):
                 lock_ttl_s=a.lock_ttl,
                 key_engine=a.key_engine,
                 stats_location=a.stats_location,
+                iceberg_catalog=a.iceberg_catalog,
                 action=a.action,
                 result_json=a.result_json,
             )
@@ -594,6 +603,7 @@ class CollectOptions(_CommandLine):
     columns: list[str] | None = None  # None (or ["all"]): all columns
     method: str = "auto"  # one of STATS_METHODS
     stats_location: str | None = None  # default: <table home>/_zorder/stats
+    iceberg_catalog: str | None = None  # the table is namespace.table of this pyiceberg catalog
     stats_table: str | None = None  # also register the stats as this catalog table
     full: bool = False  # ignore the previous snapshot
     keep_snapshots: int | None = None  # keep only the newest N snapshot files (runs are always kept)
@@ -607,6 +617,7 @@ class CollectOptions(_CommandLine):
     _FLAGS = (
         ("method", "--method"),
         ("stats_location", "--stats-location"),
+        ("iceberg_catalog", "--iceberg-catalog"),
         ("stats_table", "--stats-table"),
         ("full", "--full"),
         ("keep_snapshots", "--keep-snapshots"),
@@ -689,6 +700,7 @@ class CollectOptions(_CommandLine):
             columns=columns,
             method=a.method,
             stats_location=a.stats_location,
+            iceberg_catalog=a.iceberg_catalog,
             stats_table=a.stats_table,
             full=a.full,
             keep_snapshots=a.keep_snapshots,

@@ -21,7 +21,7 @@ __all__ = ["LACKING_REASONS", "VERSION_KEY", "collected_version", "lacking", "me
 
 #: ``reason`` of a metadata row whose statistics a Parquet footer may still hold: a column the format does not
 #: keep statistics for, a file written without them, a NaN bound (the names came with Delta, the first format).
-LACKING_REASONS = ("not_in_delta_stats", "no_delta_stats", "nan_in_stats")
+LACKING_REASONS = ("not_in_delta_stats", "no_delta_stats", "nan_in_stats", "not_in_metadata_stats")
 #: The run record's key naming the format version a collected snapshot describes.
 VERSION_KEY = "delta_version"
 

@@ -23,6 +23,7 @@ __all__ = [
     "FAULT_MODE_ENV",
     "CLEANUP_FAULT_POINTS",
     "DELTA_FAULT_POINTS",
+    "ICEBERG_FAULT_POINTS",
     "FAULT_POINTS",
     "JOB_FAULT_POINTS",
     "STATS_FAULT_POINTS",
@@ -57,6 +58,15 @@ DELTA_FAULT_POINTS: tuple[str, ...] = (
     "delta_mid_place",
     "delta_before_commit",
     "delta_after_commit",
+)
+
+#: Points of an Iceberg table's commit (``core/tables/iceberg_table.py``), as for Delta: the journal lists the files to
+#: place; after each staged file is placed under the data location; all placed, before the snapshot; after it.
+ICEBERG_FAULT_POINTS: tuple[str, ...] = (
+    "iceberg_before_place",
+    "iceberg_mid_place",
+    "iceberg_before_commit",
+    "iceberg_after_commit",
 )
 
 #: Points of ``commit.cleanup`` (purging expired trash / staging of finished runs): after each deletion.

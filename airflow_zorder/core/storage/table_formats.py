@@ -99,8 +99,9 @@ _INSTEAD = {
         "hoodie.layout.optimize.strategy=z-order or hilbert)"
     ),
     ICEBERG: (
-        "use Iceberg's own rewrite_data_files procedure for now (strategy => 'sort', "
-        "sort_order => 'zorder(col1, col2)')"
+        "name the table through its catalog, not its path: table='namespace.table' with iceberg_catalog='<catalog>' "
+        "(the jobs: --iceberg-catalog), and the provider reads its manifests and commits through its metadata "
+        "(docs/iceberg.md); or use Iceberg's own rewrite_data_files procedure"
     ),
 }
 

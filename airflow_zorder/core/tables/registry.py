@@ -28,12 +28,14 @@ class FormatEntry:
 
     module: str
     extra: str | None = None
+    by_path: bool = True  # recognised on storage and opened by its path (else only by name, e.g. in a catalog)
 
 
 FORMATS: dict[str, FormatEntry] = {
     "parquet": FormatEntry("airflow_zorder.core.tables.parquet_dir"),
     "catalog": FormatEntry("airflow_zorder.core.tables.catalog_table"),
     "delta": FormatEntry("airflow_zorder.core.tables.delta_table", extra="delta"),
+    "iceberg": FormatEntry("airflow_zorder.core.tables.iceberg_table", extra="iceberg", by_path=False),
 }
 
 
@@ -62,15 +64,22 @@ def open_table(
     *,
     root: str | None = None,
     metastore: Any = None,
-    storage_options: Mapping[str, str] | None = None,
+    storage_options: Mapping[str, Any] | None = None,
+    iceberg_catalog: str | None = None,
+    catalog_properties: Mapping[str, str] | None = None,
 ) -> TableFormat:
     """Open ``table`` with its format's module.
 
     A path (``root``: how this process spells it, default ``table``) is probed once: a registered format's root
     opens with that format's module, a plain directory as Parquet; a format without a module, or a directory
     inside any format's table, is refused with :class:`ForeignTableFormatError` (nothing touched). A catalog name
-    (``db.table``) opens through ``metastore``, the engine's side of the catalog.
+    (``db.table``) opens through ``metastore``, the engine's side of the catalog; with ``iceberg_catalog`` it is
+    ``namespace.table`` of that pyiceberg catalog (``catalog_properties`` over its configuration).
     """
+    if iceberg_catalog:
+        return _loader("iceberg")(
+            table, table, fs, iceberg_catalog=iceberg_catalog, catalog_properties=catalog_properties
+        )
     if not is_path_table(table):
         return _loader("catalog")(table, table, fs, metastore=metastore)
     root = root or table
@@ -78,6 +87,6 @@ def open_table(
     if found is None:
         return _loader("parquet")(table, root, fs)
     inside = found.root != (root.rstrip("/") or root)
-    if found.format in FORMATS and not inside:
+    if found.format in FORMATS and FORMATS[found.format].by_path and not inside:
         return _loader(found.format)(table, root, fs, storage_options=storage_options)
     raise ForeignTableFormatError(found.format, root, found.evidence, found.root if inside else None)

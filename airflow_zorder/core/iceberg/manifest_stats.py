@@ -1,0 +1,184 @@
+"""An Iceberg snapshot's live data files and their per-file statistics, read from its manifests (no data file opened).
+
+Each live data file's manifest entry keeps its record count, size, partition and, per field id, null counts and
+lower/upper bounds in Iceberg's single-value serialization. They become the one stats row
+(:mod:`airflow_zorder.core.stats.metadata_rows`, ``method = "iceberg_manifest"``): bounds decoded to the column's
+Arrow type; a string bound as long as the table's truncate length (``write.metadata.metrics.default``, default
+``truncate(16)``) is a prefix, so it is kept as an inexact bound (the upper one is the prefix incremented, still
+above every value); a column without bounds (metrics mode ``counts`` or ``none``, a type Iceberg does not bound)
+is said so (``has_stats`` false, reason ``not_in_metadata_stats``: the stats job may read it from the footers).
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import pyarrow as pa
+
+from airflow_zorder.core.stats import metadata_rows
+from airflow_zorder.core.stats import stats_schema as ss
+
+__all__ = ["METHOD", "LiveFile", "live_files", "stats_rows"]
+
+METHOD = "iceberg_manifest"
+NOT_IN_METADATA = "not_in_metadata_stats"
+DEFAULT_TRUNCATE = 16
+
+
+@dataclass(frozen=True)
+class LiveFile:
+    """A live data file of a snapshot, as its manifest entry describes it."""
+
+    data_file: Any  # pyiceberg's DataFile (the commit removes exactly this entry)
+    path: str
+    size: int
+    rows: int
+    partition: str  # "field=value/..." as pyiceberg spells the partition's path ("" when unpartitioned)
+    values: dict[str, str | None]
+
+
+def live_files(table: Any, snapshot: Any) -> tuple[list[LiveFile], list[Any]]:
+    """``(live data files, live delete files)`` of ``snapshot`` (None: an empty table), from its manifests."""
+    from pyiceberg.manifest import DataFileContent, ManifestContent
+
+    if snapshot is None:
+        return [], []
+    data, deletes = [], []
+    schema = table.schema()
+    for manifest in snapshot.manifests(table.io):
+        for entry in manifest.fetch_manifest_entry(table.io, discard_deleted=True):
+            df = entry.data_file
+            if manifest.content == ManifestContent.DELETES or df.content != DataFileContent.DATA:
+                deletes.append(df)
+                continue
+            spec = table.specs()[df.spec_id]
+            if spec.fields:
+                label = spec.partition_to_path(df.partition, schema)
+                values = {
+                    f.name: None if df.partition[i] is None else str(f.transform.to_human_string(
+                        spec.partition_type(schema).fields[i].field_type, df.partition[i]
+                    ))
+                    for i, f in enumerate(spec.fields)
+                }  # fmt: skip
+            else:
+                label, values = "", {}
+            data.append(LiveFile(df, df.file_path, int(df.file_size_in_bytes), int(df.record_count), label, values))
+    data.sort(key=lambda f: f.path)
+    return data, deletes
+
+
+def _truncate_length(properties: dict[str, str], column: str) -> int | None:
+    """The string truncate length of ``column``'s metrics (None: full values, or no bounds at all)."""
+    mode = properties.get(f"write.metadata.metrics.column.{column}") or properties.get(
+        "write.metadata.metrics.default", f"truncate({DEFAULT_TRUNCATE})"
+    )
+    m = re.fullmatch(r"\s*truncate\((\d+)\)\s*", mode)
+    return int(m.group(1)) if m else None
+
+
+def _column(files: Sequence[LiveFile], field: Any, arrow_type: pa.DataType, truncate: int | None) -> Any:
+    """One column's :class:`metadata_rows.ColumnBounds` over the files."""
+    from pyiceberg.conversions import from_bytes
+
+    n = len(files)
+    fid, itype = field.field_id, field.field_type
+    los: list[Any] = [None] * n
+    his: list[Any] = [None] * n
+    nulls: list[int | None] = [None] * n
+    has = np.zeros(n, dtype=bool)
+    reason = np.full(n, None, dtype=object)
+    min_exact: list[bool | None] = [None] * n
+    max_exact: list[bool | None] = [None] * n
+    bounded_type = not (pa.types.is_nested(arrow_type) or pa.types.is_binary(arrow_type) or pa.types.is_large_binary(
+        arrow_type) or pa.types.is_fixed_size_binary(arrow_type) or pa.types.is_time(arrow_type))  # fmt: skip
+    is_string = pa.types.is_string(arrow_type) or pa.types.is_large_string(arrow_type)
+    for i, f in enumerate(files):
+        df = f.data_file
+        nulls[i] = (df.null_value_counts or {}).get(fid)
+        lo_b, hi_b = (df.lower_bounds or {}).get(fid), (df.upper_bounds or {}).get(fid)
+        if bounded_type and lo_b is not None and hi_b is not None:
+            los[i], his[i] = from_bytes(itype, lo_b), from_bytes(itype, hi_b)
+            has[i] = True
+            exact_lo = exact_hi = True
+            if is_string and truncate is not None:
+                exact_lo = len(los[i]) < truncate
+                exact_hi = len(his[i]) < truncate
+            min_exact[i], max_exact[i] = exact_lo, exact_hi
+        elif nulls[i] is not None and nulls[i] == f.rows:
+            has[i] = True  # every value null: nothing to bound
+        else:
+            reason[i] = NOT_IN_METADATA if bounded_type else f"unsupported_type:{arrow_type}"
+    bound_type = pa.string() if is_string else arrow_type
+    if not bounded_type:
+        return metadata_rows.ColumnBounds(
+            field.name, None, pa.nulls(n), pa.nulls(n), pa.array(nulls, pa.int64()), has, min_exact, max_exact, reason
+        )
+    return metadata_rows.ColumnBounds(
+        field.name,
+        bound_type,
+        _typed(los, bound_type),
+        _typed(his, bound_type),
+        pa.array(nulls, pa.int64()),
+        has,
+        min_exact,
+        max_exact,
+        reason,
+    )
+
+
+def _typed(values: list[Any], t: pa.DataType) -> pa.Array:
+    """Decoded bounds (dates as days, timestamps as microseconds) as an Arrow array of ``t``."""
+    if pa.types.is_date32(t):
+        return pa.array(values, pa.int32()).cast(t)
+    if pa.types.is_timestamp(t):
+        return pa.array(values, pa.int64()).cast(t)
+    return pa.array(values, t)
+
+
+def stats_rows(
+    table: Any,
+    snapshot: Any,
+    version: int,
+    table_name: str,
+    columns: Sequence[str] | None = None,
+    committed_at: dt.datetime | None = None,
+) -> pa.Table:
+    """FILE_STATS_SCHEMA rows of ``snapshot``'s live data files (``snapshot_id`` = ``version``); only ``columns``."""
+    from pyiceberg.io.pyarrow import schema_to_pyarrow
+
+    files, _ = live_files(table, snapshot)
+    schema = table.schema()
+    arrow = schema_to_pyarrow(schema, include_field_ids=False)
+    source_ids = {f.source_id for spec in table.specs().values() for f in spec.fields if str(f.transform) == "identity"}
+    wanted = [f for f in schema.fields if f.field_id not in source_ids]
+    if columns is not None:
+        pick = set(columns)
+        wanted = [f for f in wanted if f.name in pick]
+    props = dict(table.properties or {})
+    n = len(files)
+    per_file = {
+        "path": pa.array([f.path for f in files], pa.string()),
+        "partition": pa.array([f.partition or None for f in files], pa.string()),
+        "partition_values": pa.array(
+            [list(f.values.items()) if f.values else None for f in files], pa.map_(pa.string(), pa.string())
+        ),
+        "file_size": pa.array([f.size for f in files], pa.int64()),
+        "file_mtime_ms": pa.array(np.zeros(n, dtype=np.int64)),  # a manifest keeps no modification time
+        "file_rows": pa.array([f.rows for f in files], pa.int64()),
+    }
+    when = committed_at or (
+        dt.datetime.fromtimestamp(snapshot.timestamp_ms / 1000.0, dt.UTC)
+        if snapshot is not None
+        else dt.datetime.now(dt.UTC)
+    )
+    cols = [_column(files, f, arrow.field(f.name).type, _truncate_length(props, f.name)) for f in wanted]
+    rows = metadata_rows.assemble(
+        per_file, cols, snapshot_id=version, table_name=table_name, method=METHOD, collected_at=when
+    )
+    meta = dict(ss.FILE_STATS_SCHEMA.metadata)
+    return rows.replace_schema_metadata(meta)

@@ -1,0 +1,206 @@
+"""The clustering job on Apache Iceberg tables in a real pyiceberg SQL catalog (SQLite), with a real local SparkSession.
+
+Spark reads the current snapshot's data files and writes the clustered files; pyiceberg commits them on the
+driver as one ``replace`` snapshot. Other writers are pyiceberg writers on their own catalog object, run while the
+job is held at one of its fault points; crashes are the fault points raising (``SimulatedCrash``).
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import os
+import random
+
+import pyarrow as pa
+import pytest
+
+pytest.importorskip("pyiceberg")
+
+from airflow_zorder.core.errors import ConcurrentChangeError  # noqa: E402
+from airflow_zorder.core.jobs.options import ClusterOptions  # noqa: E402
+from airflow_zorder.core.storage import faults  # noqa: E402
+from airflow_zorder.core.tables import iceberg_table  # noqa: E402
+from airflow_zorder.core.tables.iceberg_table import IcebergRewriteRefusedError  # noqa: E402
+from spark_jobs.cluster_table import run_action, run_cluster  # noqa: E402
+from tests.iceberg_tables import CATALOG, catalog, write_table  # noqa: E402
+
+pytestmark = pytest.mark.spark
+
+COLUMNS = ["a", "b"]
+
+
+def _batch(seed: int, rows: int = 2000) -> pa.Table:
+    """Unsorted rows: a/b spread over the whole range in every file; strings longer than Iceberg's 16-char bounds."""
+    r = random.Random(seed)
+    a = [r.randrange(0, 1_000_000) for _ in range(rows)]
+    return pa.table(
+        {
+            "a": pa.array(a, pa.int64()),
+            "b": pa.array([r.randrange(0, 1_000_000) for _ in range(rows)], pa.int64()),
+            "s": pa.array([f"customer-name-padding-{x:07d}" for x in a]),
+            "ts": pa.array([dt.datetime(2024, 1, 1) + dt.timedelta(seconds=x) for x in a], pa.timestamp("us")),
+            "day": pa.array([f"2024-01-0{1 + (x % 2)}" for x in a]),
+        }
+    )
+
+
+@pytest.fixture()
+def table(tmp_path, monkeypatch):
+    """An unpartitioned table of 8 files; the catalog is configured as users do, by PYICEBERG_CATALOG__ variables."""
+    _, props = write_table(tmp_path, "ns.events", [_batch(i) for i in range(8)])
+    for key, value in props.items():
+        monkeypatch.setenv(f"PYICEBERG_CATALOG__{CATALOG.upper()}__{key.upper()}", value)
+    return tmp_path
+
+
+def _load(home):
+    return catalog(home)[0].load_table("ns.events")
+
+
+def _rows(t, snapshot_id=None) -> list[tuple]:
+    data = t.scan(snapshot_id=snapshot_id).to_arrow().select(["a", "b", "s", "ts", "day"])
+    return sorted(zip(*(data.column(c).to_pylist() for c in data.column_names)))
+
+
+def _files_on_disk(home) -> set[str]:
+    return {os.path.join(d, f) for d, _, fs in os.walk(home / "warehouse") for f in fs if f.endswith(".parquet")}
+
+
+def _opts(**kw) -> ClusterOptions:
+    return ClusterOptions(table="ns.events", columns=COLUMNS, iceberg_catalog=CATALOG, num_files=4, **kw)
+
+
+def _at(point: str, action, monkeypatch) -> list:
+    """Run ``action`` when the job reaches ``point`` (once), then go on."""
+    ran: list = []
+    real = faults.fault_point
+
+    def hook(name: str) -> None:
+        if name == point and not ran:
+            ran.append(action())
+        real(name)
+
+    monkeypatch.setattr(iceberg_table, "fault_point", hook)
+    return ran
+
+
+def test_an_iceberg_table_clusters_in_one_replace_snapshot_with_the_same_rows(spark, table):
+    from pyiceberg.expressions import EqualTo
+
+    before_t = _load(table)
+    before, before_id = _rows(before_t), before_t.current_snapshot().snapshot_id
+    probe = before_t.scan().to_arrow().column("a")[777].as_py()
+    planned_before = sum(1 for _ in before_t.scan(row_filter=EqualTo("a", probe)).plan_files())
+    result = run_cluster(spark, _opts())
+    assert result["status"] == "clustered" and result["kind"] == "iceberg"
+    assert (result["before"]["files"], result["after"]["files"]) == (8, 4)
+    t = _load(table)
+    snap = t.current_snapshot()
+    assert snap.summary.operation.value == "replace" and snap.summary["zorder.run-id"] == result["run_id"]
+    assert (
+        snap.parent_snapshot_id == before_id and result["iceberg"]["version"] == result["iceberg"]["read_version"] + 1
+    )
+    assert _rows(t) == before and _rows(t, before_id) == before  # and time travel still reads the old files
+    assert len(t.history()) == len(before_t.history()) + 1
+    # the new files' metrics are in the manifests: pyiceberg's own planning prunes by them
+    planned_after = sum(1 for _ in t.scan(row_filter=EqualTo("a", probe)).plan_files())
+    assert planned_before == 8 and planned_after < 4
+    # what a reader of the format reads, through the seam
+    from airflow_zorder.core.storage.filesystems import LocalFileSystem
+    from airflow_zorder.core.tables import open_table
+
+    opened = open_table("ns.events", LocalFileSystem(), iceberg_catalog=CATALOG)
+    rows = opened.metadata_stats(["a"])
+    assert rows.num_rows == 4 and set(rows["method"].to_pylist()) == {"iceberg_manifest"}
+    assert all(rows["has_stats"].to_pylist()) and all(rows["min_exact"].to_pylist())
+
+
+def test_an_append_committed_during_the_run_is_kept(spark, table, monkeypatch):
+    before = _rows(_load(table))
+    extra = _batch(99, 10)
+    ran = _at("iceberg_before_commit", lambda: _load(table).append(extra), monkeypatch)
+    result = run_cluster(spark, _opts())
+    assert ran and result["status"] == "clustered"
+    t = _load(table)
+    assert _rows(t) == sorted(before + list(zip(*(extra.column(c).to_pylist() for c in extra.column_names))))
+    assert t.current_snapshot().summary.operation.value == "replace"
+
+
+def test_a_delete_during_the_run_fails_it_cleanly(spark, table, monkeypatch):
+    """A copy-on-write delete rewrote files the run replaces: a clear conflict, no file of ours left."""
+    on_disk = _files_on_disk(table)
+
+    def delete():
+        from pyiceberg.expressions import LessThan
+
+        _load(table).delete(LessThan("a", 500_000))
+
+    ran = _at("iceberg_before_commit", delete, monkeypatch)
+    with pytest.raises(ConcurrentChangeError, match="another writer changed files"):
+        run_cluster(spark, _opts())
+    assert ran
+    t = _load(table)
+    assert t.current_snapshot().summary.operation.value != "replace"
+    assert all(r[0] >= 500_000 for r in _rows(t))
+    ours = {p for p in _files_on_disk(table) - on_disk if "zorder" in os.path.basename(p)}
+    assert not ours  # the placed files were deleted
+
+
+def test_a_position_delete_then_another_commit_during_the_run_is_a_conflict(spark, table, monkeypatch):
+    """pyiceberg's own check compares the head's sequence number and misses this; the deleted rows must stay gone."""
+    from tests.iceberg_deletes import add_position_deletes
+
+    t0 = _load(table)
+    victim = sorted(f.file.file_path for f in t0.scan().plan_files())[0]
+
+    def delete_then_append():
+        add_position_deletes(_load(table), victim, [0, 1, 2])
+        _load(table).append(_batch(77, 5))
+
+    expected = None
+
+    def run():
+        nonlocal expected
+        delete_then_append()
+        expected = _rows(_load(table))
+
+    ran = _at("iceberg_before_commit", run, monkeypatch)
+    with pytest.raises(ConcurrentChangeError, match="position deletes"):
+        run_cluster(spark, _opts())
+    assert ran and _rows(_load(table)) == expected  # the 3 deleted rows did not come back
+
+
+@pytest.mark.parametrize("point, committed", [("iceberg_mid_place", False), ("iceberg_after_commit", True)])
+def test_a_crash_is_recovered_by_the_run_id_in_the_snapshots(spark, table, monkeypatch, point, committed):
+    before = _rows(_load(table))
+    on_disk = _files_on_disk(table)
+    monkeypatch.setenv(faults.FAULT_ENV, point)
+    monkeypatch.setenv(faults.FAULT_MODE_ENV, "raise")
+    faults.reset_fault_counters()
+    with pytest.raises(faults.SimulatedCrash):
+        run_cluster(spark, _opts())
+    monkeypatch.delenv(faults.FAULT_ENV)
+    out = run_action(spark, _opts(), "recover")
+    assert len(out["runs"]) == 1
+    t = _load(table)
+    assert _rows(t) == before
+    assert (t.current_snapshot().summary.operation.value == "replace") is committed
+    if not committed:
+        assert _files_on_disk(table) == on_disk  # the placed files are gone, every live file stays
+
+
+def test_refusals_leave_the_table_untouched(spark, tmp_path, monkeypatch):
+    from pyiceberg.transforms import BucketTransform
+
+    home = tmp_path / "bucketed"
+    t, props = write_table(home, "ns.events", [_batch(1, 200), _batch(2, 200)])
+    for key, value in props.items():
+        monkeypatch.setenv(f"PYICEBERG_CATALOG__{CATALOG.upper()}__{key.upper()}", value)
+    with t.update_spec() as spec:
+        spec.add_field("a", BucketTransform(4), "a_bucket")
+    before = _load(home).metadata_location
+    with pytest.raises(IcebergRewriteRefusedError, match=r"partitioned by a_bucket \(bucket\[4\]\)"):
+        run_cluster(spark, _opts())
+    assert _load(home).metadata_location == before
+    with pytest.raises(Exception, match="does not exist in catalog"):
+        run_cluster(spark, ClusterOptions(table="ns.nope", columns=COLUMNS, iceberg_catalog=CATALOG))
