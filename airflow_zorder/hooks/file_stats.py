@@ -47,6 +47,10 @@ class FileStatsHook(BaseHook):
     :param conn_id: optional Airflow connection whose credentials open the store (``aws`` for S3; see
         :mod:`airflow_zorder.hooks.connections`); none: the store's default credential chain
     :param filesystem: a ready pyarrow filesystem instead of ``conn_id``
+    :param iceberg_catalog: ``table`` is ``namespace.table`` of this pyiceberg catalog (its configuration:
+        ``.pyiceberg.yaml`` or ``PYICEBERG_CATALOG__<NAME>__<KEY>`` variables; ``catalog_properties`` over it, e.g.
+        an ``iceberg`` connection's); its statistics come from the manifests, the events default to
+        ``<table location>/_zorder/stats``
     """
 
     conn_name_attr = "conn_id"
@@ -60,6 +64,8 @@ class FileStatsHook(BaseHook):
         *,
         filesystem: Any = None,
         logger_name: str | None = None,
+        iceberg_catalog: str | None = None,
+        catalog_properties: dict[str, str] | None = None,
     ) -> None:
         super().__init__(logger_name=logger_name)
         if not isinstance(table, str) or not table.strip():
@@ -70,7 +76,12 @@ class FileStatsHook(BaseHook):
         self.default_location = not stats_location
         self._options: dict[str, dict[str, Any]] = {}
         self._collected_cache: dict[tuple, pa.Table | None] = {}  # the stats job's rows (_collected_rows)
-        location = stats_location_for(self.table, stats_location)
+        self.iceberg_catalog = iceberg_catalog or None
+        self.catalog_properties = dict(catalog_properties or {})
+        home = None
+        if self.iceberg_catalog and not stats_location:
+            home = self._opened.home  # the table's location, from its catalog
+        location = stats_location_for(self.table, stats_location, home=home)
         if location is None:
             raise ValueError(
                 f"{self.table!r} is a catalog table name (no scheme, no slash): pass stats_location= "
@@ -122,6 +133,13 @@ class FileStatsHook(BaseHook):
         """The path table opened through the table seam (its format probed once, with the hook's credentials),
         or None for a catalog name (its stats live in the store). Refuses a format the provider does not handle
         and a directory inside any format's table (``ForeignTableFormatError``)."""
+        if self.iceberg_catalog:
+            return open_table(
+                self.table,
+                ArrowFileSystem(pafs.LocalFileSystem()),
+                iceberg_catalog=self.iceberg_catalog,
+                catalog_properties=self.catalog_properties,
+            )
         if not is_path_table(self.table):
             return None
         with self._reading(self.table):

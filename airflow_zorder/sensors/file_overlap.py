@@ -99,6 +99,7 @@ class FileOverlapSensor(BaseSensorOperator):
     :param columns: columns to judge (list or comma-separated); default the last clustering's, else all with stats
     :param stats_location: the stats store (default ``<table>/_zorder/stats``)
     :param conn_id: a standard connection that opens the store (``aws`` for S3); none: the store's default credentials
+    :param iceberg_catalog: ``table`` is ``namespace.table`` of this pyiceberg catalog (statistics from its manifests)
     :param num_clustering_columns: ``d`` of the ideal ``N ** (-1/d)``; default the last clustering's column count
     :param max_ratio_to_ideal: degraded when files a point query reads exceed the ideal by this factor
     :param max_average_depth: degraded when a column's average depth exceeds this (absolute; off by default)
@@ -127,7 +128,14 @@ class FileOverlapSensor(BaseSensorOperator):
         values may be templates); False: no plan (``plan`` is None)
     """
 
-    template_fields: Sequence[str] = ("table", "columns", "stats_location", "conn_id", "incremental_plan")
+    template_fields: Sequence[str] = (
+        "table",
+        "columns",
+        "stats_location",
+        "conn_id",
+        "incremental_plan",
+        "iceberg_catalog",
+    )
     ui_color = "#d8ecf3"
     operator_extra_links = (TableHealthLink(),)
 
@@ -138,6 +146,7 @@ class FileOverlapSensor(BaseSensorOperator):
         columns: Sequence[str] | str | None = None,
         stats_location: str | None = None,
         conn_id: str | None = None,
+        iceberg_catalog: str | None = None,
         num_clustering_columns: int | None = None,
         max_ratio_to_ideal: float = _D.max_ratio_to_ideal,
         max_average_depth: float | None = _D.max_average_depth,
@@ -170,6 +179,7 @@ class FileOverlapSensor(BaseSensorOperator):
         self.columns = columns
         self.stats_location = stats_location
         self.conn_id = conn_id
+        self.iceberg_catalog = iceberg_catalog
         self.num_clustering_columns = num_clustering_columns
         self.policy = HealthPolicy(  # validated at DAG parse time
             max_ratio_to_ideal=max_ratio_to_ideal,
@@ -205,7 +215,7 @@ class FileOverlapSensor(BaseSensorOperator):
 
     def hook(self) -> FileStatsHook:
         """The stats hook for the rendered ``table`` / ``stats_location`` / ``conn_id``."""
-        return FileStatsHook(self.table, self.stats_location, self.conn_id)
+        return FileStatsHook(self.table, self.stats_location, self.conn_id, iceberg_catalog=self.iceberg_catalog)
 
     def _check(self, hook: FileStatsHook | None = None) -> dict[str, Any]:
         payload = (hook or self.hook()).check(
@@ -271,6 +281,7 @@ class FileOverlapSensor(BaseSensorOperator):
                 table=self.table,
                 stats_location=self.stats_location,
                 conn_id=self.conn_id,
+                iceberg_catalog=self.iceberg_catalog,
                 signal=signal,
                 poke_interval=self.poke_interval,
                 end_at=end_at,

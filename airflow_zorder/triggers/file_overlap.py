@@ -36,6 +36,7 @@ class FileOverlapTrigger(BaseTrigger):
     :param end_at: Unix time after which a ``timeout`` event ends the wait (None: wait for ever)
     :param recheck_at: Unix time at which a ``recheck`` event asks the sensor to evaluate again (None: never)
     :param source: who watches (e.g. ``dag_id.task_id``): the decisions it records itself are not a change
+    :param iceberg_catalog: ``table`` is ``namespace.table`` of this pyiceberg catalog
     """
 
     def __init__(
@@ -48,6 +49,7 @@ class FileOverlapTrigger(BaseTrigger):
         end_at: float | None = None,
         recheck_at: float | None = None,
         source: str | None = None,
+        iceberg_catalog: str | None = None,
     ) -> None:
         super().__init__()
         self.table = table
@@ -58,6 +60,7 @@ class FileOverlapTrigger(BaseTrigger):
         self.end_at = None if end_at is None else float(end_at)
         self.recheck_at = None if recheck_at is None else float(recheck_at)
         self.source = source
+        self.iceberg_catalog = iceberg_catalog
 
     def serialize(self) -> tuple[str, dict[str, Any]]:
         """Classpath and keyword arguments that re-create this trigger in the triggerer."""
@@ -72,6 +75,7 @@ class FileOverlapTrigger(BaseTrigger):
                 "end_at": self.end_at,
                 "recheck_at": self.recheck_at,
                 "source": self.source,
+                "iceberg_catalog": self.iceberg_catalog,
             },
         )
 
@@ -90,7 +94,7 @@ class FileOverlapTrigger(BaseTrigger):
         from airflow_zorder.hooks.file_stats import FileStatsHook
 
         try:
-            hook = FileStatsHook(self.table, self.stats_location, self.conn_id)
+            hook = FileStatsHook(self.table, self.stats_location, self.conn_id, iceberg_catalog=self.iceberg_catalog)
         except Exception as exc:  # noqa: BLE001 - reported to the task as an event
             yield self._error(exc)
             return

@@ -1,0 +1,102 @@
+"""Iceberg tables watched through their manifests, with no stats job and no Spark: FileStatsHook, and
+FileOverlapSensor in real ``dag.test()`` runs (poke and deferrable). The tables are real Iceberg tables in a
+pyiceberg SQL catalog on SQLite, named as users name them: ``namespace.table`` of a configured catalog."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pyarrow as pa
+import pytest
+from dag_bundles import dag_module, forget_xcoms
+from overlap_tables import FILES_PER_PARTITION, _file_values
+
+from airflow_zorder.core.stats import stats_store
+from airflow_zorder.hooks.file_stats import FileStatsHook
+
+pytest.importorskip("pyiceberg")
+from tests.iceberg_tables import CATALOG, write_table  # noqa: E402
+
+DAG_FILE = Path(__file__).parent / "iceberg_dags" / "zorder_iceberg_watch_dags.py"
+
+
+def layout_files(layout: str, seed: int = 0) -> list[pa.Table]:
+    """The 16 files of ``overlap_tables``' layouts: clustered (a 4 x 4 grid of a, b) or scrambled."""
+    rng = np.random.default_rng(seed)
+    return [pa.table(_file_values(layout, f, rng)) for f in range(FILES_PER_PARTITION)]
+
+
+@pytest.fixture()
+def lake(tmp_path, monkeypatch):
+    """Two tables, scrambled and clustered, in one catalog configured by PYICEBERG_CATALOG__ variables."""
+    _, props = write_table(tmp_path, "ns.scrambled", layout_files("scrambled"))
+    write_table(tmp_path, "ns.clustered", layout_files("clustered"))
+    for key, value in props.items():
+        monkeypatch.setenv(f"PYICEBERG_CATALOG__{CATALOG.upper()}__{key.upper()}", value)
+    return tmp_path
+
+
+def decisions(hook: FileStatsHook) -> list[str]:
+    return hook.get_events("decision")["status"].to_pylist()
+
+
+def test_hook_reads_an_iceberg_table_from_its_manifests(lake):
+    hook = FileStatsHook("ns.scrambled", iceberg_catalog=CATALOG)
+    assert hook.metadata_format is not None and hook.metadata_format.format == "iceberg"
+    assert hook.stats_location.endswith("/ns/scrambled/_zorder/stats")  # beside the data and metadata
+    snap = hook.get_snapshot(["a", "b"])
+    assert snap.num_rows == 2 * 16 and set(snap["method"].to_pylist()) == {"iceberg_manifest"}
+    assert all(snap["has_stats"].to_pylist()) and set(snap["snapshot_id"].to_pylist()) == {16}
+    assert hook.get_latest_snapshot_id() == 16 and hook.get_latest_run()["snapshot_id"] == 16
+    payload = hook.check(columns=["a", "b"])
+    assert payload["decision"] == "recluster" and payload["snapshot_id"] == 16
+    assert decisions(hook) == ["recluster"]
+    healthy = FileStatsHook("ns.clustered", iceberg_catalog=CATALOG).evaluate(columns=["a", "b"])
+    assert healthy["decision"] == "healthy"
+    # a new snapshot is a change for the trigger
+    signal = hook.get_change_signal()
+    hook.metadata_format.iceberg.append(layout_files("scrambled", seed=3)[0])
+    assert hook.get_change_signal()["snapshot_id"] == signal["snapshot_id"] + 1 == 17
+    # the table itself is untouched: the decisions live under <location>/_zorder, which Iceberg never lists
+    assert sorted(stats_store.load_events(hook.stats_location, kind="decision")["status"].to_pylist()) == ["recluster"]
+
+
+def test_an_unknown_table_or_catalog_is_named(lake):
+    with pytest.raises(ValueError, match="'ns.nope' does not exist in catalog 'zordertests'"):
+        FileStatsHook("ns.nope", iceberg_catalog=CATALOG)
+    with pytest.raises(ValueError, match="Iceberg catalog 'elsewhere' is not configured"):
+        FileStatsHook("ns.scrambled", iceberg_catalog="elsewhere")
+
+
+@pytest.fixture(scope="module")
+def dags(airflow_db):
+    with dag_module(DAG_FILE, "zorder-iceberg-tests") as module:
+        yield module
+        forget_xcoms(module)
+
+
+def run(dag, table: str) -> tuple[str, dict | None]:
+    """dag.test() with the table in the run conf; returns (the sensor's state, its return value)."""
+    from airflow.models.xcom import XComModel
+    from airflow.utils.session import create_session
+
+    dr = dag.test(run_conf={"table": table})
+    with create_session() as s:
+        state = str(dr.get_task_instance("watch", session=s).state)
+        row = (
+            s.query(XComModel.value)
+            .filter(XComModel.dag_id == dag.dag_id, XComModel.run_id == dr.run_id, XComModel.key == "return_value")
+            .one_or_none()
+        )
+    return state, None if row is None else (json.loads(row[0]) if isinstance(row[0], str) else row[0])
+
+
+@pytest.mark.parametrize("mode", ["poke", "deferrable"])
+def test_sensor_decides_on_iceberg_tables(dags, lake, mode):
+    state, payload = run(getattr(dags, mode), "ns.scrambled")
+    assert state == "success" and payload["decision"] == "recluster" and payload["snapshot_id"] == 16
+    state, payload = run(getattr(dags, mode), "ns.clustered")
+    assert state == "skipped" and payload is None
+    assert decisions(FileStatsHook("ns.clustered", iceberg_catalog=CATALOG)) == ["healthy"]
