@@ -56,6 +56,8 @@ class SparkCollectFileStatsOperator(SparkZorderJobOperator):
     :param stats_table: also register the stats as catalog tables ``NAME`` and ``NAME_runs``.
     :param full: read every file again; ``keep_snapshots``: keep the newest N snapshots;
         ``parallelism``: footer-reading tasks; ``allow_errors``: succeed even if some files are unreadable.
+    :param iceberg_catalog: ``table`` is ``namespace.table`` of this pyiceberg catalog (``--iceberg-catalog``;
+        templated): the manifests' statistics, plus what they lack read from the files.
 
     Every :class:`~airflow.providers.apache.spark.operators.spark_submit.SparkSubmitOperator`
     parameter passes through (``conn_id``, ``conf``, ``executor_memory``, ``deploy_mode``, ...).
@@ -63,7 +65,12 @@ class SparkCollectFileStatsOperator(SparkZorderJobOperator):
 
     job_script = "collect_stats.py"
     job_label = "stats"
-    template_fields: Sequence[str] = (*SparkZorderJobOperator.template_fields, "stats_location", "clustering_columns")
+    template_fields: Sequence[str] = (
+        *SparkZorderJobOperator.template_fields,
+        "stats_location",
+        "clustering_columns",
+        "iceberg_catalog",
+    )
 
     def __init__(
         self,
@@ -77,6 +84,7 @@ class SparkCollectFileStatsOperator(SparkZorderJobOperator):
         keep_snapshots: int | None = None,
         parallelism: int | None = None,
         allow_errors: bool = False,
+        iceberg_catalog: str | None = None,
         **kwargs: Any,
     ) -> None:
         super().__init__(columns=columns, **kwargs)
@@ -89,6 +97,7 @@ class SparkCollectFileStatsOperator(SparkZorderJobOperator):
         self.keep_snapshots = keep_snapshots
         self.parallelism = parallelism
         self.allow_errors = allow_errors
+        self.iceberg_catalog = iceberg_catalog
 
     def job_options(self) -> CollectOptions:
         """The stats job's options from the rendered parameters (``core.jobs.params.collect_options``)."""
@@ -103,6 +112,7 @@ class SparkCollectFileStatsOperator(SparkZorderJobOperator):
             parallelism=self.parallelism,
             allow_errors=self.allow_errors,
             run_id=self.run_id,
+            iceberg_catalog=self.iceberg_catalog,
         )
 
     def check_result(self, result: dict[str, Any]) -> None:

@@ -204,3 +204,32 @@ def test_refusals_leave_the_table_untouched(spark, tmp_path, monkeypatch):
     assert _load(home).metadata_location == before
     with pytest.raises(Exception, match="does not exist in catalog"):
         run_cluster(spark, ClusterOptions(table="ns.nope", columns=COLUMNS, iceberg_catalog=CATALOG))
+
+
+def test_the_stats_job_and_an_incremental_run_on_an_iceberg_table(spark, table):
+    """The stats job takes the manifests' statistics (nothing lacking: nothing read); an incremental run plans from
+    them and rewrites only what its plan picks, in one replace snapshot."""
+    from airflow_zorder.core.jobs.options import CollectOptions
+    from spark_jobs.stats_collection.run import run_collect
+
+    res = run_collect(spark, CollectOptions(table="ns.events", columns=COLUMNS, iceberg_catalog=CATALOG))
+    assert res["status"] == "ok" and res["kind"] == "iceberg" and res["files_total"] == 8
+    assert res["files_read"] == 0 and res["columns_from_log"] == COLUMNS  # every pair from the manifests
+    run_cluster(spark, _opts())  # 8 -> 4 clustered files
+    clustered = {f.file.file_path: f.file.file_size_in_bytes for f in _load(table).scan().plan_files()}
+    for i in range(4):  # four small unclustered files
+        _load(table).append(_batch(50 + i, 600))
+    before = _rows(_load(table))
+    target = sum(clustered.values()) // len(clustered)
+    result = run_cluster(
+        spark,
+        ClusterOptions(
+            table="ns.events", columns=COLUMNS, iceberg_catalog=CATALOG, incremental=True, target_file_size=target
+        ),
+    )
+    assert result["status"] == "clustered" and result["mode"] == "incremental", result["messages"]
+    assert result["rewritten"]["files"] == 4  # the new files only: the clustered ones stay
+    t = _load(table)
+    live = {f.file.file_path for f in t.scan().plan_files()}
+    assert set(clustered) <= live
+    assert _rows(t) == before and t.current_snapshot().summary.operation.value == "replace"

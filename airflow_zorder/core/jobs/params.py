@@ -270,6 +270,7 @@ def cluster_options(
     target_ratio: float | str | None = None,
     max_rewrite_bytes: str | int | None = None,
     run_id: str | None = None,
+    iceberg_catalog: str | None = None,
 ) -> ClusterOptions:
     """The clustering job's options from ``SparkClusterTableOperator``'s (rendered) parameters; unset ones keep
     the job's defaults, and one the run would not use is refused (``options.check_cluster_modes``).  A ``plan``
@@ -295,6 +296,7 @@ def cluster_options(
         "plan": "-" if doc is not None else None,  # its location below, once the mode rules accepted it
         "target_ratio": optional_ratio(target_ratio),
         "max_rewrite_bytes": _optional_size("max_rewrite_bytes", max_rewrite_bytes),
+        "iceberg_catalog": iceberg_catalog or None,
     }
     opts = ClusterOptions(
         table=str(table),
@@ -323,6 +325,7 @@ def collect_options(
     parallelism: int | None = None,
     allow_errors: bool = False,
     run_id: str | None = None,
+    iceberg_catalog: str | None = None,
 ) -> CollectOptions:
     """The stats job's options from ``SparkCollectFileStatsOperator``'s (rendered) parameters; unset ones keep
     the job's defaults."""
@@ -337,6 +340,7 @@ def collect_options(
         keep_snapshots=keep_snapshots or None,
         parallelism=parallelism or None,
         allow_errors=bool(allow_errors),
+        iceberg_catalog=iceberg_catalog or None,
     )
     if run_id:
         opts.run_id = run_id
