@@ -65,6 +65,7 @@ class IcebergTable:
         self._snapshot: TableSnapshot | None = None
         self._files: dict[str, Any] = {}  # path -> the live DataFile (what the commit removes)
         self._deletes: list[Any] = []  # live delete files of the snapshot read (refused by check_rewritable)
+        self._rows: dict[tuple, Any] = {}  # (version, columns) -> stats rows (a snapshot never changes)
         self._read_at: dt.datetime | None = None
 
     # -- versions: a snapshot's sequence number (v2), its depth in the lineage (v1, no sequence numbers)
@@ -193,8 +194,13 @@ class IcebergTable:
         """The manifests' FILE_STATS_SCHEMA rows of ``version`` (default: the current snapshot, reloaded)."""
         if version is None:
             version = self.latest_version()
-        snap = self._snapshot_at(version)
-        return manifest_stats.stats_rows(self.iceberg, snap, version, self.table, columns)
+        key = (version, tuple(columns) if columns else None)
+        if key not in self._rows:
+            if len(self._rows) > 8:
+                self._rows.clear()
+            snap = self._snapshot_at(version)
+            self._rows[key] = manifest_stats.stats_rows(self.iceberg, snap, version, self.table, columns)
+        return self._rows[key]
 
     def metadata_run(self) -> dict[str, Any]:
         """A run-like record of the snapshot read last (``snapshot_id`` = its version)."""
