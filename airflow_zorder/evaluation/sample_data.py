@@ -1,4 +1,4 @@
-"""Generate a badly clustered sample table (Hive-partitioned Parquet, or Delta Lake) for the demo and the tests.
+"""Generate a badly clustered sample table (Hive-partitioned Parquet, Delta Lake or Iceberg) for the demo and tests.
 
 Rows are shuffled before they are cut into files, so every file spans nearly the whole
 range of every column: the worst case for min/max data skipping.
@@ -91,6 +91,38 @@ def write_delta_table(
             path, pa.concat_tables(by_file[i]), mode="append", partition_by=["day"] if partitioned else None
         )
     return {"rows": rows, "files": len(deltalake.DeltaTable(path).file_uris())}
+
+
+def write_iceberg_table(
+    catalog: str,
+    identifier: str,
+    properties: dict[str, str] | None = None,
+    rows: int = 200_000,
+    files_per_partition: int = 8,
+    partitioned: bool = True,
+    seed: int = 7,
+) -> dict[str, int]:
+    """The same rows as an Iceberg table ``identifier`` (namespace.table) of the pyiceberg catalog ``catalog``
+    (``properties`` over its configuration), identity-partitioned by a ``day`` date column when ``partitioned``,
+    one append per file number (one file per partition each); an existing table of that name is replaced."""
+    from airflow_zorder.core.iceberg.catalogs import load_catalog
+
+    cat = load_catalog(catalog, properties)
+    cat.create_namespace_if_not_exists(identifier.rpartition(".")[0])
+    if cat.table_exists(identifier):
+        cat.purge_table(identifier)
+    by_file: dict[int, list[pa.Table]] = {}
+    for day, i, chunk in _file_chunks(rows, files_per_partition, partitioned, seed):
+        if day is not None:
+            chunk = chunk.append_column("day", pa.array([day] * chunk.num_rows, pa.date32()))
+        by_file.setdefault(i, []).append(chunk)
+    table = cat.create_table(identifier, schema=pa.concat_tables(by_file[0]).schema)
+    if partitioned:
+        with table.update_spec() as spec:
+            spec.add_identity("day")
+    for i in sorted(by_file):
+        table.append(pa.concat_tables(by_file[i]))
+    return {"rows": rows, "files": sum(1 for _ in table.scan().plan_files())}
 
 
 def main() -> None:

@@ -39,6 +39,7 @@ def test_every_dag_loads_without_errors_or_warnings(airflow_db):
     assert expected <= set(bag.dags) and expected == {
         "zorder_recluster_table",
         "zorder_recluster_delta_table",
+        "zorder_recluster_iceberg_table",
         "zorder_maintain_tables",
     }
     assert [t.task_id for t in bag.dags["zorder_recluster_delta_table"].topological_sort()] == [
@@ -283,6 +284,44 @@ def test_maintain_dag_maps_over_the_config(sample_table, recluster_run):
     assert states[("maintain_table.check_overlap", 0)] == "skipped"
     assert states[("maintain_table.recluster", 0)] == "skipped"
     assert xcoms(run, "load_tables")["return_value"][0]["table"] == table
+
+
+@pytest.mark.spark
+def test_iceberg_dag_decides_from_the_manifests_and_commits_one_replace_snapshot(tmp_path, airflow_db):
+    """zorder_recluster_iceberg_table in a real ``dag.test()``: no stats job, one replace snapshot, the same rows; the
+    catalog is a SQL catalog on SQLite configured by PYICEBERG_CATALOG__ variables, as users configure theirs."""
+    pytest.importorskip("pyiceberg")
+    from airflow_zorder.core.iceberg.catalogs import embedded_properties, load_catalog
+    from airflow_zorder.evaluation.sample_data import write_iceberg_table
+
+    props = embedded_properties(str(tmp_path / "lake"))
+    write_iceberg_table("zordertestdag", "demo.events", props, rows=6000, files_per_partition=8)
+    table = load_catalog("zordertestdag", props).load_table("demo.events")
+    snapshot_before = table.current_snapshot().snapshot_id
+    ids_before = sorted(table.scan().to_arrow()["event_id"].to_pylist())
+    mp = pytest.MonkeyPatch()
+    mp.setenv("ZORDER_ICEBERG_CATALOG", "zordertestdag")
+    for key, value in props.items():
+        mp.setenv(f"PYICEBERG_CATALOG__ZORDERTESTDAG__{key.upper()}", value)
+    mp.setenv("AIRFLOW_CONN_SPARK_DEFAULT", '{"conn_type": "spark", "host": "local[2]"}')
+    try:
+        bag, _ = load_dagbag()
+        run = bag.dags["zorder_recluster_iceberg_table"].test(run_conf={"target_file_size": "36KB"})
+    finally:
+        mp.undo()
+    assert run.state == "success"
+    decision = xcoms(run, "check_overlap")["return_value"]
+    assert decision["decision"] == "recluster" and decision["partitions"] and decision["plan"]["files"]
+    clustered = xcoms(run, "recluster")["return_value"]
+    assert clustered["kind"] == "iceberg" and clustered["mode"] == "incremental"
+    assert clustered["rewritten"]["files"] == decision["plan"]["files"]
+    table = load_catalog("zordertestdag", props).load_table("demo.events")
+    snap = table.current_snapshot()
+    assert snap.parent_snapshot_id == snapshot_before and snap.summary.operation.value == "replace"
+    assert snap.summary["zorder.run-id"] == clustered["run_id"]
+    assert sorted(table.scan().to_arrow()["event_id"].to_pylist()) == ids_before
+    report = xcoms(run, "compare")["return_value"]
+    assert report["headline_after"] < report["headline_before"]
 
 
 @pytest.mark.spark
