@@ -379,8 +379,10 @@ def test_py_files_zip_holds_the_airflow_free_code_and_is_cached(tmp_path):
 def test_jobs_import_from_the_zip_without_airflow(tmp_path):
     zip_path = packaging.py_files_zip(tmp_path)
     code = (
-        "import sys; sys.path.insert(0, sys.argv[1]); import spark_jobs.cluster_table, spark_jobs.collect_stats, "
-        "airflow_zorder; print(airflow_zorder.__file__); print('airflow' in sys.modules)"
+        "import sys, importlib; sys.path.insert(0, sys.argv[1]); import spark_jobs.cluster_table, "
+        "spark_jobs.collect_stats, airflow_zorder; from airflow_zorder.core.tables.registry import FORMATS; "
+        "[importlib.import_module(e.module) for e in FORMATS.values()]; "  # every format module the registry loads
+        "print(airflow_zorder.__file__); print('airflow' in sys.modules)"
     )
     out = subprocess.run(
         [sys.executable, "-c", code, zip_path], capture_output=True, text=True, timeout=120, cwd=tmp_path, check=True
