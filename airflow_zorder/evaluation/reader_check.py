@@ -95,14 +95,15 @@ class TableRead:
     reader: str = "pyarrow.dataset (hive)"  # what read it (the format's ``reader``)
 
 
-def open_reader_table(path: str) -> TableFormat:
-    """The local table at ``path`` through the table seam (its format detected once)."""
-    return open_table(path, LocalFileSystem())
+def open_reader_table(path: str, iceberg_catalog: str | None = None) -> TableFormat:
+    """The local table at ``path`` (``iceberg_catalog``: ``namespace.table`` of that catalog) through the table
+    seam (its format detected once)."""
+    return open_table(path, LocalFileSystem(), iceberg_catalog=iceberg_catalog)
 
 
-def open_dataset(path: str) -> ds.Dataset:
+def open_dataset(path: str, iceberg_catalog: str | None = None) -> ds.Dataset:
     """The dataset a reader of the table's format scans (a Delta table: delta-rs's, log stats prune files)."""
-    return open_reader_table(path).reader_dataset()
+    return open_reader_table(path, iceberg_catalog).reader_dataset()
 
 
 def median_value(dataset: ds.Dataset, column: str) -> Any:
@@ -148,9 +149,17 @@ def _duckdb_row_groups(files: Sequence[str], sql: str) -> tuple[int, int] | None
     return sum(int(n["row_groups_scanned"]) for n in scans), sum(int(n["total_row_groups_to_scan"]) for n in scans)
 
 
-def point_query_read(path: str, column: str, value: Any, *, repeat: int = 10, cross_check: bool = True) -> QueryRead:
+def point_query_read(
+    path: str,
+    column: str,
+    value: Any,
+    *,
+    repeat: int = 10,
+    cross_check: bool = True,
+    iceberg_catalog: str | None = None,
+) -> QueryRead:
     """Files and row groups a reader reads for ``column = value`` on the table at ``path``, and its best time."""
-    table = open_reader_table(path)
+    table = open_reader_table(path, iceberg_catalog)
     dataset = table.reader_dataset()
     flt = ds.field(column) == value
     sql = (col(column) == value).to_sql()
@@ -188,17 +197,25 @@ def point_query_read(path: str, column: str, value: Any, *, repeat: int = 10, cr
 
 
 def measure_table(
-    path: str, columns: Sequence[str] | Mapping[str, Any], *, repeat: int = 10, cross_check: bool = True
+    path: str,
+    columns: Sequence[str] | Mapping[str, Any],
+    *,
+    repeat: int = 10,
+    cross_check: bool = True,
+    iceberg_catalog: str | None = None,
 ) -> TableRead:
     """A point query per column (``columns``: names, their median is queried, or a name -> value mapping)."""
     if isinstance(columns, Mapping):
         values, how = dict(columns), "given"
     else:
-        dataset = open_dataset(path)
+        dataset = open_dataset(path, iceberg_catalog)
         values, how = {c: median_value(dataset, c) for c in columns}, "median"
-    table = open_reader_table(path)
+    table = open_reader_table(path, iceberg_catalog)
     version = table.latest_version()
-    queries = tuple(point_query_read(path, c, v, repeat=repeat, cross_check=cross_check) for c, v in values.items())
+    queries = tuple(
+        point_query_read(path, c, v, repeat=repeat, cross_check=cross_check, iceberg_catalog=iceberg_catalog)
+        for c, v in values.items()
+    )
     return TableRead(path, table.format, version, queries, how, table.reader)
 
 
@@ -299,8 +316,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     p.add_argument("--save", metavar="JSON", help="write the measurement here")
     p.add_argument("--before", metavar="JSON", help="a saved measurement: query the same values, print before -> after")
     p.add_argument("--repeat", type=int, default=10, help="timed reads per query; the best is kept")
+    p.add_argument("--iceberg-catalog", help="TABLE is namespace.table of this pyiceberg catalog")
     a = p.parse_args(argv)
-    before = load_reads(a.before, open_dataset(a.table).schema) if a.before else None
+    before = load_reads(a.before, open_dataset(a.table, a.iceberg_catalog).schema) if a.before else None
     if before is not None:
         wanted = [c.strip() for c in a.columns.split(",")] if a.columns else [q.column for q in before.queries]
         columns: Sequence[str] | Mapping[str, Any] = {q.column: q.value for q in before.queries if q.column in wanted}
@@ -308,7 +326,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         columns = [c.strip() for c in a.columns.split(",") if c.strip()]
     else:
         p.error("give --columns or --before")
-    reads = measure_table(a.table, columns, repeat=a.repeat)
+    reads = measure_table(a.table, columns, repeat=a.repeat, iceberg_catalog=a.iceberg_catalog)
     if before is not None:
         reads = dataclasses.replace(reads, values=before.values)  # the values are before's, however it chose them
     if a.save:

@@ -133,10 +133,18 @@ def main() -> None:
     p.add_argument("--files-per-partition", type=int, default=8)
     p.add_argument("--unpartitioned", action="store_true")
     p.add_argument("--delta", action="store_true", help="write a Delta Lake table (needs the [delta] extra)")
+    p.add_argument(
+        "--iceberg-catalog",
+        help="write an Iceberg table: PATH is namespace.table of this pyiceberg catalog (needs the [iceberg] extra)",
+    )
     a = p.parse_args()
-    write = write_delta_table if a.delta else write_table
-    out = write(a.path, a.rows, a.files_per_partition, not a.unpartitioned)
-    kind = "a Delta Lake table" if a.delta else "Parquet"
+    if a.iceberg_catalog:
+        out = write_iceberg_table(a.iceberg_catalog, a.path, None, a.rows, a.files_per_partition, not a.unpartitioned)
+        kind = f"an Iceberg table of catalog {a.iceberg_catalog}"
+    else:
+        write = write_delta_table if a.delta else write_table
+        out = write(a.path, a.rows, a.files_per_partition, not a.unpartitioned)
+        kind = "a Delta Lake table" if a.delta else "Parquet"
     print(f"wrote {out['rows']} rows in {out['files']} files to {a.path} ({kind})")
 
 
