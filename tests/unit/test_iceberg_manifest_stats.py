@@ -84,3 +84,38 @@ def test_the_projected_read_equals_whole_entries(tmp_path):
     fast, _ = manifest_stats.live_files(table, table.current_snapshot(), for_stats=True)
     key = lambda f: (f.path, f.size, f.rows, f.partition, f.values, f.data_file.lower_bounds)  # noqa: E731
     assert [key(f) for f in fast] == [key(f) for f in whole] and len(fast) == 2
+
+
+@pytest.mark.parametrize("case", ["position deletes", "renamed column", "bucket partition", "truncate partition"])
+def test_what_a_rewrite_cannot_keep_correct_is_refused_before_anything_is_written(tmp_path, case):
+    from pyiceberg.transforms import BucketTransform, TruncateTransform
+
+    from airflow_zorder.core.storage.filesystems import LocalFileSystem
+    from airflow_zorder.core.tables import open_table
+    from airflow_zorder.core.tables.iceberg_table import IcebergRewriteRefusedError
+    from tests.iceberg_deletes import add_position_deletes
+    from tests.iceberg_tables import CATALOG
+
+    table, props = write_table(tmp_path, "ns.r", [_batch(0, 50, "a"), _batch(50, 90, "b")])
+    expected = {
+        "position deletes": "live delete file",
+        "renamed column": r"renamed columns since some files were written \(short -> label\)",
+        "bucket partition": r"partitioned by id_bucket \(bucket\[4\]\)",
+        "truncate partition": r"partitioned by name_trunc \(truncate\[3\]\)",
+    }[case]
+    if case == "position deletes":
+        add_position_deletes(table, sorted(f.file.file_path for f in table.scan().plan_files())[0], [0, 1])
+    elif case == "renamed column":
+        with table.update_schema() as schema:
+            schema.rename_column("short", "label")
+    else:
+        with table.update_spec() as spec:
+            if case == "bucket partition":
+                spec.add_field("id", BucketTransform(4), "id_bucket")
+            else:
+                spec.add_field("name", TruncateTransform(3), "name_trunc")
+    metadata = table.refresh().metadata_location
+    opened = open_table("ns.r", LocalFileSystem(), iceberg_catalog=CATALOG, catalog_properties=props)
+    with pytest.raises(IcebergRewriteRefusedError, match=expected):
+        opened.check_rewritable()
+    assert table.refresh().metadata_location == metadata  # nothing committed
