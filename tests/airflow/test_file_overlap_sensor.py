@@ -355,7 +355,14 @@ def test_parameters():
         task_id="w", table="/t", max_stats_age=600, min_interval_since_cluster=dt.timedelta(0), per_column={"a": 3}
     )
     assert s.policy.max_stats_age == dt.timedelta(minutes=10) and s.policy.per_column == {"a": 3.0}
-    assert tuple(s.template_fields) == ("table", "columns", "stats_location", "conn_id", "incremental_plan")
+    assert tuple(s.template_fields) == (
+        "table",
+        "columns",
+        "stats_location",
+        "conn_id",
+        "incremental_plan",
+        "iceberg_catalog",
+    )
     assert s.deferrable is False  # [operators] default_deferrable is off here
     with pytest.raises(ValueError, match="aggregate"):
         FileOverlapSensor(task_id="w2", table="/t", aggregate="median")
