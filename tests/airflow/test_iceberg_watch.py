@@ -17,7 +17,7 @@ from airflow_zorder.core.stats import stats_store
 from airflow_zorder.hooks.file_stats import FileStatsHook
 
 pytest.importorskip("pyiceberg")
-from tests.iceberg_tables import CATALOG, write_table  # noqa: E402
+from iceberg_tables import CATALOG, write_table  # noqa: E402
 
 DAG_FILE = Path(__file__).parent / "iceberg_dags" / "zorder_iceberg_watch_dags.py"
 

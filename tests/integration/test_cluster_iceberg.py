@@ -16,13 +16,14 @@ import pytest
 
 pytest.importorskip("pyiceberg")
 
+from iceberg_tables import CATALOG, catalog, write_table  # noqa: E402
+
 from airflow_zorder.core.errors import ConcurrentChangeError  # noqa: E402
 from airflow_zorder.core.jobs.options import ClusterOptions  # noqa: E402
 from airflow_zorder.core.storage import faults  # noqa: E402
 from airflow_zorder.core.tables import iceberg_table  # noqa: E402
 from airflow_zorder.core.tables.iceberg_table import IcebergRewriteRefusedError  # noqa: E402
 from spark_jobs.cluster_table import run_action, run_cluster  # noqa: E402
-from tests.iceberg_tables import CATALOG, catalog, write_table  # noqa: E402
 
 pytestmark = pytest.mark.spark
 
@@ -148,7 +149,7 @@ def test_a_delete_during_the_run_fails_it_cleanly(spark, table, monkeypatch):
 
 def test_a_position_delete_then_another_commit_during_the_run_is_a_conflict(spark, table, monkeypatch):
     """pyiceberg's own check compares the head's sequence number and misses this; the deleted rows must stay gone."""
-    from tests.iceberg_deletes import add_position_deletes
+    from iceberg_deletes import add_position_deletes
 
     t0 = _load(table)
     victim = sorted(f.file.file_path for f in t0.scan().plan_files())[0]

@@ -12,9 +12,10 @@ import pytest
 
 pytest.importorskip("pyiceberg")
 
+from iceberg_tables import write_table  # noqa: E402
+
 from airflow_zorder.core.iceberg import manifest_stats  # noqa: E402
 from airflow_zorder.core.stats import stats_schema as ss  # noqa: E402
-from tests.iceberg_tables import write_table  # noqa: E402
 
 
 def _batch(lo: int, hi: int, day: str) -> pa.Table:
@@ -88,13 +89,13 @@ def test_the_projected_read_equals_whole_entries(tmp_path):
 
 @pytest.mark.parametrize("case", ["position deletes", "renamed column", "bucket partition", "truncate partition"])
 def test_what_a_rewrite_cannot_keep_correct_is_refused_before_anything_is_written(tmp_path, case):
+    from iceberg_deletes import add_position_deletes
+    from iceberg_tables import CATALOG
     from pyiceberg.transforms import BucketTransform, TruncateTransform
 
     from airflow_zorder.core.storage.filesystems import LocalFileSystem
     from airflow_zorder.core.tables import open_table
     from airflow_zorder.core.tables.iceberg_table import IcebergRewriteRefusedError
-    from tests.iceberg_deletes import add_position_deletes
-    from tests.iceberg_tables import CATALOG
 
     table, props = write_table(tmp_path, "ns.r", [_batch(0, 50, "a"), _batch(50, 90, "b")])
     expected = {

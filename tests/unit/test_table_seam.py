@@ -37,7 +37,7 @@ def test_every_registered_format_implements_the_protocol(name, tmp_path):
         write_deltalake(str(tmp_path / "d"), pa.table({"a": [1, 2]}))
         opened = module.open_format(str(tmp_path / "d"), str(tmp_path / "d"), LocalFileSystem())
     elif name == "iceberg":
-        from tests.iceberg_tables import CATALOG, write_table
+        from iceberg_tables import CATALOG, write_table
 
         _, props = write_table(tmp_path / "ice", "ns.t", [pa.table({"a": [1, 2]})])
         opened = module.open_format(

@@ -29,6 +29,7 @@ from airflow_zorder.core.errors import ConcurrentChangeError
 from airflow_zorder.core.storage import commit as commit_mod
 from airflow_zorder.core.storage.faults import fault_point
 from airflow_zorder.core.storage.filesystems import FileInfo, FileSystem, join
+from airflow_zorder.core.tables import placed_files
 from airflow_zorder.core.tables.model import CommitOutcome, RewriteRun, StagedUnit, TableError, TableSnapshot, Unit
 from airflow_zorder.core.tables.parquet_dir import check_parquet
 
@@ -168,19 +169,9 @@ class DeltaTable:
         """
         snap, read = self.snapshot(), self._read
         assert read is not None
-        moves: list[tuple[FileInfo, str, Unit]] = []  # (staged file, where it goes, its unit)
-        for s in staged:
-            for f in s.staged:
-                moves.append((f, join(s.unit.location, f.path.rstrip("/").rsplit("/", 1)[-1]), s.unit))
-        journal.info.update(
-            format=FORMAT, read_version=read.version, placed=[dc.relative_path(self.root, d) for _, d, _ in moves]
+        moves = placed_files.place(
+            fs, self.home, journal, staged, self._spell, "delta", format=FORMAT, read_version=read.version
         )
-        fs.write_text_atomic(commit_mod.journal_path(self.home, journal.run_id), journal.to_json())
-        fault_point("delta_before_place")
-        for f, dst, _ in moves:
-            fs.mkdirs(dst.rsplit("/", 1)[0])
-            fs.rename(f.path, dst)
-            fault_point("delta_mid_place")
         data_columns = [c for c in snap.data_columns or [] if c not in set(snap.partition_columns)]
         indexed = dc.indexed_columns(read.configuration, data_columns)
         removed = [self._files[f.path] for s in staged for f in s.unit.files]
@@ -197,7 +188,7 @@ class DeltaTable:
         try:
             version = dc.commit_rewrite(self.log.table, removed, added, _run_metadata(run, staged))
         except ConcurrentChangeError as exc:
-            self._drop_placed(fs, journal)
+            placed_files.drop_placed(fs, journal, self._resolve)
             commit_mod.rollback(fs, journal)
             raise ConcurrentChangeError(f"{exc} The files this run wrote were deleted.", exc.files) from exc
         except Exception as exc:  # noqa: BLE001 - the journal decides later whether the commit landed
@@ -207,43 +198,31 @@ class DeltaTable:
                 "run done if its commit is in the table's history."
             ) from exc
         fault_point("delta_after_commit")
-        journal.info["committed_version"] = version
-        commit_mod.mark_committed(fs, journal)
-        commit_mod.finish(fs, journal)
+        placed_files.committed(fs, journal, version)
         return CommitOutcome(FORMAT, read.version, version)
 
-    def _drop_placed(self, fs: FileSystem, journal: commit_mod.Journal, live: set[str] | None = None) -> int:
-        """Delete the run's placed files that the log does not list (never a live file); returns how many."""
-        dropped = 0
-        for rel in journal.info.get("placed", []):
-            if live is not None and rel in live:
-                continue
-            if fs.delete(join(self.root, rel)):
-                dropped += 1
-        return dropped
+    def _spell(self, path: str) -> str:
+        """How the journal names a placed file: relative to the table root, as the log does."""
+        return dc.relative_path(self.root, path)
+
+    def _resolve(self, name: str) -> str:
+        return join(self.root, name)
 
     def recover(self, fs: FileSystem) -> list[str]:
         """Finish every interrupted run: done if its commit is in the log, else its placed files removed."""
-        done = []
-        for journal in commit_mod.pending_runs(fs, self.home):
-            table = self.log.table
+
+        def committed(journal: commit_mod.Journal) -> int | None:
             since = journal.info.get("read_version")
-            version = dc.committed_version(table, journal.run_id, since) if since is not None else None
-            if version is not None:
-                journal.info["committed_version"] = version
-                if journal.state == commit_mod.STAGING:
-                    commit_mod.mark_committed(fs, journal)
-                commit_mod.finish(fs, journal)
-            else:
-                if journal.state != commit_mod.STAGING:
-                    raise commit_mod.RecoveryError(
-                        f"run {journal.run_id} of Delta table {self.root} is {journal.state!r} but its commit is not "
-                        "in the table's history; inspect the journal and the log by hand, nothing was changed"
-                    )
-                live = {f.path for f in dc.read_snapshot(table).files}
-                self._drop_placed(fs, journal, live)
-                commit_mod.rollback(fs, journal)
-            done.append(journal.run_id)
+            return dc.committed_version(self.log.table, journal.run_id, since) if since is not None else None
+
+        done = placed_files.recover(
+            fs,
+            self.home,
+            committed,
+            lambda: {f.path for f in dc.read_snapshot(self.log.table).files},
+            self._resolve,
+            f"Delta table {self.root}",
+        )
         if done:
             self._snapshot = None
         return done

@@ -30,6 +30,7 @@ from airflow_zorder.core.iceberg.replace_commit import RUN_ID_KEY, commit_replac
 from airflow_zorder.core.storage import commit as commit_mod
 from airflow_zorder.core.storage.faults import fault_point
 from airflow_zorder.core.storage.filesystems import FileInfo, FileSystem, join
+from airflow_zorder.core.tables import placed_files
 from airflow_zorder.core.tables.model import CommitOutcome, RewriteRun, StagedUnit, TableSnapshot, Unit
 
 __all__ = ["FORMAT", "IcebergRewriteRefusedError", "IcebergTable", "open_format"]
@@ -249,17 +250,17 @@ class IcebergTable:
 
         snap = self.snapshot()
         start = self.iceberg.current_snapshot()
-        moves = [(f, join(s.unit.location, f.path.rstrip("/").rsplit("/", 1)[-1])) for s in staged for f in s.staged]
-        journal.info.update(
-            format=FORMAT, read_version=snap.version, start_snapshot=start.snapshot_id if start else None,
-            placed=[dst for _, dst in moves],
-        )  # fmt: skip
-        fs.write_text_atomic(commit_mod.journal_path(self.home, journal.run_id), journal.to_json())
-        fault_point("iceberg_before_place")
-        for f, dst in moves:
-            fs.mkdirs(dst.rsplit("/", 1)[0])
-            fs.rename(f.path, dst)
-            fault_point("iceberg_mid_place")
+        moves = placed_files.place(
+            fs,
+            self.home,
+            journal,
+            staged,
+            str,
+            "iceberg",
+            format=FORMAT,
+            read_version=snap.version,
+            start_snapshot=start.snapshot_id if start else None,
+        )
         removed = [self._files[f.path] for s in staged for f in s.unit.files]
         properties = {
             RUN_ID_KEY: run.run_id,
@@ -270,10 +271,10 @@ class IcebergTable:
         fault_point("iceberg_before_commit")
         try:
             new = commit_replace(
-                self.iceberg, start.snapshot_id if start else None, removed, [d for _, d in moves], properties
+                self.iceberg, start.snapshot_id if start else None, removed, [d for _, d, _ in moves], properties
             )
         except (ValidationException, CommitFailedException) as exc:
-            self._drop_placed(fs, journal)
+            placed_files.drop_placed(fs, journal, str)
             commit_mod.rollback(fs, journal)
             raise ConcurrentChangeError(
                 f"another writer changed files this clustering run rewrote in Iceberg table {self.table} ({exc}); "
@@ -288,43 +289,26 @@ class IcebergTable:
             ) from exc
         fault_point("iceberg_after_commit")
         version = self._version_of(new)
-        journal.info["committed_version"] = version
-        commit_mod.mark_committed(fs, journal)
-        commit_mod.finish(fs, journal)
+        placed_files.committed(fs, journal, version)
         self._snapshot = None
         return CommitOutcome(FORMAT, snap.version, version)
 
-    def _drop_placed(self, fs: FileSystem, journal: commit_mod.Journal, live: set[str] | None = None) -> int:
-        """Delete the run's placed files that the table does not list (never a live file); returns how many."""
-        dropped = 0
-        for path in journal.info.get("placed", []):
-            if live is not None and path in live:
-                continue
-            if fs.delete(path):
-                dropped += 1
-        return dropped
-
     def recover(self, fs: FileSystem) -> list[str]:
         """Finish every interrupted run: done if its snapshot is in the lineage, else its placed files removed."""
-        done = []
-        for journal in commit_mod.pending_runs(fs, self.home):
+
+        def committed(journal: commit_mod.Journal) -> int | None:
             self.iceberg = self.iceberg.refresh()
             snap = committed_run(self.iceberg, journal.run_id)
-            if snap is not None:
-                journal.info["committed_version"] = self._version_of(snap)
-                if journal.state == commit_mod.STAGING:
-                    commit_mod.mark_committed(fs, journal)
-                commit_mod.finish(fs, journal)
-            else:
-                if journal.state != commit_mod.STAGING:
-                    raise commit_mod.RecoveryError(
-                        f"run {journal.run_id} of Iceberg table {self.table} is {journal.state!r} but its snapshot is "
-                        "not in the table's lineage; inspect the journal and the snapshots by hand, nothing was changed"
-                    )
-                live = {f.path for f in manifest_stats.live_files(self.iceberg, self.iceberg.current_snapshot())[0]}
-                self._drop_placed(fs, journal, live)
-                commit_mod.rollback(fs, journal)
-            done.append(journal.run_id)
+            return None if snap is None else self._version_of(snap)
+
+        done = placed_files.recover(
+            fs,
+            self.home,
+            committed,
+            lambda: {f.path for f in manifest_stats.live_files(self.iceberg, self.iceberg.current_snapshot())[0]},
+            str,
+            f"Iceberg table {self.table}",
+        )
         if done:
             self._snapshot = None
         return done
