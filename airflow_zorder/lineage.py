@@ -168,7 +168,8 @@ class ZorderLineageMixin:
 
         job: str = self.job_label  # type: ignore[attr-defined]
         conf = getattr(self, "conf", None) or {}
-        table = str(result.get("table") or self.table)  # type: ignore[attr-defined]
+        # a table named through its catalog but located by path (Iceberg) is named by its location
+        table = str(result.get("location") or result.get("table") or self.table)  # type: ignore[attr-defined]
         namespace, name = dataset_name(table, conf)
         if job == "stats":
             location = result.get("stats_location")

@@ -206,6 +206,7 @@ def run_cluster(spark, opts: ClusterOptions) -> dict[str, Any]:
         "run_id": opts.run_id,
         "table": opts.table,
         "kind": table.kind,
+        **({"location": table.location} if table.location else {}),
         "curve": opts.curve,
         "columns": opts.columns,
         "partition_columns": snap.partition_columns,

@@ -150,6 +150,7 @@ def commit(
         "run_id": opts.run_id,
         "table": opts.table,
         "kind": table.kind,
+        **({"location": table.location} if table.location else {}),
         "stats_location": location,
         "snapshot_id": snapshot_id,
         "new_snapshot": final is not None,

@@ -49,6 +49,7 @@ class ListedTable:
     snapshot: TableSnapshot
     files: list[ListedFile]  # sorted by path
     metadata: MetadataStats | None = None  # formats whose metadata keeps statistics (``stats_from_metadata``)
+    table_location: str | None = None  # the format's ``location``
 
     @property
     def name(self) -> str:
@@ -64,6 +65,11 @@ class ListedTable:
     def root(self) -> str:
         """The table's directory."""
         return self.snapshot.root
+
+    @property
+    def location(self) -> str | None:
+        """Where the table lives when its name is not its path (an Iceberg table's location), else None."""
+        return self.table_location
 
     @property
     def home(self) -> str:
@@ -112,4 +118,4 @@ def resolve_table(spark: Any, table: str, iceberg_catalog: str | None = None) ->
     if opened.stats_from_metadata and snap.version is not None:
         rows = opened.metadata_stats(version=snap.version)
         metadata = MetadataStats(snap.version, rows, opened.column_mapping)
-    return ListedTable(snap, files, metadata)
+    return ListedTable(snap, files, metadata, opened.location)

@@ -215,3 +215,16 @@ def test_no_result_no_datasets_and_no_provider_no_lineage(monkeypatch):
         assert lineage is not None and lineage.inputs == [] and lineage.outputs == [] and lineage.run_facets == {}
     monkeypatch.setitem(sys.modules, "airflow.providers.openlineage.extractors", None)  # import fails
     assert op.get_openlineage_facets_on_complete(None) is None
+
+
+def test_an_iceberg_table_is_named_by_its_location():
+    """An Iceberg table is named through its catalog (``ns.events``) but located by path: the jobs report its
+    location, and the datasets are named from it as for any table at that location."""
+    pytest.importorskip("airflow.providers.openlineage")
+    from airflow_zorder.operators import SparkClusterTableOperator
+
+    op = SparkClusterTableOperator(task_id="c", table="ns.events", iceberg_catalog="prod", columns="a")
+    op.job_result = {"status": "clustered", "table": "ns.events", "kind": "iceberg", "location": "s3://wh/ns/events"}
+    lineage = op.get_openlineage_facets_on_complete(None)
+    assert [(d.namespace, d.name) for d in lineage.inputs] == [("s3://wh", "ns/events")]
+    assert [(d.namespace, d.name) for d in lineage.outputs] == [("s3://wh", "ns/events")]

@@ -94,6 +94,7 @@ def test_an_iceberg_table_clusters_in_one_replace_snapshot_with_the_same_rows(sp
     planned_before = sum(1 for _ in before_t.scan(row_filter=EqualTo("a", probe)).plan_files())
     result = run_cluster(spark, _opts())
     assert result["status"] == "clustered" and result["kind"] == "iceberg"
+    assert result["location"] == before_t.location().rstrip("/")  # what lineage names the table by
     assert (result["before"]["files"], result["after"]["files"]) == (8, 4)
     t = _load(table)
     snap = t.current_snapshot()

@@ -48,6 +48,7 @@ class DeltaTable:
     stats_from_metadata = True
     reader = "delta-rs (to_pyarrow_dataset)"
     planner = "delta-rs"  # its log pruning (file_uris)
+    location = None  # named by its path already
 
     def __init__(self, table: str, root: str, fs: FileSystem, storage_options: Mapping[str, str] | None = None) -> None:
         self.table = table

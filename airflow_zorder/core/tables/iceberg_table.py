@@ -54,6 +54,7 @@ class IcebergTable:
     column_mapping = "none"  # renamed columns are refused (check_rewritable)
     reader = "pyiceberg (plan_files) + pyarrow"
     planner = "pyiceberg"  # its manifest pruning (plan_files)
+    location: str | None = None
 
     def __init__(self, table: str, fs: FileSystem, catalog: str, properties: Mapping[str, str] | None) -> None:
         self.table = table
@@ -63,6 +64,7 @@ class IcebergTable:
         self.iceberg = catalogs.load_table(self._catalog, table)  # the pyiceberg Table, at the snapshot read
         self.root = self.iceberg.location().rstrip("/")
         self.home = self.root
+        self.location = self.root  # OpenLineage names an Iceberg table by its location
         self._snapshot: TableSnapshot | None = None
         self._files: dict[str, Any] = {}  # path -> the live DataFile (what the commit removes)
         self._deletes: list[Any] = []  # live delete files of the snapshot read (refused by check_rewritable)

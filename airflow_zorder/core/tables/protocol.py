@@ -44,6 +44,7 @@ class TableFormat(Protocol):
     rewrites_whole_units: bool
     stats_from_metadata: bool
     column_mapping: str  # "none": data files name columns as the schema does; else by physical ids ("name"/"id")
+    location: str | None  # where the table lives when its name is not its path (lineage names it by this)
     reader: str  # what :meth:`reader_dataset` is, for messages
     planner: str | None  # who :meth:`planned_files` asks, for messages (None: it plans nothing)
 
@@ -111,6 +112,7 @@ class FilesOnly:
     stats_from_metadata = False
     column_mapping = "none"  # files name columns as the schema does
     planner: str | None = None
+    location: str | None = None  # a directory's name is its path; a catalog table keeps its catalog name
 
     def latest_version(self) -> None:
         """No versions."""
