@@ -31,7 +31,13 @@ from airflow_zorder.core.layout import ranges
 from airflow_zorder.core.stats import stats_store
 from airflow_zorder.core.storage import commit as commit_mod
 from airflow_zorder.core.storage.faults import fault_point
-from airflow_zorder.core.storage.filesystems import FileSystem, filesystem_for, is_path_table, join, os_path
+from airflow_zorder.core.storage.filesystems import (
+    FileSystem,
+    filesystem_for,
+    join,
+    os_path,
+    table_filesystem,
+)
 from airflow_zorder.core.storage.lock import TableLock
 from airflow_zorder.core.tables import open_table
 from airflow_zorder.core.tables.model import RewriteRun, StagedUnit, Unit, file_totals, select_units
@@ -55,7 +61,7 @@ def open_job_table(spark, table: str, iceberg_catalog: str | None = None) -> tup
     """Open a path or catalog table (``iceberg_catalog``: namespace.table of that Iceberg catalog) through the table
     seam (its format detected once) with the driver's filesystem; clear errors for missing, non-Parquet and
     unsupported tables, before anything is locked or written."""
-    fs = filesystem_for(table if is_path_table(table) else "/", spark)
+    fs = table_filesystem(table, spark)
     opened = open_table(table, fs, metastore=SparkMetastore(spark), iceberg_catalog=iceberg_catalog)
     opened.check_rewritable()
     return opened, fs

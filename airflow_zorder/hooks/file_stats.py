@@ -159,8 +159,6 @@ class FileStatsHook(BaseHook):
         opened = self._opened
         return opened if opened is not None and opened.stats_from_metadata else None
 
-    _metadata = metadata_format
-
     def _with_collected(self, rows: pa.Table) -> pa.Table:
         """A version's metadata rows, those it lacks taken from the stats job's rows of the same version
         (``metadata_merge``); unchanged when there is no such snapshot."""
@@ -233,9 +231,9 @@ class FileStatsHook(BaseHook):
         """The latest stats snapshot (FILE_STATS_SCHEMA rows), all columns or only ``columns``; for a Delta
         table the rows of its latest version, read from its log (``snapshot_id`` = the Delta version), the rows
         the log lacks taken from the stats job's snapshot of that same version when there is one (module doc)."""
-        if self._metadata is not None:
+        if self.metadata_format is not None:
             with self._reading(self.table):
-                rows = self._metadata.metadata_stats(list(columns) if columns else None)
+                rows = self.metadata_format.metadata_stats(list(columns) if columns else None)
             return self._with_collected(rows)
         self.check_table_format()
         try:
@@ -254,18 +252,18 @@ class FileStatsHook(BaseHook):
     def get_latest_run(self) -> dict[str, Any] | None:
         """The newest collection run's record, or ``None``.  Delta: a run-like record of the version last read
         (``snapshot_id`` = that version, ``collected_at`` = when the log was read, ``committed_at``)."""
-        if self._metadata is not None:
+        if self.metadata_format is not None:
             with self._reading(self.table):
-                return self._metadata.metadata_run()
+                return self.metadata_format.metadata_run()
         with self._reading():
             return stats_store.latest_run(self.stats_location, self._fs)
 
     def get_latest_snapshot_id(self) -> int | None:
         """The newest committed snapshot's id (``None``: never collected); a cheap read, no snapshot loaded.
         Delta: the table's latest version (only new commits are read)."""
-        if self._metadata is not None:
+        if self.metadata_format is not None:
             with self._reading(self.table):
-                return self._metadata.latest_version()
+                return self.metadata_format.latest_version()
         self.check_table_format()
         with self._reading():
             return stats_store.latest_snapshot_id(self.stats_location, self._fs)
@@ -277,7 +275,7 @@ class FileStatsHook(BaseHook):
         ``columns``: default the last clustering's columns, else every column with stats.  Delta: one row, the
         version last read (past versions are not replayed from the log).
         """
-        if self._metadata is not None:
+        if self.metadata_format is not None:
             return self._metadata_history(columns)
         cols = list(columns) if columns else None
         if cols is None:
@@ -383,9 +381,9 @@ class FileStatsHook(BaseHook):
         and ``delta_version`` are the table's latest version, so a new commit is a change."""
         with self._reading():
             signal = stats_store.change_signal(self.stats_location, self._fs, ignore_run_id=ignore_run_id)
-        if self._metadata is not None:
+        if self.metadata_format is not None:
             with self._reading(self.table):
-                signal["snapshot_id"] = signal["delta_version"] = self._metadata.latest_version()
+                signal["snapshot_id"] = signal["delta_version"] = self.metadata_format.latest_version()
         return signal
 
     def _metadata_history(self, columns: Sequence[str] | None) -> pa.Table:

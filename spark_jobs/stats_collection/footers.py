@@ -11,8 +11,8 @@ import pyarrow.compute as pc
 
 from airflow_zorder.core.stats import footer_stats as fst
 from airflow_zorder.core.stats import stats_schema as ss
-from airflow_zorder.core.storage.filesystems import filesystem_for
-from spark_jobs.stats_collection.listing import ListedFile, ListedTable, table_filesystem
+from airflow_zorder.core.storage.filesystems import filesystem_for, table_filesystem
+from spark_jobs.stats_collection.listing import ListedFile, ListedTable
 
 NO_PY_FS = "no_python_filesystem"  # failure kind / reason: executors' Python cannot open the store
 
@@ -207,7 +207,7 @@ def sort_failures(
     for p, kind, msg in list(failures):
         if kind != "vanished":
             continue
-        if table_filesystem(spark, p).exists(
+        if table_filesystem(p, spark).exists(
             p
         ):  # the driver still sees it: the executors' path mapping is wrong, not the table
             failures.remove((p, kind, msg))

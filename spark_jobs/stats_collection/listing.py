@@ -15,7 +15,7 @@ from typing import Any
 import pyarrow as pa
 
 from airflow_zorder.core.stats import stats_store
-from airflow_zorder.core.storage.filesystems import FileSystem, filesystem_for, is_path_table, os_path
+from airflow_zorder.core.storage.filesystems import filesystem_for, is_path_table, os_path, table_filesystem
 from airflow_zorder.core.tables import open_table
 from airflow_zorder.core.tables.model import TableSnapshot
 from airflow_zorder.core.tables.protocol import TableFormat
@@ -87,11 +87,6 @@ class ListedTable:
         return self.snapshot.data_columns
 
 
-def table_filesystem(spark: Any, table: str) -> FileSystem:
-    """The driver's filesystem for ``table`` (a path, or a catalog name whose locations Hadoop reaches)."""
-    return filesystem_for(table if is_path_table(table) else "/", spark)
-
-
 def stats_io(spark: Any, location: str) -> tuple[stats_store.StatsIO, str]:
     """``(io, base)`` of a stats location, over the driver's filesystem (the one I/O seam)."""
     return stats_store.resolve_io(location, filesystem_for(location, spark))
@@ -102,7 +97,7 @@ def resolve_table(spark: Any, table: str, iceberg_catalog: str | None = None) ->
     data files; clear errors for missing and unsupported ones."""
     from spark_jobs.catalog import SparkMetastore
 
-    fs = table_filesystem(spark, table)
+    fs = table_filesystem(table, spark)
     root = (os_path(fs, table) or table) if is_path_table(table) else None  # local tables: plain absolute paths
     opened: TableFormat = open_table(
         table, fs, root=root, metastore=SparkMetastore(spark), iceberg_catalog=iceberg_catalog

@@ -13,10 +13,10 @@ import pyarrow.compute as pc
 from airflow_zorder.core.jobs.options import CollectOptions, stats_location_for
 from airflow_zorder.core.stats import stats_schema as ss
 from airflow_zorder.core.stats import stats_store
-from airflow_zorder.core.storage.filesystems import is_path_table, join, os_path
+from airflow_zorder.core.storage.filesystems import is_path_table, join, os_path, table_filesystem
 from spark_jobs.stats_collection.errors import StatsCollectionError
 from spark_jobs.stats_collection.footers import FooterItem, resolve_names
-from spark_jobs.stats_collection.listing import ListedTable, stats_io, table_filesystem
+from spark_jobs.stats_collection.listing import ListedTable, stats_io
 
 
 @dataclass
@@ -54,7 +54,7 @@ def first_collection(spark: Any, opts: CollectOptions) -> bool:
     """True when no snapshot exists yet at the (default) stats location of a path table (cheap check)."""
     home = None
     if is_path_table(opts.table):
-        home = os_path(table_filesystem(spark, opts.table), opts.table) or opts.table
+        home = os_path(table_filesystem(opts.table, spark), opts.table) or opts.table
     loc = stats_location_for(opts.table, opts.stats_location, home=home)
     if loc is None:
         return False

@@ -42,6 +42,7 @@ __all__ = [
     "join",
     "relpath",
     "scheme_of",
+    "table_filesystem",
 ]
 
 
@@ -715,6 +716,11 @@ def filesystem_for(location: str, spark: Any = None, options: Mapping[str, Any] 
     from airflow_zorder.core.storage.locations import arrow_filesystem
 
     return ArrowFileSystem(arrow_filesystem(location, options)[0])
+
+
+def table_filesystem(table: str, spark: Any) -> FileSystem:
+    """The Spark driver's filesystem for a table: its path's, or (a catalog name) the one its locations are on."""
+    return filesystem_for(table if is_path_table(table) else "/", spark)
 
 
 # --------------------------------------------------------------------------- pyarrow

@@ -22,6 +22,7 @@ from airflow_zorder.core.storage.table_formats import refuse_foreign_format
 from airflow_zorder.core.tables.model import STATE_DIR, CommitOutcome, RewriteRun, StagedUnit, TableSnapshot, Unit
 from airflow_zorder.core.tables.parquet_dir import check_parquet, list_units
 from airflow_zorder.core.tables.protocol import FilesOnly, Metastore
+from airflow_zorder.core.tables.registry import probe_names
 
 __all__ = ["FORMAT", "CatalogTable", "open_format"]
 
@@ -62,7 +63,7 @@ class CatalogTable(FilesOnly):
         """Describe the table again; refuses a location that holds another format's table."""
         info = self._metastore.describe(self.table)
         location = info["location"]
-        refuse_foreign_format(location, self._fs.exists, _names(self._fs), table=self.table)
+        refuse_foreign_format(location, self._fs.exists, probe_names(self._fs), table=self.table)
         pcols = list(info["partition_columns"])
         units: list[Unit] = []
         if not pcols:
@@ -175,11 +176,6 @@ class CatalogTable(FilesOnly):
             journal.info["old_files_deleted"] = True
             fs.write_text_atomic(commit_mod.journal_path(self.home, journal.run_id), journal.to_json())
         return deleted
-
-
-def _names(fs: FileSystem) -> Any:
-    """What the table-format probes list: the entries of one directory of ``fs``."""
-    return lambda directory: [f.path for f in fs.list_files(directory, recursive=False)]
 
 
 def _files_under(fs: FileSystem, location: str) -> list[Any]:

@@ -83,10 +83,6 @@ class TableSnapshot:
         """Every live data file, in unit order."""
         return [f for u in self.units for f in u.files]
 
-    def unit_of(self) -> dict[str, Unit]:
-        """File path -> its unit."""
-        return {f.path: u for u in self.units for f in u.files}
-
 
 @dataclass
 class StagedUnit:

@@ -19,7 +19,7 @@ from airflow_zorder.core.storage.locations import is_path_table
 from airflow_zorder.core.storage.table_formats import Detection, ForeignTableFormatError, find_table_format
 from airflow_zorder.core.tables.protocol import TableFormat
 
-__all__ = ["FORMATS", "FormatEntry", "detect", "open_table"]
+__all__ = ["FORMATS", "FormatEntry", "detect", "open_table", "probe_names"]
 
 
 @dataclass(frozen=True)
@@ -49,13 +49,14 @@ def _loader(name: str) -> Callable[..., TableFormat]:
     return module.open_format
 
 
-def _names(fs: FileSystem) -> Callable[[str], Iterable[str]]:
+def probe_names(fs: FileSystem) -> Callable[[str], Iterable[str]]:
+    """What the table-format probes list (``table_formats``): the entries of one directory of ``fs``."""
     return lambda directory: [f.path for f in fs.list_files(directory, recursive=False)]
 
 
 def detect(root: str, fs: FileSystem) -> Detection | None:
     """The table format at ``root`` or around it (``table_formats.find_table_format``), probed once."""
-    return find_table_format(root, fs.exists, _names(fs))
+    return find_table_format(root, fs.exists, probe_names(fs))
 
 
 def open_table(
