@@ -9,7 +9,7 @@ Mocked, because the services cannot run here (no network, no Kubernetes, EMR, Da
 operators' ``execute``, replaced by a recorder of the definition it would send (and, for EMR, a job that leaves
 its result where ``--result-json`` says); for Dataproc only the API client, so the operator and its hook run and the
 request they build goes through google-cloud-dataproc's own ``SubmitJobRequest``. The Google provider comes with the
-``test-google`` extra (installed by ``make test``, not by ``make test-lowest``: its test skips there).
+``google`` extra (installed by ``make test``, not by ``make test-lowest``: its test skips there).
 """
 
 from __future__ import annotations
@@ -224,7 +224,7 @@ def test_databricks_operator_posts_the_spec(doc_dag_run: Any) -> None:
 
 def test_dataproc_operator_submits_the_spec(doc_dag_run: Any) -> None:
     """DataprocSubmitJobOperator and its hook, real: the request they send to Dataproc's JobController."""
-    pytest.importorskip("airflow.providers.google.cloud.operators.dataproc", reason="the test-google extra")
+    pytest.importorskip("airflow.providers.google.cloud.operators.dataproc", reason="the google extra")
     xcoms = _xcoms(doc_dag_run)
     spec = xcoms[("job_spec", "spec")]
     request = CAPTURED["dataproc"]

@@ -19,7 +19,7 @@ from airflow_zorder import spark_job_spec
 from airflow_zorder.managed_spark import databricks_run, dataproc_job, emr_serverless_job, spark_application
 from airflow_zorder.sensors import SparkJobResultSensor
 
-try:  # the test-google extra: make test installs it, make test-lowest leaves it out
+try:  # the google extra: make test installs it, make test-lowest leaves it out
     from airflow.providers.google.cloud.operators.dataproc import DataprocSubmitJobOperator
 except ImportError:
     DataprocSubmitJobOperator = None
