@@ -32,6 +32,7 @@ from airflow_zorder.core.stats import metadata_merge, stats_schema, stats_store
 from airflow_zorder.core.storage import locations
 from airflow_zorder.core.storage.filesystems import ArrowFileSystem, filesystem_for
 from airflow_zorder.core.storage.locations import is_path_table
+from airflow_zorder.core.storage.store_options import StoreOptions
 from airflow_zorder.core.tables import open_table
 from airflow_zorder.core.tables.protocol import TableFormat
 from airflow_zorder.hooks import connections
@@ -74,7 +75,7 @@ class FileStatsHook(BaseHook):
         self.conn_id = conn_id or None
         self._filesystem = filesystem
         self.default_location = not stats_location
-        self._options: dict[str, dict[str, Any]] = {}
+        self._options: dict[str, StoreOptions] = {}
         self._collected_cache: dict[tuple, pa.Table | None] = {}  # the stats job's rows (_collected_rows)
         self.iceberg_catalog = iceberg_catalog or None
         self.catalog_properties = dict(catalog_properties or {})
@@ -106,8 +107,9 @@ class FileStatsHook(BaseHook):
         if self._filesystem is not None:
             return self._filesystem, loc.arrow_path()
         if self.conn_id and loc.store not in self._options:
-            self._options[loc.store] = connections.storage_options(self.conn_id, location)
-        store = filesystem_for(location, options=self._options.get(loc.store) if self.conn_id else None)
+            self._options[loc.store] = connections.store_options(self.conn_id, location)
+        options = self._options.get(loc.store) if self.conn_id else None
+        store = filesystem_for(location, options=options.arrow if options else None)
         handle, path = store.arrow(location)
         return (handle if handle is not None else pafs.LocalFileSystem()), path
 
@@ -134,11 +136,13 @@ class FileStatsHook(BaseHook):
         or None for a catalog name (its stats live in the store). Refuses a format the provider does not handle
         and a directory inside any format's table (``ForeignTableFormatError``)."""
         if self.iceberg_catalog:
+            # the connection's store credentials (its FileIO's names) under the catalog's own properties
+            io = dict(connections.store_options(self.conn_id).iceberg) if self.conn_id else {}
             return open_table(
                 self.table,
                 ArrowFileSystem(pafs.LocalFileSystem()),
                 iceberg_catalog=self.iceberg_catalog,
-                catalog_properties=self.catalog_properties,
+                catalog_properties={**io, **self.catalog_properties},
             )
         if not is_path_table(self.table):
             return None

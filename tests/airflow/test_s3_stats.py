@@ -34,7 +34,7 @@ def aws_connections(s3, monkeypatch):
 
 
 def test_aws_connection_maps_to_pyarrow_options(s3):
-    opts = connections.storage_options("aws_lake", "s3://lake/events")
+    opts = connections.store_options("aws_lake", "s3://lake/events").arrow
     assert opts == {
         "access_key": s3.access_key,
         "secret_key": s3.secret_key,

@@ -20,7 +20,7 @@ import datetime as dt
 import posixpath
 import struct
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from typing import Any
 
 from airflow_zorder.core.delta import delta_commit as dc
@@ -29,6 +29,7 @@ from airflow_zorder.core.errors import ConcurrentChangeError
 from airflow_zorder.core.storage import commit as commit_mod
 from airflow_zorder.core.storage.faults import fault_point
 from airflow_zorder.core.storage.filesystems import FileInfo, FileSystem, join
+from airflow_zorder.core.storage.store_options import StoreOptions
 from airflow_zorder.core.tables import placed_files
 from airflow_zorder.core.tables.model import CommitOutcome, RewriteRun, StagedUnit, TableError, TableSnapshot, Unit
 from airflow_zorder.core.tables.parquet_dir import check_parquet
@@ -50,13 +51,13 @@ class DeltaTable:
     planner = "delta-rs"  # its log pruning (file_uris)
     location = None  # named by its path already
 
-    def __init__(self, table: str, root: str, fs: FileSystem, storage_options: Mapping[str, str] | None = None) -> None:
+    def __init__(self, table: str, root: str, fs: FileSystem, storage_options: StoreOptions | None = None) -> None:
         self.table = table
         self._fs = fs
         self.root = root.rstrip("/") or root
         self.home = self.root
-        # the log is read with the store's credentials: delta-rs's names for the pyarrow options (None: its chain)
-        options = dlog.delta_storage_options(storage_options) if storage_options else None
+        # the log is read with the store's credentials in delta-rs's names (none: its default chain)
+        options = dict(storage_options.delta) if storage_options and storage_options.delta else None
         self.log = dlog.DeltaLog(self.root, options, table_name=table)
         self._snapshot: TableSnapshot | None = None
         self._files: dict[str, dc.DeltaFile] = {}  # full path (as the units spell it) -> the log's file
@@ -263,8 +264,8 @@ def _run_metadata(run: RewriteRun, staged: Sequence[StagedUnit]) -> dict[str, An
 
 
 def open_format(
-    table: str, root: str, fs: FileSystem, *, storage_options: Mapping[str, Any] | None = None, **_: Any
+    table: str, root: str, fs: FileSystem, *, storage_options: StoreOptions | None = None, **_: Any
 ) -> DeltaTable:
     """The registry's loader: a Delta table at ``root`` (its log read lazily; delta-rs needed then).
-    ``storage_options``: the store's pyarrow options (e.g. from an Airflow connection)."""
+    ``storage_options``: the store's credentials (e.g. from an Airflow connection); its ``delta`` part is used."""
     return DeltaTable(table, root, fs, storage_options)

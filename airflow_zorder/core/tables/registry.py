@@ -16,6 +16,7 @@ from typing import Any
 from airflow_zorder.core.errors import MissingDependencyError
 from airflow_zorder.core.storage.filesystems import FileSystem
 from airflow_zorder.core.storage.locations import is_path_table
+from airflow_zorder.core.storage.store_options import StoreOptions
 from airflow_zorder.core.storage.table_formats import Detection, ForeignTableFormatError, find_table_format
 from airflow_zorder.core.tables.protocol import TableFormat
 
@@ -65,7 +66,7 @@ def open_table(
     *,
     root: str | None = None,
     metastore: Any = None,
-    storage_options: Mapping[str, Any] | None = None,
+    storage_options: StoreOptions | None = None,
     iceberg_catalog: str | None = None,
     catalog_properties: Mapping[str, str] | None = None,
 ) -> TableFormat:
@@ -76,6 +77,7 @@ def open_table(
     inside any format's table, is refused with :class:`ForeignTableFormatError` (nothing touched). A catalog name
     (``db.table``) opens through ``metastore``, the engine's side of the catalog; with ``iceberg_catalog`` it is
     ``namespace.table`` of that pyiceberg catalog (``catalog_properties`` over its configuration).
+    ``storage_options``: the store's credentials for the format's own reader (e.g. from an Airflow connection).
     """
     if iceberg_catalog:
         return _loader("iceberg")(

@@ -1,0 +1,27 @@
+"""How one store is reached with one set of credentials, in each reader's own option names.
+
+An Airflow connection (``hooks.connections``) resolves once into a :class:`StoreOptions`; the I/O seam opens
+pyarrow filesystems with ``arrow``, the Delta log reader (delta-rs) uses ``delta`` and an Iceberg catalog's
+FileIO (pyiceberg) ``iceberg``. Each store's mapping lives with its connection type, not with the readers:
+delta-rs, for example, cannot take a GCS access token, so it gets the key the token came from.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+__all__ = ["StoreOptions"]
+
+
+@dataclass(frozen=True)
+class StoreOptions:
+    """One store's credentials for each reader; an empty mapping means that reader's default chain."""
+
+    #: ``pyarrow.fs`` keyword arguments (``S3FileSystem``, ``GcsFileSystem``, ``AzureFileSystem``)
+    arrow: Mapping[str, Any] = field(default_factory=dict)
+    #: delta-rs ``storage_options`` (object_store's keys)
+    delta: Mapping[str, str] = field(default_factory=dict)
+    #: pyiceberg FileIO properties (``s3.*``, ``gcs.*``, ``adls.*``), laid over a catalog's own
+    iceberg: Mapping[str, str] = field(default_factory=dict)
