@@ -239,6 +239,21 @@ def _fsspec_path(fs: Any, loc: Location) -> str:
 
 # --------------------------------------------------------------------------- errors
 
+#: per store, the fix for credentials that were refused and for a store that did not answer (the connection's
+#: fields, in its own type's words)
+_FIXES: dict[str, dict[str, str]] = {
+    "s3": {
+        "denied": "check the connection's credentials (aws: login = access key id, password = secret key, or "
+        "role_arn) and that they may read {bucket}",
+        "unreachable": "check the connection's endpoint_url / region and the network",
+    },
+}
+_DEFAULT_FIXES = {
+    "denied": "check the connection's credentials and that they may read {bucket}",
+    "unreachable": "check the connection's endpoint and the network",
+}
+
+#: (needles in the store's error text, kind, message)
 _ERROR_HINTS = (
     (
         (
@@ -251,16 +266,18 @@ _ERROR_HINTS = (
             "PermissionDenied",
             "AuthorizationFailure",
         ),
-        "access denied: check the connection's credentials (aws: login = access key id, password = secret key, "
-        "or role_arn) and that they may read {bucket}",
+        "denied",
+        "access denied: {fix}",
     ),
     (
         ("NO_SUCH_BUCKET", "NoSuchBucket", "bucket does not exist", "ContainerNotFound"),
+        "missing",
         "bucket {bucket} does not exist: check the location's bucket name",
     ),
     (
         ("Could not resolve host", "Connection refused", "couldn't connect", "Failed to connect", "NETWORK_CONNECTION"),
-        "the store did not answer: check the connection's endpoint_url / region and the network",
+        "unreachable",
+        "the store did not answer: {fix}",
     ),
 )
 
@@ -272,9 +289,11 @@ def describe_error(exc: BaseException, location: str, conn_id: str | None = None
         loc = parse_location(location)
     except ValueError:
         return None
-    for needles, hint in _ERROR_HINTS:
+    for needles, kind, hint in _ERROR_HINTS:
         if any(n.lower() in text.lower() for n in needles):
             via = f" with connection {conn_id!r}" if conn_id else " with the default credentials (no connection)"
-            msg = hint.format(bucket=loc.bucket or location)
+            bucket = loc.bucket or location
+            fix = _FIXES.get(loc.store, _DEFAULT_FIXES).get(kind, "").format(bucket=bucket)
+            msg = hint.format(bucket=bucket, fix=fix)
             return StorageError(f"cannot read {location}{via}: {msg} ({text})")
     return None
