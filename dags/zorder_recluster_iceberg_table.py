@@ -10,11 +10,12 @@ commits one snapshot with operation ``replace`` through pyiceberg on the Spark d
 in the snapshot summary; time travel to the snapshot before keeps working). ``measure_after`` evaluates the new
 snapshot's manifests and ``compare`` prints the before/after table.
 
-Configuration: the catalog (``ZORDER_ICEBERG_CATALOG``, default ``zorderdemo``: the demo's SQL catalog on SQLite,
-configured by ``.demo/.pyiceberg.yaml``, found through ``PYICEBERG_HOME``) and the table
-(``ZORDER_ICEBERG_TABLE``, default ``demo.events``). Any pyiceberg catalog works (REST, Hive, Glue, SQL): configure
-it in ``.pyiceberg.yaml`` or ``PYICEBERG_CATALOG__<NAME>__<KEY>`` variables on the Airflow worker and where the Spark
-driver runs (docs/iceberg.md).
+Configuration: the catalog, either an Airflow ``iceberg`` connection (``ZORDER_ICEBERG_CONN_ID``; the Iceberg
+provider's connection: its properties reach the Spark driver in a file shipped with ``--files``, never on the command
+line) or a pyiceberg catalog (``ZORDER_ICEBERG_CATALOG``, default ``zorderdemo``: the demo's SQL catalog on SQLite,
+configured by ``.demo/.pyiceberg.yaml``, found through ``PYICEBERG_HOME``; configure yours in ``.pyiceberg.yaml`` or
+``PYICEBERG_CATALOG__<NAME>__<KEY>`` variables on the Airflow worker and where the Spark driver runs); and the table
+(``ZORDER_ICEBERG_TABLE``, default ``demo.events``). Any catalog works (REST, Hive, Glue, SQL): docs/iceberg.md.
 """
 
 from __future__ import annotations
@@ -31,7 +32,9 @@ from airflow_zorder.sensors.file_overlap import FileOverlapSensor
 
 DEMO = Path(__file__).resolve().parents[1] / ".demo"
 os.environ.setdefault("PYICEBERG_HOME", str(DEMO))  # the demo's catalog configuration (.demo/.pyiceberg.yaml)
-CATALOG = os.environ.get("ZORDER_ICEBERG_CATALOG") or "zorderdemo"
+CONN_ID = os.environ.get("ZORDER_ICEBERG_CONN_ID")  # an Airflow iceberg connection (the catalog is named after it)
+CATALOG = CONN_ID or os.environ.get("ZORDER_ICEBERG_CATALOG") or "zorderdemo"
+ICEBERG = {"iceberg_conn_id": CONN_ID} if CONN_ID else {"iceberg_catalog": CATALOG}  # how every task names the catalog
 TABLE = os.environ.get("ZORDER_ICEBERG_TABLE") or "demo.events"
 COLUMNS = ["user_id", "product_id"]
 CURVE = "hilbert"
@@ -61,7 +64,7 @@ with DAG(
     check = FileOverlapSensor(
         task_id="check_overlap",
         table=TABLE,
-        iceberg_catalog=CATALOG,
+        **ICEBERG,
         columns=COLUMNS,
         decide_once=True,  # the schedule is the poll: decide once per run, skip the rest unless degraded
         incremental_plan={"target_file_bytes": "{{ params.target_file_size }}"},  # the plan sizes files as the job
@@ -70,7 +73,7 @@ with DAG(
     recluster = SparkClusterTableOperator(
         task_id="recluster",
         table=TABLE,
-        iceberg_catalog=CATALOG,
+        **ICEBERG,
         columns=COLUMNS,
         stats_location="{{ ti.xcom_pull(task_ids='check_overlap')['stats_location'] }}",  # where the plan goes
         partitions="{{ ti.xcom_pull(task_ids='check_overlap')['partitions'] | tojson }}",
@@ -87,7 +90,7 @@ with DAG(
         """The sensor's figures on the new snapshot, read from its manifests (no stats job)."""
         from airflow_zorder.hooks.file_stats import FileStatsHook
 
-        return FileStatsHook(TABLE, iceberg_catalog=CATALOG).evaluate(columns=COLUMNS)
+        return FileStatsHook(TABLE, **ICEBERG).evaluate(columns=COLUMNS)
 
     @task(multiple_outputs=False)
     def compare(before: dict[str, Any], clustered: dict[str, Any], after: dict[str, Any]) -> dict[str, Any]:

@@ -162,3 +162,22 @@ def _property(props: str, key: str) -> str | None:
         if item.startswith(key + "="):
             return item[len(key) + 1 :]
     return None
+
+
+def iceberg_catalog_properties(catalog: str | None, catalog_file: str | None) -> dict[str, str] | None:
+    """The properties of Iceberg catalog ``catalog`` from ``--iceberg-catalog-file`` (shipped by the operators with
+    ``--files``: found in SparkFiles' root or the working directory), or None (its own configuration applies)."""
+    if not catalog or not catalog_file:
+        return None
+    import os
+
+    from pyspark import SparkFiles
+
+    from airflow_zorder.core.iceberg.catalogs import catalog_file_properties
+
+    dirs = [os.getcwd()]
+    try:
+        dirs.insert(0, SparkFiles.getRootDirectory())
+    except Exception:  # noqa: BLE001 - no SparkContext yet: the working directory only
+        pass
+    return catalog_file_properties(catalog_file, catalog, dirs)

@@ -43,7 +43,7 @@ from airflow_zorder.core.tables import open_table
 from airflow_zorder.core.tables.model import RewriteRun, StagedUnit, Unit, file_totals, select_units
 from airflow_zorder.core.tables.protocol import TableFormat
 from spark_jobs import incremental_units, rewrite
-from spark_jobs.catalog import SparkMetastore
+from spark_jobs.catalog import SparkMetastore, iceberg_catalog_properties
 from spark_jobs.cli import run_job, spark_error_text
 
 BATCH_UNITS = 64  # partitions rewritten by one set of Spark jobs
@@ -57,12 +57,20 @@ def _log(msg: str) -> None:
     print(f"[cluster_table] {msg}", file=sys.stderr, flush=True)
 
 
-def open_job_table(spark, table: str, iceberg_catalog: str | None = None) -> tuple[TableFormat, FileSystem]:
-    """Open a path or catalog table (``iceberg_catalog``: namespace.table of that Iceberg catalog) through the table
-    seam (its format detected once) with the driver's filesystem; clear errors for missing, non-Parquet and
-    unsupported tables, before anything is locked or written."""
+def open_job_table(
+    spark, table: str, iceberg_catalog: str | None = None, iceberg_catalog_file: str | None = None
+) -> tuple[TableFormat, FileSystem]:
+    """Open a path or catalog table (``iceberg_catalog``: namespace.table of that Iceberg catalog, its properties
+    from ``iceberg_catalog_file`` if given) through the table seam (its format detected once) with the driver's
+    filesystem; clear errors for missing, non-Parquet and unsupported tables, before anything is locked or written."""
     fs = table_filesystem(table, spark)
-    opened = open_table(table, fs, metastore=SparkMetastore(spark), iceberg_catalog=iceberg_catalog)
+    opened = open_table(
+        table,
+        fs,
+        metastore=SparkMetastore(spark),
+        iceberg_catalog=iceberg_catalog,
+        catalog_properties=iceberg_catalog_properties(iceberg_catalog, iceberg_catalog_file),
+    )
     opened.check_rewritable()
     return opened, fs
 
@@ -204,7 +212,7 @@ def run_cluster(spark, opts: ClusterOptions) -> dict[str, Any]:
     """Cluster a table end to end and return the result dictionary (also written as JSON by ``main``)."""
     started = time.time()
     phases: dict[str, float] = {}
-    table, fs = open_job_table(spark, opts.table, opts.iceberg_catalog)
+    table, fs = open_job_table(spark, opts.table, opts.iceberg_catalog, opts.iceberg_catalog_file)
     table.prepare()
     snap = table.snapshot()
     result: dict[str, Any] = {
@@ -372,7 +380,7 @@ def run_action(spark, opts: ClusterOptions, action: str) -> dict[str, Any]:
     """Dispatch the command line's action."""
     if action == "cluster":
         return run_cluster(spark, opts)
-    table, fs = open_job_table(spark, opts.table, opts.iceberg_catalog)
+    table, fs = open_job_table(spark, opts.table, opts.iceberg_catalog, opts.iceberg_catalog_file)
     with TableLock(fs, table.home, opts.run_id, ttl_s=opts.lock_ttl_s):
         if action == "recover":
             runs = table.recover(fs)

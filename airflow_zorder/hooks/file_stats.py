@@ -36,6 +36,7 @@ from airflow_zorder.core.storage.store_options import StoreOptions
 from airflow_zorder.core.tables import open_table
 from airflow_zorder.core.tables.protocol import TableFormat
 from airflow_zorder.hooks import connections
+from airflow_zorder.hooks.iceberg_catalog import connection_catalog
 
 COLLECT_HINT = "run SparkCollectFileStatsOperator (or spark-submit spark_jobs/collect_stats.py --table {table}) first"
 
@@ -52,6 +53,8 @@ class FileStatsHook(BaseHook):
         ``.pyiceberg.yaml`` or ``PYICEBERG_CATALOG__<NAME>__<KEY>`` variables; ``catalog_properties`` over it, e.g.
         an ``iceberg`` connection's); its statistics come from the manifests, the events default to
         ``<table location>/_zorder/stats``
+    :param iceberg_conn_id: instead of ``iceberg_catalog``, an Airflow ``iceberg`` connection naming the catalog
+        (the Iceberg provider's hook: :mod:`airflow_zorder.hooks.iceberg_catalog`)
     """
 
     conn_name_attr = "conn_id"
@@ -67,6 +70,7 @@ class FileStatsHook(BaseHook):
         logger_name: str | None = None,
         iceberg_catalog: str | None = None,
         catalog_properties: dict[str, str] | None = None,
+        iceberg_conn_id: str | None = None,
     ) -> None:
         super().__init__(logger_name=logger_name)
         if not isinstance(table, str) or not table.strip():
@@ -79,6 +83,14 @@ class FileStatsHook(BaseHook):
         self._collected_cache: dict[tuple, pa.Table | None] = {}  # the stats job's rows (_collected_rows)
         self.iceberg_catalog = iceberg_catalog or None
         self.catalog_properties = dict(catalog_properties or {})
+        self.iceberg_conn_id = iceberg_conn_id or None
+        if self.iceberg_conn_id:
+            if self.iceberg_catalog:
+                raise ValueError(
+                    "give iceberg_catalog (a pyiceberg catalog) or iceberg_conn_id (a connection), not both"
+                )
+            self.iceberg_catalog, props = connection_catalog(self.iceberg_conn_id)
+            self.catalog_properties = {**props, **self.catalog_properties}
         home = None
         if self.iceberg_catalog and not stats_location:
             home = self._opened.home  # the table's location, from its catalog

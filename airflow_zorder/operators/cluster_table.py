@@ -53,9 +53,8 @@ class SparkClusterTableOperator(SparkZorderJobOperator):
     :param stats_conn_id: a standard connection that opens the stats location to write the plan file (``aws`` for
         S3; see ``hooks.connections``) and, in deploy mode ``cluster``, to read the job's result back; none: the
         store's default credentials.
-    :param iceberg_catalog: ``table`` is ``namespace.table`` of this pyiceberg catalog (``--iceberg-catalog``;
-        templated); its properties come from ``.pyiceberg.yaml`` or ``PYICEBERG_CATALOG__<NAME>__<KEY>`` variables
-        where the Spark driver runs (docs/iceberg.md).
+    :param iceberg_catalog: / ``iceberg_conn_id``: ``table`` is ``namespace.table`` of an Iceberg catalog
+        (:class:`~airflow_zorder.operators.spark_job.SparkZorderJobOperator`; docs/iceberg.md).
 
     A parameter the run would not use is refused, naming the fix (``options.check_cluster_modes``): literal
     values when the DAG is parsed, templated ones when the task runs, before anything is written or submitted.
@@ -77,7 +76,6 @@ class SparkClusterTableOperator(SparkZorderJobOperator):
         "plan",
         "target_ratio",
         "max_rewrite_bytes",
-        "iceberg_catalog",
     )
     template_fields_renderers = {**SparkZorderJobOperator.template_fields_renderers, "plan": "json"}
 
@@ -102,7 +100,6 @@ class SparkClusterTableOperator(SparkZorderJobOperator):
         target_ratio: float | str | None = None,
         max_rewrite_bytes: str | int | None = None,
         stats_conn_id: str | None = None,
-        iceberg_catalog: str | None = None,
         **kwargs: Any,
     ) -> None:
         super().__init__(columns=columns, **kwargs)
@@ -136,7 +133,6 @@ class SparkClusterTableOperator(SparkZorderJobOperator):
         self.target_ratio = target_ratio
         self.max_rewrite_bytes = max_rewrite_bytes
         self.stats_conn_id = stats_conn_id
-        self.iceberg_catalog = iceberg_catalog
 
     def given_plan(self, columns: Sequence[str]) -> dict[str, Any] | None:
         """The rendered ``plan``, checked (document, columns), or None (also for ``recover``/``cleanup``)."""

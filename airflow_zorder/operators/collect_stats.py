@@ -56,8 +56,9 @@ class SparkCollectFileStatsOperator(SparkZorderJobOperator):
     :param stats_table: also register the stats as catalog tables ``NAME`` and ``NAME_runs``.
     :param full: read every file again; ``keep_snapshots``: keep the newest N snapshots;
         ``parallelism``: footer-reading tasks; ``allow_errors``: succeed even if some files are unreadable.
-    :param iceberg_catalog: ``table`` is ``namespace.table`` of this pyiceberg catalog (``--iceberg-catalog``;
-        templated): the manifests' statistics, plus what they lack read from the files.
+    :param iceberg_catalog: / ``iceberg_conn_id``: ``table`` is ``namespace.table`` of an Iceberg catalog
+        (:class:`~airflow_zorder.operators.spark_job.SparkZorderJobOperator`): the manifests' statistics, plus what
+        they lack read from the files.
 
     Every :class:`~airflow.providers.apache.spark.operators.spark_submit.SparkSubmitOperator`
     parameter passes through (``conn_id``, ``conf``, ``executor_memory``, ``deploy_mode``, ...).
@@ -69,7 +70,6 @@ class SparkCollectFileStatsOperator(SparkZorderJobOperator):
         *SparkZorderJobOperator.template_fields,
         "stats_location",
         "clustering_columns",
-        "iceberg_catalog",
     )
 
     def __init__(
@@ -84,7 +84,6 @@ class SparkCollectFileStatsOperator(SparkZorderJobOperator):
         keep_snapshots: int | None = None,
         parallelism: int | None = None,
         allow_errors: bool = False,
-        iceberg_catalog: str | None = None,
         **kwargs: Any,
     ) -> None:
         super().__init__(columns=columns, **kwargs)
@@ -97,7 +96,6 @@ class SparkCollectFileStatsOperator(SparkZorderJobOperator):
         self.keep_snapshots = keep_snapshots
         self.parallelism = parallelism
         self.allow_errors = allow_errors
-        self.iceberg_catalog = iceberg_catalog
 
     def job_options(self) -> CollectOptions:
         """The stats job's options from the rendered parameters (``core.jobs.params.collect_options``)."""

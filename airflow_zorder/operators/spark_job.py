@@ -45,9 +45,11 @@ from airflow.sdk import Asset, BaseHook
 from airflow.sdk.exceptions import AirflowException, AirflowNotFoundException
 
 from airflow_zorder import packaging
+from airflow_zorder.core.iceberg.catalogs import write_catalog_file
 from airflow_zorder.core.jobs.job_results import read_result, result_location
 from airflow_zorder.core.jobs.jvm_options import with_jit_conf
 from airflow_zorder.core.jobs.options import ClusterOptions, CollectOptions, new_run_id, stats_location_for
+from airflow_zorder.hooks.iceberg_catalog import connection_catalog
 from airflow_zorder.hooks.spark_job import SparkJobHook, resolve_spark_binary
 from airflow_zorder.lineage import ZorderLineageMixin
 from airflow_zorder.links import SparkApplicationLink, TableHealthLink, history_server_link, push_link
@@ -174,6 +176,12 @@ class SparkZorderJobOperator(ZorderLineageMixin, SparkSubmitOperator):
         once the job ended, the "Spark application" link points at ``<url>/history/<application id>/``.
         Default: the Spark connection's extra ``history_server_url``, else the ``spark.yarn.historyServer.address``
         of ``conf``; none of them: the link keeps the live URL (YARN's tracking URL, the driver's UI).
+    :param iceberg_catalog: ``table`` is ``namespace.table`` of this pyiceberg catalog (``--iceberg-catalog``;
+        templated); its properties come from ``.pyiceberg.yaml`` or ``PYICEBERG_CATALOG__<NAME>__<KEY>`` variables
+        where the Spark driver runs (docs/iceberg.md).
+    :param iceberg_conn_id: instead, an Airflow ``iceberg`` connection (the Iceberg provider's; templated): its
+        catalog's properties are written to a file readable by the task's user only and shipped with ``--files``
+        (``--iceberg-catalog-file``), so no property is on spark-submit's command line; removed after the run.
 
     Attributes set by :meth:`execute`: ``run_id`` (the job's run; a retry that reconnects takes the earlier
     try's), ``job_result`` (the successful result, also returned as XCom), ``spark_app_url`` (the link).
@@ -187,6 +195,8 @@ class SparkZorderJobOperator(ZorderLineageMixin, SparkSubmitOperator):
         "columns",
         "extra_args",
         "history_server_url",
+        "iceberg_catalog",
+        "iceberg_conn_id",
     )
     template_fields_renderers = {"conf": "json", "env_vars": "json", "extra_args": "json"}
     operator_extra_links = (SparkApplicationLink(), TableHealthLink())
@@ -203,6 +213,8 @@ class SparkZorderJobOperator(ZorderLineageMixin, SparkSubmitOperator):
         name: str | None = None,
         conn_id: str = "spark_default",
         history_server_url: str | None = None,
+        iceberg_catalog: str | None = None,
+        iceberg_conn_id: str | None = None,
         **kwargs: Any,
     ) -> None:
         if "application_args" in kwargs:
@@ -218,6 +230,10 @@ class SparkZorderJobOperator(ZorderLineageMixin, SparkSubmitOperator):
         self.extra_args = extra_args
         self.ship_py_files = ship_py_files
         self.history_server_url = history_server_url
+        if iceberg_catalog and iceberg_conn_id:
+            raise ValueError("give iceberg_catalog (a pyiceberg catalog) or iceberg_conn_id (a connection), not both")
+        self.iceberg_catalog = iceberg_catalog
+        self.iceberg_conn_id = iceberg_conn_id
         self.run_id: str | None = None
         self.spark_app_url: str | None = None
         self.job_result: dict[str, Any] | None = None
@@ -295,9 +311,19 @@ class SparkZorderJobOperator(ZorderLineageMixin, SparkSubmitOperator):
         stats = self._stats_location() if cluster_mode else None
         options = self.job_options()
         options.run_id = self.run_id
+        if self.iceberg_conn_id:
+            options.iceberg_catalog, options.iceberg_catalog_file = self._ship_catalog(workdir, cluster_mode)
         options.result_json = result_location(stats, self.run_id) if stats else result_path
         self.application_args = [*options.to_args(), *(str(a) for a in self.extra_args or [])]
         return result_path
+
+    def _ship_catalog(self, workdir: str, cluster_mode: bool) -> tuple[str, str]:
+        """The ``iceberg`` connection's catalog as ``(name, properties file)``: the file (owner-only) goes with
+        ``--files``; the driver finds it by name in cluster mode, by its path in client mode."""
+        name, properties = connection_catalog(str(self.iceberg_conn_id))
+        path = write_catalog_file(os.path.join(workdir, "iceberg-catalog.json"), name, properties)
+        self.files = ",".join([*([self.files] if self.files else []), path])
+        return name, os.path.basename(path) if cluster_mode else path
 
     def execute(self, context: Any) -> dict[str, Any]:
         conn = self.require_connection()
@@ -337,6 +363,14 @@ class SparkZorderJobOperator(ZorderLineageMixin, SparkSubmitOperator):
         finally:
             shutil.rmtree(workdir, ignore_errors=True)
         self.check_result(result)
+        # the catalog the table was named in, so the UI finds the table again from this XCom (plugins.discovery)
+        result.update(
+            {
+                k: v
+                for k, v in (("iceberg_catalog", self.iceberg_catalog), ("iceberg_conn_id", self.iceberg_conn_id))
+                if v
+            }
+        )
         self.job_result = result
         result["spark"] = self._spark_info()
         self.enrich_result(result)

@@ -4,7 +4,9 @@
    each ``<table>``, ``<table>|<stats location>`` or ``<table>|<stats location>|<conn id>`` (a Parquet
    directory path/URI, whose stats live in ``<table>/_zorder/stats`` by default, or a catalog name
    ``db.table``, which needs its stats location; the connection's credentials open the store,
-   as for ``FileStatsHook``).
+   as for ``FileStatsHook``). An Iceberg table adds a fourth field, ``iceberg_catalog=<name>`` (a pyiceberg
+   catalog) or ``iceberg_conn_id=<conn id>`` (an Airflow ``iceberg`` connection): ``ns.events|||iceberg_catalog=lake``
+   (its stats location then defaults to the table's location).
 2. The return values (XCom ``return_value``) of this provider's tasks in the Airflow metadata DB: the
    stats job, the clustering job and the sensor all return a dict with ``table`` and ``stats_location``
    (and ``conn_id`` when they used one).
@@ -36,6 +38,8 @@ class TableRef:
     table: str
     stats_location: str | None
     conn_id: str | None = None  # the connection FileStatsHook reads the stats with
+    iceberg_catalog: str | None = None  # an Iceberg table's pyiceberg catalog
+    iceberg_conn_id: str | None = None  # or the Airflow iceberg connection naming it
     sources: tuple[str, ...] = ()  # "config" and/or "dag:<dag_id>/<task_id>"
     dag_ids: frozenset[str] = field(default_factory=frozenset)
     seen_at: dt.datetime | None = None  # newest XCom mentioning it
@@ -44,15 +48,19 @@ class TableRef:
 
 def _ref(table: str, stats_location: str | None, source: str, conn_id: str | None = None, **kw: Any) -> TableRef:
     table = table.strip()
+    iceberg = bool(kw.get("iceberg_catalog") or kw.get("iceberg_conn_id"))
     loc = stats_location_for(table, stats_location)
     error = None
-    if loc is None:
+    if loc is None and not iceberg:  # an Iceberg table's stats location defaults to its location (the hook's)
         error = (
             f"{table!r} is a catalog table: give its stats location in [zorder] tables as '{table}|<stats location>'"
         )
     return TableRef(
         table=table, stats_location=loc, conn_id=(conn_id or "").strip() or None, sources=(source,), error=error, **kw
     )
+
+
+_CATALOG_KEYS = ("iceberg_catalog", "iceberg_conn_id")
 
 
 def parse_tables_option(text: str) -> list[TableRef]:
@@ -63,13 +71,16 @@ def parse_tables_option(text: str) -> list[TableRef]:
         if not entry or entry.startswith("#"):
             continue
         parts = [p.strip() for p in entry.split("|")]
-        if len(parts) > 3 or not parts[0]:
+        key, _, value = parts[3].partition("=") if len(parts) == 4 else ("", "", "")
+        if len(parts) > 4 or not parts[0] or (len(parts) == 4 and (key not in _CATALOG_KEYS or not value.strip())):
             raise ValueError(
-                f"bad [zorder] tables entry {entry!r}: expected '<table>', '<table>|<stats location>' "
-                "or '<table>|<stats location>|<conn id>'"
+                f"bad [zorder] tables entry {entry!r}: expected '<table>', '<table>|<stats location>', "
+                "'<table>|<stats location>|<conn id>', or for an Iceberg table a fourth field "
+                "'iceberg_catalog=<name>' or 'iceberg_conn_id=<conn id>'"
             )
         parts += [""] * (3 - len(parts))
-        out.append(_ref(parts[0], parts[1], "config", conn_id=parts[2]))
+        catalog = {key: value.strip()} if key else {}
+        out.append(_ref(parts[0], parts[1], "config", conn_id=parts[2], **catalog))
     return out
 
 
@@ -122,6 +133,7 @@ def xcom_tables(dag_ids: set[str] | None = None, limit: int | None = None) -> li
         if p is None:
             continue
         conn = p.get("conn_id") if isinstance(p.get("conn_id"), str) else None
+        catalog = {k: p[k] for k in _CATALOG_KEYS if isinstance(p.get(k), str) and p[k]}
         refs.append(
             _ref(
                 p["table"],
@@ -130,6 +142,7 @@ def xcom_tables(dag_ids: set[str] | None = None, limit: int | None = None) -> li
                 conn_id=conn,
                 dag_ids=frozenset([dag_id]),
                 seen_at=ts,
+                **catalog,
             )
         )
     return refs
@@ -149,6 +162,8 @@ def merge(refs: Iterable[TableRef]) -> list[TableRef]:
             table=old.table,
             stats_location=first.stats_location,
             conn_id=first.conn_id,
+            iceberg_catalog=first.iceberg_catalog or old.iceberg_catalog or r.iceberg_catalog,
+            iceberg_conn_id=first.iceberg_conn_id or old.iceberg_conn_id or r.iceberg_conn_id,
             error=first.error,
             seen_at=seen,
             sources=old.sources + tuple(s for s in r.sources if s not in old.sources),

@@ -111,10 +111,11 @@ def _runs_by_snapshot(location: str, fs: Any) -> dict[int, dict[str, Any]]:
 
 def _state(ref: TableRef) -> dict[str, Any]:
     """Cheap reads every request: latest snapshot id, events (a few small files), the sensor's last decision."""
-    if ref.error or not ref.stats_location:
+    iceberg = {"iceberg_catalog": ref.iceberg_catalog, "iceberg_conn_id": ref.iceberg_conn_id}
+    if ref.error or not (ref.stats_location or any(iceberg.values())):
         raise LookupError(ref.error or f"no stats location for {ref.table}")
     defaulted = ref.stats_location == stats_location_for(ref.table)  # lets the hook say "no such table"
-    hook = FileStatsHook(ref.table, None if defaulted else ref.stats_location, ref.conn_id)
+    hook = FileStatsHook(ref.table, None if defaulted else ref.stats_location, ref.conn_id, **iceberg)
     fs = hook.get_conn()
     loc = hook.stats_location
     sid = hook.get_latest_snapshot_id()  # a Delta table's version; refuses Hudi/Iceberg, names storage errors

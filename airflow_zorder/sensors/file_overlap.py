@@ -100,6 +100,7 @@ class FileOverlapSensor(BaseSensorOperator):
     :param stats_location: the stats store (default ``<table>/_zorder/stats``)
     :param conn_id: a standard connection that opens the store (``aws`` for S3); none: the store's default credentials
     :param iceberg_catalog: ``table`` is ``namespace.table`` of this pyiceberg catalog (statistics from its manifests)
+    :param iceberg_conn_id: instead of ``iceberg_catalog``, an Airflow ``iceberg`` connection naming the catalog
     :param num_clustering_columns: ``d`` of the ideal ``N ** (-1/d)``; default the last clustering's column count
     :param max_ratio_to_ideal: degraded when files a point query reads exceed the ideal by this factor
     :param max_average_depth: degraded when a column's average depth exceeds this (absolute; off by default)
@@ -135,6 +136,7 @@ class FileOverlapSensor(BaseSensorOperator):
         "conn_id",
         "incremental_plan",
         "iceberg_catalog",
+        "iceberg_conn_id",
     )
     ui_color = "#d8ecf3"
     operator_extra_links = (TableHealthLink(),)
@@ -147,6 +149,7 @@ class FileOverlapSensor(BaseSensorOperator):
         stats_location: str | None = None,
         conn_id: str | None = None,
         iceberg_catalog: str | None = None,
+        iceberg_conn_id: str | None = None,
         num_clustering_columns: int | None = None,
         max_ratio_to_ideal: float = _D.max_ratio_to_ideal,
         max_average_depth: float | None = _D.max_average_depth,
@@ -180,6 +183,9 @@ class FileOverlapSensor(BaseSensorOperator):
         self.stats_location = stats_location
         self.conn_id = conn_id
         self.iceberg_catalog = iceberg_catalog
+        self.iceberg_conn_id = iceberg_conn_id
+        if iceberg_catalog and iceberg_conn_id:
+            raise ValueError("give iceberg_catalog (a pyiceberg catalog) or iceberg_conn_id (a connection), not both")
         self.num_clustering_columns = num_clustering_columns
         self.policy = HealthPolicy(  # validated at DAG parse time
             max_ratio_to_ideal=max_ratio_to_ideal,
@@ -215,7 +221,21 @@ class FileOverlapSensor(BaseSensorOperator):
 
     def hook(self) -> FileStatsHook:
         """The stats hook for the rendered ``table`` / ``stats_location`` / ``conn_id``."""
-        return FileStatsHook(self.table, self.stats_location, self.conn_id, iceberg_catalog=self.iceberg_catalog)
+        return FileStatsHook(
+            self.table,
+            self.stats_location,
+            self.conn_id,
+            iceberg_catalog=self.iceberg_catalog,
+            iceberg_conn_id=self.iceberg_conn_id,
+        )
+
+    def _table_access(self) -> dict[str, str | None]:
+        """How the table is reached beyond its name and stats location: the store's and the catalog's."""
+        return {
+            "conn_id": self.conn_id,
+            "iceberg_catalog": self.iceberg_catalog,
+            "iceberg_conn_id": self.iceberg_conn_id,
+        }
 
     def _check(self, hook: FileStatsHook | None = None) -> dict[str, Any]:
         payload = (hook or self.hook()).check(
@@ -226,6 +246,10 @@ class FileOverlapSensor(BaseSensorOperator):
             final_decisions=self._final_decisions(),
             source=self._source,
             incremental=incremental_params(self.incremental_plan),
+        )
+        # how the UI finds the table again from this XCom (plugins.discovery)
+        payload.update(
+            {k: v for k, v in self._table_access().items() if v}  # only what was given
         )
         for line in payload["reasons"]:
             self.log.info("%s: %s", payload["decision"], line)
@@ -282,6 +306,7 @@ class FileOverlapSensor(BaseSensorOperator):
                 stats_location=self.stats_location,
                 conn_id=self.conn_id,
                 iceberg_catalog=self.iceberg_catalog,
+                iceberg_conn_id=self.iceberg_conn_id,
                 signal=signal,
                 poke_interval=self.poke_interval,
                 end_at=end_at,

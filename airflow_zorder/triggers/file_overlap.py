@@ -37,6 +37,7 @@ class FileOverlapTrigger(BaseTrigger):
     :param recheck_at: Unix time at which a ``recheck`` event asks the sensor to evaluate again (None: never)
     :param source: who watches (e.g. ``dag_id.task_id``): the decisions it records itself are not a change
     :param iceberg_catalog: ``table`` is ``namespace.table`` of this pyiceberg catalog
+    :param iceberg_conn_id: or of the catalog this Airflow ``iceberg`` connection names
     """
 
     def __init__(
@@ -50,6 +51,7 @@ class FileOverlapTrigger(BaseTrigger):
         recheck_at: float | None = None,
         source: str | None = None,
         iceberg_catalog: str | None = None,
+        iceberg_conn_id: str | None = None,
     ) -> None:
         super().__init__()
         self.table = table
@@ -61,6 +63,7 @@ class FileOverlapTrigger(BaseTrigger):
         self.recheck_at = None if recheck_at is None else float(recheck_at)
         self.source = source
         self.iceberg_catalog = iceberg_catalog
+        self.iceberg_conn_id = iceberg_conn_id
 
     def serialize(self) -> tuple[str, dict[str, Any]]:
         """Classpath and keyword arguments that re-create this trigger in the triggerer."""
@@ -76,6 +79,7 @@ class FileOverlapTrigger(BaseTrigger):
                 "recheck_at": self.recheck_at,
                 "source": self.source,
                 "iceberg_catalog": self.iceberg_catalog,
+                "iceberg_conn_id": self.iceberg_conn_id,
             },
         )
 
@@ -94,7 +98,15 @@ class FileOverlapTrigger(BaseTrigger):
         from airflow_zorder.hooks.file_stats import FileStatsHook
 
         try:
-            hook = FileStatsHook(self.table, self.stats_location, self.conn_id, iceberg_catalog=self.iceberg_catalog)
+            # in a thread: an iceberg connection is looked up (and its catalog opened) when the hook is made
+            hook = await asyncio.to_thread(
+                FileStatsHook,
+                self.table,
+                self.stats_location,
+                self.conn_id,
+                iceberg_catalog=self.iceberg_catalog,
+                iceberg_conn_id=self.iceberg_conn_id,
+            )
         except Exception as exc:  # noqa: BLE001 - reported to the task as an event
             yield self._error(exc)
             return

@@ -92,15 +92,22 @@ def stats_io(spark: Any, location: str) -> tuple[stats_store.StatsIO, str]:
     return stats_store.resolve_io(location, filesystem_for(location, spark))
 
 
-def resolve_table(spark: Any, table: str, iceberg_catalog: str | None = None) -> ListedTable:
-    """Open a path or catalog table (``iceberg_catalog``: namespace.table of that Iceberg catalog) and list its live
-    data files; clear errors for missing and unsupported ones."""
-    from spark_jobs.catalog import SparkMetastore
+def resolve_table(
+    spark: Any, table: str, iceberg_catalog: str | None = None, iceberg_catalog_file: str | None = None
+) -> ListedTable:
+    """Open a path or catalog table (``iceberg_catalog``: namespace.table of that Iceberg catalog, its properties
+    from ``iceberg_catalog_file`` if given) and list its live data files; clear errors for missing and unsupported ones."""
+    from spark_jobs.catalog import SparkMetastore, iceberg_catalog_properties
 
     fs = table_filesystem(table, spark)
     root = (os_path(fs, table) or table) if is_path_table(table) else None  # local tables: plain absolute paths
     opened: TableFormat = open_table(
-        table, fs, root=root, metastore=SparkMetastore(spark), iceberg_catalog=iceberg_catalog
+        table,
+        fs,
+        root=root,
+        metastore=SparkMetastore(spark),
+        iceberg_catalog=iceberg_catalog,
+        catalog_properties=iceberg_catalog_properties(iceberg_catalog, iceberg_catalog_file),
     )
     snap = opened.snapshot()
     files = [

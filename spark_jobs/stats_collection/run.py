@@ -27,14 +27,16 @@ from spark_jobs.stats_collection.metadata import collect_with_metadata
 from spark_jobs.stats_collection.plan import first_collection, plan_reads, requested_columns
 
 
-def _list_table(spark: Any, table: str, iceberg_catalog: str | None = None) -> ListedTable:
+def _list_table(
+    spark: Any, table: str, iceberg_catalog: str | None = None, iceberg_catalog_file: str | None = None
+) -> ListedTable:
     """The table's live files; any unexpected listing failure becomes a TableError naming the table."""
     from airflow_zorder.core.errors import MissingDependencyError
     from airflow_zorder.core.storage.table_formats import ForeignTableFormatError
     from airflow_zorder.core.tables.model import TableError
 
     try:
-        return resolve_table(spark, table, iceberg_catalog)
+        return resolve_table(spark, table, iceberg_catalog, iceberg_catalog_file)
     except (TableError, ForeignTableFormatError, MissingDependencyError):
         raise
     except Exception as exc:
@@ -53,7 +55,7 @@ def run_collect(spark: Any, opts: CollectOptions) -> dict[str, Any]:
     if opts.full or first_collection(spark, opts):
         warm = footers.start_warmup(spark)  # every file will be read: start Python workers while listing
     t = time.time()
-    table = _list_table(spark, opts.table, opts.iceberg_catalog)
+    table = _list_table(spark, opts.table, opts.iceberg_catalog, opts.iceberg_catalog_file)
     phases["list_s"] = round(time.time() - t, 3)
     files = {f.path: f for f in table.files}
     messages: list[str] = []

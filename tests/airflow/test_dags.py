@@ -288,8 +288,9 @@ def test_maintain_dag_maps_over_the_config(sample_table, recluster_run):
 
 @pytest.mark.spark
 def test_iceberg_dag_decides_from_the_manifests_and_commits_one_replace_snapshot(tmp_path, airflow_db):
-    """zorder_recluster_iceberg_table in a real ``dag.test()``: no stats job, one replace snapshot, the same rows; the
-    catalog is a SQL catalog on SQLite configured by PYICEBERG_CATALOG__ variables, as users configure theirs."""
+    """zorder_recluster_iceberg_table in a real ``dag.test()``: no stats job, one replace snapshot, the same rows. The
+    catalog (a SQL catalog on SQLite) is an Airflow ``iceberg`` connection and nothing else: the sensor reads it through
+    the Iceberg provider, and spark-submit's driver gets its properties in the file shipped with --files."""
     pytest.importorskip("pyiceberg")
     from airflow_zorder.core.iceberg.catalogs import embedded_properties, load_catalog
     from airflow_zorder.evaluation.sample_data import write_iceberg_table
@@ -300,9 +301,9 @@ def test_iceberg_dag_decides_from_the_manifests_and_commits_one_replace_snapshot
     snapshot_before = table.current_snapshot().snapshot_id
     ids_before = sorted(table.scan().to_arrow()["event_id"].to_pylist())
     mp = pytest.MonkeyPatch()
-    mp.setenv("ZORDER_ICEBERG_CATALOG", "zordertestdag")
-    for key, value in props.items():
-        mp.setenv(f"PYICEBERG_CATALOG__ZORDERTESTDAG__{key.upper()}", value)
+    pytest.importorskip("airflow.providers.apache.iceberg", reason="the iceberg extra")
+    mp.setenv("ZORDER_ICEBERG_CONN_ID", "zordertestdag")
+    mp.setenv("AIRFLOW_CONN_ZORDERTESTDAG", json.dumps({"conn_type": "iceberg", "extra": props}))
     mp.setenv("AIRFLOW_CONN_SPARK_DEFAULT", '{"conn_type": "spark", "host": "local[2]"}')
     try:
         bag, _ = load_dagbag()

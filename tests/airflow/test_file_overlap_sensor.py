@@ -362,6 +362,7 @@ def test_parameters():
         "conn_id",
         "incremental_plan",
         "iceberg_catalog",
+        "iceberg_conn_id",
     )
     assert s.deferrable is False  # [operators] default_deferrable is off here
     with pytest.raises(ValueError, match="aggregate"):

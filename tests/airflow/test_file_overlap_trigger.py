@@ -110,6 +110,7 @@ def test_serialize_round_trip_through_the_trigger_row(airflow_db):
         "recheck_at": 1.8e9,
         "source": "dag.watch",
         "iceberg_catalog": None,
+        "iceberg_conn_id": None,
     }
     row = Trigger.from_object(trig)  # encrypted and serialized as the triggerer stores it
     decoded = {k: smart_decode_trigger_kwargs(v) for k, v in Trigger._decrypt_kwargs(row.encrypted_kwargs).items()}

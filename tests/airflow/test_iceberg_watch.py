@@ -5,6 +5,7 @@ pyiceberg SQL catalog on SQLite, named as users name them: ``namespace.table`` o
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 
 import numpy as np
@@ -30,11 +31,14 @@ def layout_files(layout: str, seed: int = 0) -> list[pa.Table]:
 
 @pytest.fixture()
 def lake(tmp_path, monkeypatch):
-    """Two tables, scrambled and clustered, in one catalog configured by PYICEBERG_CATALOG__ variables."""
+    """Two tables, scrambled and clustered, in one catalog configured by PYICEBERG_CATALOG__ variables, and the
+    same catalog as an Airflow ``iceberg`` connection of the same name (a SQL catalog keeps its tables under its name)."""
     _, props = write_table(tmp_path, "ns.scrambled", layout_files("scrambled"))
     write_table(tmp_path, "ns.clustered", layout_files("clustered"))
     for key, value in props.items():
         monkeypatch.setenv(f"PYICEBERG_CATALOG__{CATALOG.upper()}__{key.upper()}", value)
+    monkeypatch.setenv("AIRFLOW_CONN_ZORDERTESTS", json.dumps({"conn_type": "iceberg", "extra": props}))
+    monkeypatch.setenv("AIRFLOW_CONN_NOT_ICEBERG", json.dumps({"conn_type": "aws", "login": "k", "password": "s"}))
     return tmp_path
 
 
@@ -70,6 +74,26 @@ def test_an_unknown_table_or_catalog_is_named(lake):
         FileStatsHook("ns.scrambled", iceberg_catalog="elsewhere")
 
 
+def test_an_iceberg_connection_names_the_catalog(lake, monkeypatch):
+    pytest.importorskip("airflow.providers.apache.iceberg", reason="the iceberg extra")
+    by_name = FileStatsHook("ns.scrambled", iceberg_catalog=CATALOG)
+    for var in [v for v in os.environ if v.startswith("PYICEBERG_CATALOG__")]:
+        monkeypatch.delenv(var)  # the connection alone configures the catalog now
+    with pytest.raises(ValueError, match="not configured"):
+        FileStatsHook("ns.scrambled", iceberg_catalog=CATALOG)
+    by_conn = FileStatsHook("ns.scrambled", iceberg_conn_id=CATALOG)
+    assert by_conn.iceberg_catalog == CATALOG  # named after the connection, as the provider names it
+    assert by_conn.stats_location == by_name.stats_location
+    got, want = by_conn.evaluate(columns=["a", "b"]), by_name.evaluate(columns=["a", "b"])
+    assert got["decision"] == want["decision"] == "recluster" and got["headline"] == want["headline"]
+    with pytest.raises(ValueError, match="connection 'nowhere' is not defined: create an 'iceberg' connection"):
+        FileStatsHook("ns.scrambled", iceberg_conn_id="nowhere")
+    with pytest.raises(ValueError, match="connection 'not_iceberg' has type 'aws', not 'iceberg'"):
+        FileStatsHook("ns.scrambled", iceberg_conn_id="not_iceberg")
+    with pytest.raises(ValueError, match="not both"):
+        FileStatsHook("ns.scrambled", iceberg_catalog=CATALOG, iceberg_conn_id=CATALOG)
+
+
 @pytest.fixture(scope="module")
 def dags(airflow_db):
     with dag_module(DAG_FILE, "zorder-iceberg-tests") as module:
@@ -95,8 +119,16 @@ def run(dag, table: str) -> tuple[str, dict | None]:
 
 @pytest.mark.parametrize("mode", ["poke", "deferrable"])
 def test_sensor_decides_on_iceberg_tables(dags, lake, mode):
+    """poke: a pyiceberg catalog; deferrable: the same catalog through an ``iceberg`` connection. The UI finds the
+    table again from the sensor's XCom, with its catalog."""
+    from airflow_zorder.plugins.discovery import xcom_tables
+
     state, payload = run(getattr(dags, mode), "ns.scrambled")
     assert state == "success" and payload["decision"] == "recluster" and payload["snapshot_id"] == 16
+    catalog = {"poke": ("iceberg_catalog", CATALOG), "deferrable": ("iceberg_conn_id", CATALOG)}[mode]
+    assert payload[catalog[0]] == catalog[1]
+    (ref,) = [r for r in xcom_tables({getattr(dags, mode).dag_id}) if r.table == "ns.scrambled"]
+    assert getattr(ref, catalog[0]) == catalog[1] and ref.error is None
     state, payload = run(getattr(dags, mode), "ns.clustered")
     assert state == "skipped" and payload is None
     assert decisions(FileStatsHook("ns.clustered", iceberg_catalog=CATALOG)) == ["healthy"]

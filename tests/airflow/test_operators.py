@@ -173,6 +173,39 @@ def test_deploy_mode_from_the_connection_and_no_local_result_file(conns, tmp_pat
     assert flag_value(submit_command(op2, tmp_path), "--deploy-mode") == "cluster"
 
 
+@pytest.mark.parametrize("conn_id", ["spark_yarn", "spark_yarn_cluster"])
+def test_an_iceberg_connection_reaches_the_driver_in_a_file_not_on_the_command_line(
+    conn_id, conns, tmp_path, monkeypatch
+):
+    """iceberg_conn_id: the Iceberg provider builds the catalog (a SQL catalog on SQLite here); its properties,
+    a secret among them, travel in an owner-only file with --files: by path in client mode, by name in cluster mode
+    (the jobs parse both; the DAG test runs one through spark-submit)."""
+    pytest.importorskip("airflow.providers.apache.iceberg", reason="the iceberg extra")
+    secret = "s3cr3t-never-on-the-command-line"
+    props = {"type": "sql", "uri": f"sqlite:///{tmp_path}/catalog.db", "warehouse": f"file://{tmp_path}/wh"}
+    monkeypatch.setenv(
+        "AIRFLOW_CONN_LAKE", json.dumps({"conn_type": "iceberg", "extra": {**props, "s3.secret-access-key": secret}})
+    )
+    op = SparkClusterTableOperator(
+        task_id="c", table="ns.events", columns="a", conn_id=conn_id, iceberg_conn_id="lake", stats_location="/s"
+    )
+    workdir = tmp_path / "work"
+    workdir.mkdir()
+    cmd = submit_command(op, workdir)
+    assert not any(secret in part or "sqlite:" in part for part in cmd)
+    shipped = workdir / "iceberg-catalog.json"
+    assert (shipped.stat().st_mode & 0o777) == 0o600
+    assert json.loads(shipped.read_text())["lake"] == {**props, "s3.secret-access-key": secret}
+    assert str(shipped) in flag_value(cmd, "--files").split(",")
+    assert flag_value(cmd, "--iceberg-catalog") == "lake"
+    given = flag_value(cmd, "--iceberg-catalog-file")
+    assert given == ("iceberg-catalog.json" if conn_id == "spark_yarn_cluster" else str(shipped))
+    opts = ClusterOptions.from_args(cmd[cmd.index(op.application) + 1 :])
+    assert (opts.iceberg_catalog, opts.iceberg_catalog_file) == ("lake", given)
+    with pytest.raises(ValueError, match="not both"):
+        SparkClusterTableOperator(task_id="x", table="ns.e", columns="a", iceberg_catalog="a", iceberg_conn_id="b")
+
+
 def test_local_master_runs_spark_python_as_the_workers_interpreter(conns, tmp_path, monkeypatch):
     monkeypatch.delenv("PYSPARK_PYTHON", raising=False)
     op = SparkCollectFileStatsOperator(task_id="s", table="/data/t", conn_id="spark_local")

@@ -548,6 +548,17 @@ def test_tables_option_parsing():
     )
     with pytest.raises(ValueError, match="bad \\[zorder\\] tables entry 'a\\|b\\|c\\|d'"):
         discovery.parse_tables_option("a|b|c|d")
+    (ice,) = discovery.parse_tables_option("ns.events|||iceberg_conn_id=lake")
+    assert (ice.table, ice.stats_location, ice.iceberg_conn_id, ice.iceberg_catalog, ice.error) == (
+        "ns.events",
+        None,
+        "lake",
+        None,
+        None,
+    )
+    assert discovery.parse_tables_option("ns.e||aws|iceberg_catalog=cat")[0].iceberg_catalog == "cat"
+    with pytest.raises(ValueError, match="fourth field 'iceberg_catalog=<name>'"):
+        discovery.parse_tables_option("ns.e|||glue=cat")
 
 
 def _write_sensor_dag(folder: Path, dag_id: str, table: str, stats_location: str) -> Path:

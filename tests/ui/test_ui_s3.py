@@ -1,9 +1,11 @@
 """The UI's table page for a table on real S3 (a local moto server), read through an ordinary ``aws``
 connection named in ``[zorder] tables``; the stats were collected by the real stats job and uploaded.
-A Delta table's page is read from its log (no stats job); a Hudi table is refused, naming the format."""
+A Delta table's page is read from its log (no stats job), an Iceberg table's from its manifests through an ``iceberg``
+connection named in ``[zorder] tables``; a Hudi table is refused, naming the format."""
 
 from __future__ import annotations
 
+import json
 import secrets
 from collections.abc import Iterator
 from pathlib import Path
@@ -53,16 +55,41 @@ def hudi_table(tmp_path_factory) -> str:
 
 
 @pytest.fixture(scope="module")
-def api(airflow_db, auth_env, s3, lake, delta_table, hudi_table) -> Iterator[TestClient]:
+def iceberg_table(tmp_path_factory) -> dict[str, str] | None:
+    """A real Iceberg table (pyiceberg, SQL catalog on SQLite): 16 appends of one file each spanning the whole range
+    of a and b (degraded); returns its catalog's properties, or None without pyiceberg and the Iceberg provider."""
+    try:
+        import airflow.providers.apache.iceberg  # noqa: F401
+        from iceberg_tables import write_table
+    except ImportError:
+        return None
+    import numpy as np
+    import pyarrow as pa
+
+    rng = np.random.default_rng(7)
+    files = []
+    for _ in range(16):
+        v = rng.integers(0, 100, (2, 40))
+        v[:, 0], v[:, 1] = 0, 99
+        files.append(pa.table({"a": v[0], "b": v[1]}))
+    _, props = write_table(tmp_path_factory.mktemp("iceberg"), "ns.events", files)
+    return props
+
+
+@pytest.fixture(scope="module")
+def api(airflow_db, auth_env, s3, lake, delta_table, hudi_table, iceberg_table) -> Iterator[TestClient]:
     mp = pytest.MonkeyPatch()
     for k, v in auth_env.items():
         mp.setenv(k, v)
     mp.setenv("AIRFLOW_CONN_AWS_LAKE", s3.connection_uri())
     mp.setenv("AIRFLOW_CONN_AWS_WRONG", s3.connection_uri(secret_key="not-the-secret"))
-    mp.setenv(
-        "AIRFLOW__ZORDER__TABLES",
-        f"{lake['events']}||aws_lake\ns3://lake/raw|s3://lake/raw/_zorder/stats|aws_wrong\n{delta_table}\n{hudi_table}",
+    tables = (
+        f"{lake['events']}||aws_lake\ns3://lake/raw|s3://lake/raw/_zorder/stats|aws_wrong\n{delta_table}\n{hudi_table}"
     )
+    if iceberg_table:
+        mp.setenv("AIRFLOW_CONN_ZORDERTESTS", json.dumps({"conn_type": "iceberg", "extra": iceberg_table}))
+        tables += "\nns.events|||iceberg_conn_id=zordertests"
+    mp.setenv("AIRFLOW__ZORDER__TABLES", tables)
     mp.setenv("AIRFLOW__API_AUTH__JWT_SECRET", secrets.token_hex(32))
     from airflow.api_fastapi.app import create_app, purge_cached_app
 
@@ -116,6 +143,23 @@ def test_table_page_shows_a_delta_table_read_from_its_log(api, delta_table):
     rows = {t["table"]: t for t in api.get("/zorder/api/tables").json()}
     assert rows[delta_table]["error"] is None and rows[delta_table]["decision"] == "recluster"
     assert not (Path(delta_table) / "_zorder").exists()  # the UI only reads
+
+
+def test_table_page_shows_an_iceberg_table_read_from_its_manifests(api, iceberg_table):
+    if not iceberg_table:
+        pytest.skip("the iceberg extra (pyiceberg, the Iceberg provider)")
+    r = api.get("/zorder/api/table?table=ns.events")
+    assert r.status_code == 200, r.text
+    data = r.json()
+    want = FileStatsHook("ns.events", iceberg_conn_id="zordertests").evaluate()
+    assert data["evaluation"]["decision"] == want["decision"] == "recluster"
+    assert data["evaluation"]["snapshot_id"] == want["snapshot_id"] == 16  # the snapshot's sequence number
+    assert data["evaluation"]["num_files"] == 16 and {c["column"] for c in data["columns"]} == {"a", "b"}
+    page = api.get("/zorder/table?table=ns.events")
+    assert page.status_code == 200 and not parse(page.text).find_all(id="table-error"), page.text[:2000]
+    assert parse(page.text).find(id="decision").text.strip() == "recluster"
+    rows = {t["table"]: t for t in api.get("/zorder/api/tables").json()}
+    assert rows["ns.events"]["error"] is None and rows["ns.events"]["decision"] == "recluster"
 
 
 def test_table_page_refuses_a_hudi_table(api, hudi_table):

@@ -7,13 +7,20 @@ given properties win (an Airflow ``iceberg`` connection's, on the Airflow side).
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from airflow_zorder.core.errors import MissingDependencyError
 from airflow_zorder.core.tables.model import TableError
 
-__all__ = ["embedded_properties", "load_catalog", "load_table", "pyiceberg_module"]
+__all__ = [
+    "catalog_file_properties",
+    "embedded_properties",
+    "load_catalog",
+    "load_table",
+    "pyiceberg_module",
+    "write_catalog_file",
+]
 
 
 def pyiceberg_module(purpose: str = "reading an Apache Iceberg table") -> Any:
@@ -35,6 +42,40 @@ def embedded_properties(home: str) -> dict[str, str]:
     home = os.path.abspath(home)
     os.makedirs(os.path.join(home, "warehouse"), exist_ok=True)
     return {"type": "sql", "uri": f"sqlite:///{home}/catalog.db", "warehouse": f"file://{home}/warehouse"}
+
+
+def write_catalog_file(path: str, name: str, properties: Mapping[str, str]) -> str:
+    """Write ``{name: properties}`` to ``path``, readable by its owner only (they may hold secrets); returns ``path``.
+
+    This is how the operators hand an Airflow connection's catalog to the Spark driver: the file goes with
+    ``--files``, so no property is on the command line."""
+    import json
+    import os
+
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    with os.fdopen(fd, "w") as f:
+        json.dump({name: {str(k): str(v) for k, v in properties.items()}}, f)
+    return path
+
+
+def catalog_file_properties(path: str, name: str, search_dirs: Sequence[str] = ()) -> dict[str, str]:
+    """The properties of catalog ``name`` in the JSON file ``path`` (:func:`write_catalog_file`); a relative path is
+    looked up in ``search_dirs`` too (where spark-submit's ``--files`` land: SparkFiles' root, the working directory)."""
+    import json
+    import os
+
+    candidates = [path] if os.path.isabs(path) else [*(os.path.join(d, path) for d in search_dirs), path]
+    found = next((c for c in candidates if os.path.isfile(c)), None)
+    if found is None:
+        raise TableError(
+            f"the Iceberg catalog file {path!r} is not where the job runs (looked in: {', '.join(candidates)}): "
+            "ship it with spark-submit --files, as the operators do with iceberg_conn_id"
+        )
+    with open(found) as f:
+        doc = json.load(f)
+    if name not in doc:
+        raise TableError(f"the Iceberg catalog file {path!r} has no catalog {name!r} (it has: {', '.join(doc)})")
+    return {str(k): str(v) for k, v in doc[name].items()}
 
 
 def load_catalog(name: str, properties: Mapping[str, str] | None = None) -> Any:

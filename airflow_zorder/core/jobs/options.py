@@ -196,6 +196,12 @@ class _CommandLine:
         return args
 
 
+def check_iceberg_catalog(catalog: str | None, catalog_file: str | None) -> None:
+    """A catalog's properties file names no catalog by itself: refuse it without ``--iceberg-catalog``."""
+    if catalog_file and not catalog:
+        raise ValueError("--iceberg-catalog-file needs --iceberg-catalog (the catalog those properties are for)")
+
+
 def _job_parser(prog: str, description: str) -> argparse.ArgumentParser:
     """An argument parser with the ``--table`` every job takes."""
     p = argparse.ArgumentParser(prog=prog, description=description)
@@ -205,6 +211,12 @@ def _job_parser(prog: str, description: str) -> argparse.ArgumentParser:
         default=None,
         help="--table is namespace.table of this pyiceberg catalog (its properties: .pyiceberg.yaml or "
         "PYICEBERG_CATALOG__<NAME>__<KEY> variables where the driver runs)",
+    )
+    p.add_argument(
+        "--iceberg-catalog-file",
+        default=None,
+        help="a JSON file of the catalog's properties (an Airflow iceberg connection's, shipped by the operator with "
+        "--files so that no secret is on the command line); a bare name is looked up among the job's files",
     )
     return p
 
@@ -318,6 +330,7 @@ class ClusterOptions(_CommandLine):
     run_id: str = field(default_factory=new_run_id)
     stats_location: str | None = None  # where the run's event is recorded; default <table home>/_zorder/stats
     iceberg_catalog: str | None = None  # the table is namespace.table of this pyiceberg catalog
+    iceberg_catalog_file: str | None = None  # that catalog's properties as JSON (shipped by the operators)
     action: str = "cluster"  # one of CLUSTER_ACTIONS
     result_json: str | None = (
         None  # write the JSON result here: a local path, or a URI written through the stats store's IO
@@ -347,6 +360,7 @@ class ClusterOptions(_CommandLine):
         ("key_engine", "--key-engine"),
         ("stats_location", "--stats-location"),
         ("iceberg_catalog", "--iceberg-catalog"),
+        ("iceberg_catalog_file", "--iceberg-catalog-file"),
         ("action", "--action"),
         ("run_id", "--run-id"),
         ("result_json", "--result-json"),
@@ -360,6 +374,7 @@ class ClusterOptions(_CommandLine):
             ("key_engine", self.key_engine, KEY_ENGINES),
         ):
             check_choice(what, value, choices)
+        check_iceberg_catalog(self.iceberg_catalog, self.iceberg_catalog_file)
         if self.target_ratio is not None and not (
             isinstance(self.target_ratio, (int, float)) and 1.0 <= self.target_ratio < float("inf")
         ):
@@ -575,6 +590,7 @@ class ClusterOptions(_CommandLine):
                 key_engine=a.key_engine,
                 stats_location=a.stats_location,
                 iceberg_catalog=a.iceberg_catalog,
+                iceberg_catalog_file=a.iceberg_catalog_file,
                 action=a.action,
                 result_json=a.result_json,
             )
@@ -604,6 +620,7 @@ class CollectOptions(_CommandLine):
     method: str = "auto"  # one of STATS_METHODS
     stats_location: str | None = None  # default: <table home>/_zorder/stats
     iceberg_catalog: str | None = None  # the table is namespace.table of this pyiceberg catalog
+    iceberg_catalog_file: str | None = None  # that catalog's properties as JSON (shipped by the operators)
     stats_table: str | None = None  # also register the stats as this catalog table
     full: bool = False  # ignore the previous snapshot
     keep_snapshots: int | None = None  # keep only the newest N snapshot files (runs are always kept)
@@ -618,6 +635,7 @@ class CollectOptions(_CommandLine):
         ("method", "--method"),
         ("stats_location", "--stats-location"),
         ("iceberg_catalog", "--iceberg-catalog"),
+        ("iceberg_catalog_file", "--iceberg-catalog-file"),
         ("stats_table", "--stats-table"),
         ("full", "--full"),
         ("keep_snapshots", "--keep-snapshots"),
@@ -629,6 +647,7 @@ class CollectOptions(_CommandLine):
 
     def __post_init__(self) -> None:
         self.columns = _collect_columns(self.columns)
+        check_iceberg_catalog(self.iceberg_catalog, self.iceberg_catalog_file)
 
     @staticmethod
     def parser() -> argparse.ArgumentParser:
@@ -692,22 +711,22 @@ class CollectOptions(_CommandLine):
         if a.parallelism is not None and a.parallelism < 1:
             p.error(f"--parallelism must be at least 1, got {a.parallelism}")
         try:
-            columns = parse_name_args(a.columns, "--columns")
+            opts = cls(
+                table=a.table,
+                columns=parse_name_args(a.columns, "--columns"),
+                method=a.method,
+                stats_location=a.stats_location,
+                iceberg_catalog=a.iceberg_catalog,
+                iceberg_catalog_file=a.iceberg_catalog_file,
+                stats_table=a.stats_table,
+                full=a.full,
+                keep_snapshots=a.keep_snapshots,
+                parallelism=a.parallelism,
+                allow_errors=a.allow_errors,
+                result_json=a.result_json,
+            )
         except ValueError as exc:
             p.error(str(exc))
-        opts = cls(
-            table=a.table,
-            columns=columns,
-            method=a.method,
-            stats_location=a.stats_location,
-            iceberg_catalog=a.iceberg_catalog,
-            stats_table=a.stats_table,
-            full=a.full,
-            keep_snapshots=a.keep_snapshots,
-            parallelism=a.parallelism,
-            allow_errors=a.allow_errors,
-            result_json=a.result_json,
-        )
         if a.run_id:
             opts.run_id = a.run_id
         return opts
