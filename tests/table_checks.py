@@ -117,8 +117,10 @@ def spark_submit(
     conf: dict[str, str] | None = None,
     timeout: float = 600,
     popen: bool = False,
+    unset: tuple[str, ...] = (),
 ):
-    """Run ``spark_jobs/<job>.py`` with the real spark-submit on local[2]; CompletedProcess (or Popen)."""
+    """Run ``spark_jobs/<job>.py`` with the real spark-submit on local[2]; CompletedProcess (or Popen).
+    ``unset``: prefixes of this process's environment variables the job must not see."""
     cmd = [
         str(SPARK_SUBMIT),
         "--master",
@@ -132,7 +134,7 @@ def spark_submit(
         cmd += ["--conf", f"{k}={v}"]
     cmd += [str(REPO / "spark_jobs" / f"{job}.py"), *args]
     full_env = {
-        **os.environ,
+        **{k: v for k, v in os.environ.items() if not k.startswith(unset or ("\0",))},
         "PYSPARK_PYTHON": sys.executable,
         "PYSPARK_DRIVER_PYTHON": sys.executable,
         "PYTHONPATH": str(REPO),

@@ -8,8 +8,10 @@ job is held at one of its fault points; crashes are the fault points raising (``
 from __future__ import annotations
 
 import datetime as dt
+import json
 import os
 import random
+from pathlib import Path
 
 import pyarrow as pa
 import pytest
@@ -191,6 +193,32 @@ def test_a_crash_is_recovered_by_the_run_id_in_the_snapshots(spark, table, monke
         assert _files_on_disk(table) == on_disk  # the placed files are gone, every live file stays
 
 
+def test_a_real_kill_while_placing_files_then_recover_removes_them(spark, table, tmp_path):
+    """spark-submit SIGKILLed (ZORDER_FAULT) after placing its first file in the table's data location; the catalog
+    reaches the driver only as the operators send it, a properties file (--iceberg-catalog-file), not the variables.
+    Nothing was committed; ``--action recover`` finds no snapshot with the run id and removes the placed files."""
+    from table_checks import spark_submit
+
+    from airflow_zorder.core.iceberg.catalogs import write_catalog_file
+
+    before, on_disk = _rows(_load(table)), _files_on_disk(table)
+    prefix = f"PYICEBERG_CATALOG__{CATALOG.upper()}__"
+    props = {k[len(prefix) :].lower(): v for k, v in os.environ.items() if k.startswith(prefix)}
+    shipped = write_catalog_file(str(tmp_path / "catalog.json"), CATALOG, props)
+    args = ["--table", "ns.events", "--columns", ",".join(COLUMNS), "--num-files", "4"]
+    args += ["--iceberg-catalog", CATALOG, "--iceberg-catalog-file", shipped, "--run-id", "20260101T000000-killed00"]
+    proc = spark_submit(
+        "cluster_table", *args, env={faults.FAULT_ENV: "iceberg_mid_place:1"}, unset=("PYICEBERG_CATALOG__",)
+    )
+    said = proc.stdout + proc.stderr
+    assert proc.returncode != 0 and "fault injected at 'iceberg_mid_place'" in said, said[-3000:]
+    placed = _files_on_disk(table) - on_disk
+    assert placed and _rows(_load(table)) == before  # placed, never committed: invisible to readers
+    out = run_action(spark, _opts(), "recover")
+    assert any("20260101T000000-killed00" in str(r) for r in out["runs"]), out
+    assert _files_on_disk(table) == on_disk and _rows(_load(table)) == before
+
+
 def test_refusals_leave_the_table_untouched(spark, tmp_path, monkeypatch):
     from pyiceberg.transforms import BucketTransform
 
@@ -206,6 +234,16 @@ def test_refusals_leave_the_table_untouched(spark, tmp_path, monkeypatch):
     assert _load(home).metadata_location == before
     with pytest.raises(Exception, match="does not exist in catalog"):
         run_cluster(spark, ClusterOptions(table="ns.nope", columns=COLUMNS, iceberg_catalog=CATALOG))
+    # format v3: pyiceberg cannot write it, so the table is registered from a v3 copy of a v2 table's metadata
+    v2 = _load(home)
+    doc = json.loads(Path(v2.metadata_location.removeprefix("file://")).read_text())
+    doc.update({"format-version": 3, "next-row-id": 0})
+    v3_file = home / "v3.metadata.json"
+    v3_file.write_text(json.dumps(doc))
+    catalog(home)[0].register_table("ns.events_v3", f"file://{v3_file}")
+    with pytest.raises(IcebergRewriteRefusedError, match="is format version 3"):
+        run_cluster(spark, ClusterOptions(table="ns.events_v3", columns=COLUMNS, iceberg_catalog=CATALOG))
+    assert catalog(home)[0].load_table("ns.events_v3").metadata_location == f"file://{v3_file}"
 
 
 def test_the_stats_job_and_an_incremental_run_on_an_iceberg_table(spark, table):
