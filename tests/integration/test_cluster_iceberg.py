@@ -174,7 +174,10 @@ def test_a_position_delete_then_another_commit_during_the_run_is_a_conflict(spar
     assert ran and _rows(_load(table)) == expected  # the 3 deleted rows did not come back
 
 
-@pytest.mark.parametrize("point, committed", [("iceberg_mid_place", False), ("iceberg_after_commit", True)])
+@pytest.mark.parametrize(
+    "point, committed",
+    [("iceberg_mid_place", False), ("iceberg_before_commit", False), ("iceberg_after_commit", True)],
+)
 def test_a_crash_is_recovered_by_the_run_id_in_the_snapshots(spark, table, monkeypatch, point, committed):
     before = _rows(_load(table))
     on_disk = _files_on_disk(table)
