@@ -49,6 +49,7 @@ def pytest_sessionstart(session: pytest.Session) -> None:
 LONGEST_FIRST = (
     "tests/airflow/test_dags.py",  # 65 s; 88 s on Airflow 3.2.0
     "tests/integration/test_cluster_delta.py",  # 57 s
+    "tests/airflow/test_azure_store.py",  # 35 s (Azurite, a stats job, dag.test, the UI app)
     "tests/airflow/test_file_overlap_sensor.py",  # 24 s; 69 s on Airflow 3.2.0
     "tests/airflow/test_standalone_cluster.py",  # 49 s
     "tests/airflow/test_delta_watch.py",  # 21 s; 51 s on Airflow 3.2.0

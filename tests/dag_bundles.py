@@ -46,3 +46,19 @@ def forget_xcoms(module: ModuleType) -> None:
     dag_ids = sorted({v.dag_id for v in vars(module).values() if isinstance(v, DAG)})
     with create_session() as session:
         session.query(XComModel).filter(XComModel.dag_id.in_(dag_ids)).delete(synchronize_session=False)
+
+
+def run_watch(dag, task_id: str = "watch", **run_conf: str) -> tuple[str, dict | None]:
+    """``dag.test()`` with ``run_conf``; returns (the state of ``task_id``, its return value or None)."""
+    from airflow.models.xcom import XComModel
+    from airflow.utils.session import create_session
+
+    dr = dag.test(run_conf=run_conf)
+    with create_session() as s:
+        state = str(dr.get_task_instance(task_id, session=s).state)
+        row = (
+            s.query(XComModel.value)
+            .filter(XComModel.dag_id == dag.dag_id, XComModel.run_id == dr.run_id, XComModel.key == "return_value")
+            .one_or_none()
+        )
+    return state, None if row is None else (json.loads(row[0]) if isinstance(row[0], str) else row[0])

@@ -17,14 +17,10 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
+from loopback import free_port
+
 REGION = "us-east-1"
 BUCKET = "lake"
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
 
 
 @dataclass
@@ -90,7 +86,7 @@ def start_moto(log_dir: Path) -> MotoS3:
     """Start ``python -m moto.server`` on a free port, create the IAM key and the bucket ``lake``."""
     import boto3
 
-    port = _free_port()
+    port = free_port()
     env = dict(os.environ, INITIAL_NO_AUTH_ACTION_COUNT="3")
     log = open(log_dir / "moto.log", "wb")  # noqa: SIM115 - kept open for the server's life
     proc = subprocess.Popen(

@@ -41,6 +41,17 @@ from airflow_zorder.hooks.iceberg_catalog import connection_catalog
 COLLECT_HINT = "run SparkCollectFileStatsOperator (or spark-submit spark_jobs/collect_stats.py --table {table}) first"
 
 
+def _expiring(options: StoreOptions) -> bool:
+    """True when the options' access token (``credential_token_expiration``, naive UTC) ends within 5 minutes."""
+    import datetime as dt
+
+    expiry = options.arrow.get("credential_token_expiration")
+    if expiry is None:
+        return False
+    now = dt.datetime.now(dt.UTC).replace(tzinfo=None) if expiry.tzinfo is None else dt.datetime.now(dt.UTC)
+    return bool(expiry - now < dt.timedelta(minutes=5))
+
+
 class FileStatsHook(BaseHook):
     """Read a table's clustering statistics and evaluate its health (``core.policy.recluster_policy``), with pyarrow only.
 
@@ -80,6 +91,7 @@ class FileStatsHook(BaseHook):
         self._filesystem = filesystem
         self.default_location = not stats_location
         self._options: dict[str, StoreOptions] = {}
+        self._catalog_options: StoreOptions | None = None  # the connection's, as an Iceberg catalog's FileIO got them
         self._collected_cache: dict[tuple, pa.Table | None] = {}  # the stats job's rows (_collected_rows)
         self.iceberg_catalog = iceberg_catalog or None
         self.catalog_properties = dict(catalog_properties or {})
@@ -104,21 +116,22 @@ class FileStatsHook(BaseHook):
 
     # ------------------------------------------------------------------ storage
 
-    @cached_property
+    @property
     def _fs(self) -> Any:
         if self._filesystem is not None:
             return self._filesystem
-        return self._fs_for(self.stats_location)[0]
+        return self._fs_for(self.stats_location)[0]  # cheap: the options and the filesystems are cached
 
     def _fs_for(self, location: str) -> tuple[Any, str]:
         """(pyarrow filesystem, path) for a location of this table (stats, directory), with the hook's credentials,
         through the one I/O seam (``filesystems.filesystem_for``).
 
-        The connection is resolved once per store and hook (an assumed role's keys are fetched once)."""
+        The connection is resolved once per store and hook (an assumed role's keys are fetched once), and again when
+        its access token (GCS: pyarrow never refreshes one) is about to expire, e.g. in a trigger polling for hours."""
         loc = locations.parse_location(location)
         if self._filesystem is not None:
             return self._filesystem, loc.arrow_path()
-        if self.conn_id and loc.store not in self._options:
+        if self.conn_id and (loc.store not in self._options or _expiring(self._options[loc.store])):
             self._options[loc.store] = connections.store_options(self.conn_id, location)
         options = self._options.get(loc.store) if self.conn_id else None
         store = filesystem_for(location, options=options.arrow if options else None)
@@ -149,13 +162,17 @@ class FileStatsHook(BaseHook):
         and a directory inside any format's table (``ForeignTableFormatError``)."""
         if self.iceberg_catalog:
             # the connection's store credentials (its FileIO's names) under the catalog's own properties
-            io = dict(connections.store_options(self.conn_id).iceberg) if self.conn_id else {}
-            return open_table(
-                self.table,
-                ArrowFileSystem(pafs.LocalFileSystem()),
-                iceberg_catalog=self.iceberg_catalog,
-                catalog_properties={**io, **self.catalog_properties},
-            )
+            self._catalog_options = connections.store_options(self.conn_id) if self.conn_id else None
+            io = dict(self._catalog_options.iceberg) if self._catalog_options else {}
+            props = {**io, **self.catalog_properties}
+            # a store's error names the warehouse's store (the table's location is known once its metadata is read)
+            with self._reading(str(props.get("warehouse") or self.table)):
+                return open_table(
+                    self.table,
+                    ArrowFileSystem(pafs.LocalFileSystem()),
+                    iceberg_catalog=self.iceberg_catalog,
+                    catalog_properties=props,
+                )
         if not is_path_table(self.table):
             return None
         with self._reading(self.table):
@@ -172,6 +189,8 @@ class FileStatsHook(BaseHook):
     def metadata_format(self) -> TableFormat | None:
         """The opened table when its format's metadata keeps the per-file statistics (a Delta log: snapshot ids
         are its versions), else None (the stats come from the stats store)."""
+        if self._catalog_options is not None and _expiring(self._catalog_options):
+            self.__dict__.pop("_opened", None)  # its FileIO's token (GCS) is about to expire: reopen with a fresh one
         opened = self._opened
         return opened if opened is not None and opened.stats_from_metadata else None
 
@@ -216,11 +235,8 @@ class FileStatsHook(BaseHook):
         hint = COLLECT_HINT.format(table=self.table)
         loc = self.stats_location
         if self._bucket_missing(loc):
-            bucket = locations.parse_location(loc).bucket
-            return locations.StorageError(
-                f"cannot read {loc}: bucket {bucket} does not exist: check the location's "
-                "bucket name (and the connection's endpoint_url)"
-            )
+            via = f" with connection {self.conn_id!r}" if self.conn_id else ""
+            return locations.StorageError(f"cannot read {loc}{via}: {locations.missing_bucket_message(loc)}")
         try:
             io, base = stats_store.resolve_io(loc, self._fs)
             exists = io.exists(base)

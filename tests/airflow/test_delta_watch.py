@@ -15,7 +15,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 import pytest
-from dag_bundles import dag_module, forget_xcoms
+from dag_bundles import dag_module, forget_xcoms, run_watch
 from moto_s3 import BUCKET, REGION
 from overlap_tables import COLUMNS, FILES_PER_PARTITION, _file_values, count_checks
 
@@ -97,19 +97,8 @@ def dags(airflow_db):
 
 
 def run(dag, table: str, conn_id: str = "") -> tuple[str, dict | None]:
-    """dag.test() with table and connection in the run conf; returns (the sensor's state, its return value)."""
-    from airflow.models.xcom import XComModel
-    from airflow.utils.session import create_session
-
-    dr = dag.test(run_conf={"table": table, "conn_id": conn_id})
-    with create_session() as s:
-        state = str(dr.get_task_instance("watch", session=s).state)
-        row = (
-            s.query(XComModel.value)
-            .filter(XComModel.dag_id == dag.dag_id, XComModel.run_id == dr.run_id, XComModel.key == "return_value")
-            .one_or_none()
-        )
-    return state, None if row is None else (json.loads(row[0]) if isinstance(row[0], str) else row[0])
+    """dag.test() with table and connection in the run conf: (the sensor's state, its return value)."""
+    return run_watch(dag, table=table, conn_id=conn_id)
 
 
 # --------------------------------------------------------------------------- the hook, local tables

@@ -11,7 +11,7 @@ from pathlib import Path
 import numpy as np
 import pyarrow as pa
 import pytest
-from dag_bundles import dag_module, forget_xcoms
+from dag_bundles import dag_module, forget_xcoms, run_watch
 from overlap_tables import FILES_PER_PARTITION, _file_values
 
 from airflow_zorder.core.stats import stats_store
@@ -102,19 +102,8 @@ def dags(airflow_db):
 
 
 def run(dag, table: str) -> tuple[str, dict | None]:
-    """dag.test() with the table in the run conf; returns (the sensor's state, its return value)."""
-    from airflow.models.xcom import XComModel
-    from airflow.utils.session import create_session
-
-    dr = dag.test(run_conf={"table": table})
-    with create_session() as s:
-        state = str(dr.get_task_instance("watch", session=s).state)
-        row = (
-            s.query(XComModel.value)
-            .filter(XComModel.dag_id == dag.dag_id, XComModel.run_id == dr.run_id, XComModel.key == "return_value")
-            .one_or_none()
-        )
-    return state, None if row is None else (json.loads(row[0]) if isinstance(row[0], str) else row[0])
+    """dag.test() with the table in the run conf: (the sensor's state, its return value)."""
+    return run_watch(dag, table=table)
 
 
 @pytest.mark.parametrize("mode", ["poke", "deferrable"])

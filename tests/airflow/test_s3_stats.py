@@ -11,7 +11,7 @@ import json
 from pathlib import Path
 
 import pytest
-from dag_bundles import dag_module, forget_xcoms
+from dag_bundles import dag_module, forget_xcoms, run_watch
 from moto_s3 import BUCKET
 
 from airflow_zorder.core.policy import recluster_policy
@@ -105,20 +105,9 @@ def dags(airflow_db):
         forget_xcoms(module)  # their tables' bucket and connection end with this module
 
 
-def run(dag, table: str, conn_id: str) -> tuple[str, object]:
-    from airflow.models.xcom import XComModel
-    from airflow.utils.session import create_session
-
-    dr = dag.test(run_conf={"table": table, "conn_id": conn_id})
-    with create_session() as s:
-        state = str(dr.get_task_instance("watch", session=s).state)
-        row = (
-            s.query(XComModel.value)
-            .filter(XComModel.dag_id == dag.dag_id, XComModel.run_id == dr.run_id, XComModel.key == "return_value")
-            .one_or_none()
-        )
-    value = None if row is None else (json.loads(row[0]) if isinstance(row[0], str) else row[0])
-    return state, value
+def run(dag, table: str, conn_id: str) -> tuple[str, dict | None]:
+    """dag.test() with table and connection in the run conf: (the sensor's state, its return value)."""
+    return run_watch(dag, table=table, conn_id=conn_id)
 
 
 @pytest.mark.parametrize("mode", ["poke", "deferrable"])

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import os
 import signal
-import socket
 import subprocess
 import sys
 import time
@@ -18,6 +17,7 @@ from pathlib import Path
 
 import pyarrow.dataset as ds
 import pytest
+from loopback import free_port
 
 from airflow_zorder.evaluation.layout_report import point_query_report
 from airflow_zorder.evaluation.sample_data import write_table
@@ -26,12 +26,6 @@ from airflow_zorder.operators import SparkClusterTableOperator, SparkCollectFile
 pytestmark = pytest.mark.spark
 
 COLUMNS = ["user_id", "product_id"]
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 def spark_class() -> str:

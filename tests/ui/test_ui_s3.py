@@ -6,7 +6,6 @@ connection named in ``[zorder] tables``; a Hudi table is refused, naming the for
 from __future__ import annotations
 
 import json
-import secrets
 from collections.abc import Iterator
 from pathlib import Path
 from urllib.parse import quote
@@ -14,10 +13,9 @@ from urllib.parse import quote
 import pytest
 from fastapi.testclient import TestClient
 from htmlq import parse
-from ui_stores import PASSWORD, USER
+from ui_app import signed_in_client
 
 from airflow_zorder.hooks.file_stats import FileStatsHook
-from airflow_zorder.plugins import page_data
 
 pytestmark = pytest.mark.spark
 
@@ -77,31 +75,20 @@ def iceberg_table(tmp_path_factory) -> dict[str, str] | None:
 
 
 @pytest.fixture(scope="module")
-def api(airflow_db, auth_env, s3, lake, delta_table, hudi_table, iceberg_table) -> Iterator[TestClient]:
-    mp = pytest.MonkeyPatch()
-    for k, v in auth_env.items():
-        mp.setenv(k, v)
-    mp.setenv("AIRFLOW_CONN_AWS_LAKE", s3.connection_uri())
-    mp.setenv("AIRFLOW_CONN_AWS_WRONG", s3.connection_uri(secret_key="not-the-secret"))
+def api(airflow_db, s3, lake, delta_table, hudi_table, iceberg_table, tmp_path_factory) -> Iterator[TestClient]:
     tables = (
         f"{lake['events']}||aws_lake\ns3://lake/raw|s3://lake/raw/_zorder/stats|aws_wrong\n{delta_table}\n{hudi_table}"
     )
+    env = {
+        "AIRFLOW_CONN_AWS_LAKE": s3.connection_uri(),
+        "AIRFLOW_CONN_AWS_WRONG": s3.connection_uri(secret_key="not-the-secret"),
+    }
     if iceberg_table:
-        mp.setenv("AIRFLOW_CONN_ZORDERTESTS", json.dumps({"conn_type": "iceberg", "extra": iceberg_table}))
+        env["AIRFLOW_CONN_ZORDERTESTS"] = json.dumps({"conn_type": "iceberg", "extra": iceberg_table})
         tables += "\nns.events|||iceberg_conn_id=zordertests"
-    mp.setenv("AIRFLOW__ZORDER__TABLES", tables)
-    mp.setenv("AIRFLOW__API_AUTH__JWT_SECRET", secrets.token_hex(32))
-    from airflow.api_fastapi.app import create_app, purge_cached_app
-
-    purge_cached_app()
-    page_data.CACHE.clear()
-    with TestClient(create_app(apps="core")) as client:
-        r = client.post("/auth/token", json={"username": USER, "password": PASSWORD})
-        assert r.status_code == 201, r.text
-        client.headers["Authorization"] = f"Bearer {r.json()['access_token']}"
+    env["AIRFLOW__ZORDER__TABLES"] = tables
+    with signed_in_client(tmp_path_factory.mktemp("auth"), env) as client:
         yield client
-    purge_cached_app()
-    mp.undo()
 
 
 def test_table_page_reads_s3_stats_through_the_aws_connection(api, lake, s3):

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import datetime as dt
 import os
 
 import pytest
@@ -72,6 +73,7 @@ def test_each_store_gets_its_pyarrow_filesystem_with_the_options(monkeypatch):
     for cls in ("S3FileSystem", "GcsFileSystem", "AzureFileSystem", "HadoopFileSystem"):
         monkeypatch.setattr(pafs, cls, fake(cls))
     monkeypatch.setattr(locations, "_CACHE", {})
+    monkeypatch.delenv("STORAGE_EMULATOR_HOST", raising=False)
     opts = {"access_key": "AK", "secret_key": "SK", "region": "eu-west-1"}
     assert locations.arrow_filesystem("s3a://lake/t", opts)[1] == "lake/t"
     assert locations.arrow_filesystem("s3://lake/u", opts)[1] == "lake/u"  # cached: same store, bucket, options
@@ -80,7 +82,7 @@ def test_each_store_gets_its_pyarrow_filesystem_with_the_options(monkeypatch):
     assert locations.arrow_filesystem("hdfs://nn:9000/w/t")[1] == "/w/t"
     assert made == [
         ("S3FileSystem", (), opts),
-        ("GcsFileSystem", (), {"anonymous": True}),
+        ("GcsFileSystem", (), {"anonymous": True, "retry_time_limit": dt.timedelta(seconds=5)}),  # bounded
         ("AzureFileSystem", (), {"account_name": "acct"}),
         ("HadoopFileSystem", ("nn", 9000), {}),
     ]

@@ -10,8 +10,8 @@ is the path, literally.  Nothing is percent-decoded: ``file:///t/k=a%3Ab`` is th
 ``k=a%3Ab`` (Spark's escaped partition value), exactly as ``spark.read.parquet`` opens it.
 
 Schemes: a plain path and ``file:`` (local disk), ``s3``/``s3a``/``s3n`` (one store: ``s3a://b/k`` is
-``s3://b/k``), ``gs``/``gcs``, ``abfs``/``abfss``/``az`` (``container@account.dfs.core.windows.net``),
-``hdfs``/``viewfs``; anything else through fsspec, when installed.
+``s3://b/k``), ``gs``/``gcs``, ``abfs``/``abfss``/``wasb``/``wasbs`` (``container@account.dfs.core.windows.net``)
+and ``az`` (``az://container/path``), ``hdfs``/``viewfs``; anything else through fsspec, when installed.
 """
 
 from __future__ import annotations
@@ -30,6 +30,8 @@ __all__ = [
     "StorageError",
     "arrow_filesystem",
     "describe_error",
+    "missing_bucket_message",
+    "gcs_emulator_endpoint",
     "is_path_table",
     "parse_location",
     "parse_partition_path",
@@ -47,6 +49,8 @@ STORE_OF_SCHEME: dict[str, str] = {
     "abfs": "azure",
     "abfss": "azure",
     "az": "azure",
+    "wasb": "azure",
+    "wasbs": "azure",
     "hdfs": "hdfs",
     "viewfs": "hdfs",
 }
@@ -187,6 +191,8 @@ def arrow_filesystem(location: str, options: Mapping[str, Any] | None = None) ->
     if loc.is_local:
         return pafs.LocalFileSystem(), loc.local_path()
     key = (loc.store, loc.scheme if loc.store == "other" else "", loc.authority, _options_key(opts))
+    if loc.store == "gcs":
+        key += (gcs_emulator_endpoint(),)  # the variable changes what _open builds
     with _CACHE_LOCK:
         fs = _CACHE.get(key)
     if fs is None:
@@ -206,11 +212,16 @@ def _open(loc: Location, opts: dict[str, Any]) -> Any:
             return pafs.FileSystem.from_uri(f"s3://{loc.authority}")[0]
         return pafs.S3FileSystem(**opts)
     if loc.store == "gcs":
-        return pafs.GcsFileSystem(**opts)
+        return pafs.GcsFileSystem(**_gcs_options(opts))
     if loc.store == "azure":
         account = loc.authority.split("@", 1)[1].split(".", 1)[0] if "@" in loc.authority else None
         if account and "account_name" not in opts:
             opts["account_name"] = account
+        if not opts.get("account_name"):
+            raise StorageError(
+                f"cannot open {loc.raw!r}: no storage account: spell it abfss://container@account.dfs.core.windows.net/"
+                "path, or give a wasb / adls connection (conn_id) naming the account"
+            )
         return pafs.AzureFileSystem(**opts)
     if loc.store == "hdfs":
         host, _, port = loc.authority.partition(":")
@@ -227,6 +238,37 @@ def _open(loc: Location, opts: dict[str, Any]) -> Any:
     except (ImportError, ValueError) as exc:
         raise StorageError(f"cannot open {loc.raw!r}: {exc} (install the fsspec package for {loc.scheme}://)") from exc
     return pafs.PyFileSystem(pafs.FSSpecHandler(fsspec_fs))
+
+
+#: how long pyarrow's GCS client retries one request (google-cloud-cpp's default: 15 minutes, so an unreachable
+#: endpoint would hang a poke); a connection's options may set another ``retry_time_limit``
+GCS_RETRY_TIME_LIMIT_S = 5.0
+
+
+def gcs_emulator_endpoint() -> str | None:
+    """``STORAGE_EMULATOR_HOST`` (``host:port`` or a URL), the variable Google's clients find an emulator by, as a
+    URL; pyarrow ignores it."""
+    host = os.environ.get("STORAGE_EMULATOR_HOST", "").strip().rstrip("/")
+    if not host:
+        return None
+    return host if "://" in host else f"http://{host}"
+
+
+def _gcs_options(opts: dict[str, Any]) -> dict[str, Any]:
+    """``GcsFileSystem`` arguments: retries bounded; without an endpoint, ``STORAGE_EMULATOR_HOST``'s (anonymous
+    when no credentials were given, as Google's clients reach an emulator)."""
+    import datetime as dt
+    from urllib.parse import urlsplit
+
+    out = dict(opts)
+    out.setdefault("retry_time_limit", dt.timedelta(seconds=GCS_RETRY_TIME_LIMIT_S))
+    emulator = gcs_emulator_endpoint()
+    if emulator and "endpoint_override" not in out:
+        parts = urlsplit(emulator)
+        out.update(endpoint_override=parts.netloc, scheme=parts.scheme)
+        if "access_token" not in out:
+            out.setdefault("anonymous", True)
+    return out
 
 
 def _fsspec_path(fs: Any, loc: Location) -> str:
@@ -247,7 +289,24 @@ _FIXES: dict[str, dict[str, str]] = {
         "role_arn) and that they may read {bucket}",
         "unreachable": "check the connection's endpoint_url / region and the network",
     },
+    "azure": {
+        "denied": "check the connection's credentials (wasb: password = account key, or extra connection_string / "
+        "sas_token / tenant_id with login = client id and password = secret; adls: the same with host = account) "
+        "and that they may read container {bucket}",
+        "unreachable": "check the connection's account URL (wasb: host; adls: extra account_url; or the "
+        "connection_string's BlobEndpoint) and the network",
+    },
+    "gcs": {
+        "denied": "check the connection's credentials (google_cloud_platform: extra key_path or keyfile_dict, "
+        "impersonation_chain, or the worker's default credentials; is_anonymous only for public buckets) and that "
+        "they may read gs://{bucket} (roles/storage.objectViewer; objectCreator to record decisions)",
+        "unreachable": "check the connection's extra gcs.endpoint (or STORAGE_EMULATOR_HOST) and the network",
+    },
 }
+#: what a store calls the top of a location ("bucket {bucket} does not exist"), and where its connection names the
+#: endpoint (a wrong endpoint lists other buckets)
+_BUCKET_NOUN = {"azure": "container"}
+_ENDPOINT_FIELD = {"gcs": "extra gcs.endpoint", "azure": "account URL or connection_string"}
 _DEFAULT_FIXES = {
     "denied": "check the connection's credentials and that they may read {bucket}",
     "unreachable": "check the connection's endpoint and the network",
@@ -265,6 +324,9 @@ _ERROR_HINTS = (
             "Forbidden",
             "PermissionDenied",
             "AuthorizationFailure",
+            "PERMISSION_DENIED",  # GCS (pyarrow: google-cloud-cpp's status codes)
+            "UNAUTHENTICATED",
+            "Could not create a OAuth2 access token",
         ),
         "denied",
         "access denied: {fix}",
@@ -272,14 +334,33 @@ _ERROR_HINTS = (
     (
         ("NO_SUCH_BUCKET", "NoSuchBucket", "bucket does not exist", "ContainerNotFound"),
         "missing",
-        "bucket {bucket} does not exist: check the location's bucket name",
+        "{noun} {bucket} does not exist: check the location's {noun} name",
     ),
     (
-        ("Could not resolve host", "Connection refused", "couldn't connect", "Failed to connect", "NETWORK_CONNECTION"),
+        (
+            "Could not resolve host",
+            "Connection refused",
+            "couldn't connect",
+            "Failed to connect",
+            "NETWORK_CONNECTION",
+            "Fail to get a new connection",  # Azure (pyarrow)
+            "Could not connect to server",
+            "DEADLINE_EXCEEDED",  # GCS (pyarrow): a request timed out on every retry
+        ),
         "unreachable",
         "the store did not answer: {fix}",
     ),
 )
+
+
+def missing_bucket_message(location: str) -> str:
+    """``bucket X does not exist: ...`` in the store's words (Azure: a container), for a location whose top is missing."""
+    loc = parse_location(location)
+    noun = _BUCKET_NOUN.get(loc.store, "bucket")
+    return (
+        f"{noun} {loc.bucket} does not exist: check the location's {noun} name (and the connection's "
+        f"{_ENDPOINT_FIELD.get(loc.store, 'endpoint_url')})"
+    )
 
 
 def describe_error(exc: BaseException, location: str, conn_id: str | None = None) -> StorageError | None:
@@ -294,6 +375,6 @@ def describe_error(exc: BaseException, location: str, conn_id: str | None = None
             via = f" with connection {conn_id!r}" if conn_id else " with the default credentials (no connection)"
             bucket = loc.bucket or location
             fix = _FIXES.get(loc.store, _DEFAULT_FIXES).get(kind, "").format(bucket=bucket)
-            msg = hint.format(bucket=bucket, fix=fix)
+            msg = hint.format(bucket=bucket, fix=fix, noun=_BUCKET_NOUN.get(loc.store, "bucket"))
             return StorageError(f"cannot read {location}{via}: {msg} ({text})")
     return None

@@ -25,3 +25,6 @@ class StoreOptions:
     delta: Mapping[str, str] = field(default_factory=dict)
     #: pyiceberg FileIO properties (``s3.*``, ``gcs.*``, ``adls.*``), laid over a catalog's own
     iceberg: Mapping[str, str] = field(default_factory=dict)
+    #: reader (``"delta"``, ...) -> why these credentials cannot reach it and the fix: that reader refuses, never
+    #: falls back to another identity (e.g. a GCS impersonation chain, which delta-rs cannot take)
+    unusable: Mapping[str, str] = field(default_factory=dict)

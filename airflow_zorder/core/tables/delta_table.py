@@ -57,6 +57,9 @@ class DeltaTable:
         self.root = root.rstrip("/") or root
         self.home = self.root
         # the log is read with the store's credentials in delta-rs's names (none: its default chain)
+        why_not = storage_options.unusable.get("delta") if storage_options else None
+        if why_not:  # never read it as someone else (delta-rs's default chain) instead
+            raise dlog.DeltaLogError(f"cannot read the Delta log of {table}: {why_not}")
         options = dict(storage_options.delta) if storage_options and storage_options.delta else None
         self.log = dlog.DeltaLog(self.root, options, table_name=table)
         self._snapshot: TableSnapshot | None = None

@@ -21,6 +21,9 @@ __all__ = ["SUPPORTED_CONN_TYPES", "StorageConnectionError", "StoreOptions", "st
 #: connection type -> (the store it opens, "module:function(conn_id, location)" resolving it into StoreOptions)
 SUPPORTED_CONN_TYPES: dict[str, tuple[str, str]] = {
     "aws": ("s3", "airflow_zorder.hooks.connections.aws:aws_store_options"),
+    "google_cloud_platform": ("gcs", "airflow_zorder.hooks.connections.google:gcs_store_options"),
+    "wasb": ("azure", "airflow_zorder.hooks.connections.azure:azure_store_options"),
+    "adls": ("azure", "airflow_zorder.hooks.connections.azure:azure_store_options"),
 }
 
 
@@ -32,8 +35,8 @@ def _get_connection(conn_id: str) -> Any:
     except Exception as exc:  # AirflowNotFoundException, or a secrets backend's error
         raise StorageConnectionError(
             f"connection {conn_id!r} is not defined: create it (Admin > Connections, or AIRFLOW_CONN_"
-            f"{conn_id.upper()}), e.g. of type 'aws' for S3, or leave conn_id unset to use the default "
-            f"credentials ({type(exc).__name__}: {exc})"
+            f"{conn_id.upper()}), e.g. of type 'aws' for S3, 'google_cloud_platform' for GCS, 'wasb' or 'adls' for Azure, or leave conn_id unset to "
+            f"use the default credentials ({type(exc).__name__}: {exc})"
         ) from exc
 
 
