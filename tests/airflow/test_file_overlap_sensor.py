@@ -332,6 +332,12 @@ def test_execute_complete_evaluates_on_the_worker(airflow_db, tmp_path):
     s.deferrable = True  # as [operators] default_deferrable = True would set it
     with pytest.raises(AirflowSkipException, match="healthy"):
         s.execute({})
+    # the first evaluation itself ends past the timeout (a slow store, a loaded worker): soft_fail skips there too
+    late = time.time() - 1
+    for soft_fail, raised in ((False, AirflowSensorTimeout), (True, AirflowSkipException)):
+        s = FileOverlapSensor(task_id="w", table=str(root), deferrable=True, soft_fail=soft_fail)
+        with pytest.raises(raised, match="not degraded before the timeout; last decision healthy"):
+            s._evaluate_or_defer(late)
 
 
 def test_evaluation_errors_fail_on_the_worker(airflow_db, tmp_path):
