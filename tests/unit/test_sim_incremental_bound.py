@@ -1,0 +1,91 @@
+"""The optimum of benchmarks/sim_incremental.py: exact on tiny instances, never above a feasible schedule."""
+
+from __future__ import annotations
+
+import importlib.util
+import math
+import sys
+from pathlib import Path
+
+import pytest
+
+_PATH = Path(__file__).resolve().parents[2] / "benchmarks" / "sim_incremental.py"
+_spec = importlib.util.spec_from_file_location("sim_incremental", _PATH)
+sim = importlib.util.module_from_spec(_spec)
+sys.modules["sim_incremental"] = sim
+_spec.loader.exec_module(sim)
+
+
+def _model(cap: float, orients=("r0",), date: bool = False, tq: float = 1.0) -> sim.Model:
+    return sim.Model(tq, date, 4, cap, sim.ideal_cost, 1000, orients)
+
+
+def _events(days: int, date: bool = False) -> dict[int, list[tuple]]:
+    return {t: [(1, 1, 4 + t if date else 0, 4 + t if date else 0, "raw")] * 2 for t in range(1, days + 1)}
+
+
+def _brute(model: sim.Model, state: tuple, t: int, days: int, events) -> float:
+    """Every schedule (each day: nothing or any one merge), recursively."""
+    if t > days:
+        return 0
+    s1 = model.add(state, events.get(t, []))
+    best = math.inf
+    for s2, dq, _ in [(s1, 0, ())] + model.moves(s1):
+        if model.ratio(s2, t) <= model.cap + 1e-12:
+            best = min(best, dq + _brute(model, s2, t + 1, days, events))
+    return best
+
+
+def _replay(model: sim.Model, init: tuple, events, days: int, sched) -> tuple[float, float]:
+    """Apply a schedule: (quanta spent, worst modelled ratio after any day)."""
+    state, spent, worst = init, 0, 0.0
+    for t in range(1, days + 1):
+        state = model.add(state, events.get(t, []))
+        for members, _o, g in sched.get(t, ()):
+            rest = list(state)
+            for m in members:
+                rest.remove(m)
+            state = tuple(sorted(rest + [g]))
+            spent += sum(m[0] for m in members)
+        worst = max(worst, model.ratio(state, t))
+    return spent, worst
+
+
+@pytest.mark.parametrize(("cap", "orients", "date"), [(1.3, ("r0",), False), (1.2, ("r0", "w"), True)])
+def test_dp_equals_brute_force_on_a_tiny_instance(cap, orients, date):
+    model, days = _model(cap, orients, date), 4
+    init = ((8, 8, 1, 4, "r0") if date else (8, 8, 0, 0, "r0"),)
+    ev = _events(days, date)
+    cost, sched = sim.optimum(model, 0, init, ev, days)
+    assert cost == _brute(model, init, 1, days, ev)
+    assert cost > 0  # the cap binds: a test that could not fail otherwise
+    spent, worst = _replay(model, init, ev, days, sched)
+    assert spent == cost and worst <= cap + 1e-12
+
+
+def test_bound_is_at_most_the_full_and_lazy_schedules():
+    model, days = _model(1.4), 10
+    init, ev = ((16, 16, 0, 0, "r0"),), _events(days)
+    cost, _ = sim.optimum(model, 0, init, ev, days)
+    # full: merge everything whenever the cap is broken; lazy: cluster the raw files alone, else full
+    for lazy in (False, True):
+        state, spent = init, 0
+        for t in range(1, days + 1):
+            state = model.add(state, ev[t])
+            if model.ratio(state, t) > model.cap:
+                raw = [g for g in state if g[4] == "raw"]
+                rest = [g for g in state if g[4] != "raw"]
+                trial = tuple(sorted(rest + [model.merged(raw, "r0")])) if lazy and raw else None
+                if trial is not None and model.ratio(trial, t) <= model.cap:
+                    state, spent = trial, spent + sum(g[0] for g in raw)
+                else:
+                    state, spent = (model.merged(list(state), "r0"),), spent + sum(g[0] for g in state)
+            assert model.ratio(state, t) <= model.cap
+        assert cost <= spent
+    assert cost > 0
+
+
+def test_infeasible_cap_gives_inf():
+    model = _model(0.5)
+    cost, sched = sim.optimum(model, 0, ((8, 8, 0, 0, "r0"),), _events(2), 2)
+    assert cost == math.inf and sched == {}
