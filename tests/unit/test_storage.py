@@ -96,3 +96,10 @@ def test_store_errors_become_one_clear_message():
     missing = OSError("AWS Error NO_SUCH_BUCKET during ListObjectsV2 operation")
     assert "bucket lake does not exist" in str(locations.describe_error(missing, "s3://lake/t"))
     assert locations.describe_error(FileNotFoundError(os.strerror(2)), "s3://lake/t") is None
+    # an unreachable endpoint on a port whose digits hold "403" is not an access denial (a CI flake once)
+    down = OSError(
+        "GetProperties failed for 'http://127.0.0.1:33403/a/c'. Azure Error: [] Fail to get a new connection"
+    )
+    assert "the store did not answer" in str(locations.describe_error(down, "abfss://c@a.dfs.core.windows.net/t"))
+    assert "access denied" in str(locations.describe_error(OSError("http_status_code=403"), "gs://b/t"))
+    assert locations.describe_error(OSError("served at 127.0.0.1:1403, no answer yet"), "gs://b/t") is None

@@ -17,6 +17,7 @@ and ``az`` (``az://container/path``), ``hdfs``/``viewfs``; anything else through
 from __future__ import annotations
 
 import os
+import re
 import threading
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -363,6 +364,13 @@ def missing_bucket_message(location: str) -> str:
     )
 
 
+def _mentions(text: str, needle: str) -> bool:
+    """``needle`` in ``text``, case-insensitively; a number only as a whole number (``403``, not ``:33403``)."""
+    if needle.isdigit():
+        return re.search(rf"(?<![\d.:]){needle}(?!\d)", text) is not None
+    return needle.lower() in text.lower()
+
+
 def describe_error(exc: BaseException, location: str, conn_id: str | None = None) -> StorageError | None:
     """One clear :class:`StorageError` for a store's access-denied / missing-bucket / unreachable error, else None."""
     text = f"{type(exc).__name__}: {exc}"
@@ -370,8 +378,9 @@ def describe_error(exc: BaseException, location: str, conn_id: str | None = None
         loc = parse_location(location)
     except ValueError:
         return None
-    for needles, kind, hint in _ERROR_HINTS:
-        if any(n.lower() in text.lower() for n in needles):
+    for needles, kind, hint in sorted(_ERROR_HINTS, key=lambda h: h[1] != "unreachable"):
+        # a transport failure first: its text may hold anything else (a port like :33403 holds "403")
+        if any(_mentions(text, n) for n in needles):
             via = f" with connection {conn_id!r}" if conn_id else " with the default credentials (no connection)"
             bucket = loc.bucket or location
             fix = _FIXES.get(loc.store, _DEFAULT_FIXES).get(kind, "").format(bucket=bucket)
