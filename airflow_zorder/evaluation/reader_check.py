@@ -336,4 +336,11 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    raise SystemExit(main())
+    code = main()
+    # collect the datasets (delta-rs's Python filesystem handler sits in a reference cycle) while Arrow is alive: a
+    # scanner thread left for the interpreter's teardown aborts the process ("terminate called without an active
+    # exception", delta-io/delta-rs#2184); seen once in make demo
+    import gc
+
+    gc.collect()
+    raise SystemExit(code)
