@@ -36,20 +36,9 @@ from airflow_zorder.core.storage.store_options import StoreOptions
 from airflow_zorder.core.tables import open_table
 from airflow_zorder.core.tables.protocol import TableFormat
 from airflow_zorder.hooks import connections
-from airflow_zorder.hooks.iceberg_catalog import connection_catalog
+from airflow_zorder.hooks.iceberg_catalog import check_one_catalog, connection_catalog
 
 COLLECT_HINT = "run SparkCollectFileStatsOperator (or spark-submit spark_jobs/collect_stats.py --table {table}) first"
-
-
-def _expiring(options: StoreOptions) -> bool:
-    """True when the options' access token (``credential_token_expiration``, naive UTC) ends within 5 minutes."""
-    import datetime as dt
-
-    expiry = options.arrow.get("credential_token_expiration")
-    if expiry is None:
-        return False
-    now = dt.datetime.now(dt.UTC).replace(tzinfo=None) if expiry.tzinfo is None else dt.datetime.now(dt.UTC)
-    return bool(expiry - now < dt.timedelta(minutes=5))
 
 
 class FileStatsHook(BaseHook):
@@ -90,17 +79,15 @@ class FileStatsHook(BaseHook):
         self.conn_id = conn_id or None
         self._filesystem = filesystem
         self.default_location = not stats_location
-        self._options: dict[str, StoreOptions] = {}
+        self._options: dict[str, StoreOptions] = {}  # the connection's, per store (_store_options)
+        self._own_store: str | None = None  # the connection's store, once resolved
         self._catalog_options: StoreOptions | None = None  # the connection's, as an Iceberg catalog's FileIO got them
         self._collected_cache: dict[tuple, pa.Table | None] = {}  # the stats job's rows (_collected_rows)
         self.iceberg_catalog = iceberg_catalog or None
         self.catalog_properties = dict(catalog_properties or {})
         self.iceberg_conn_id = iceberg_conn_id or None
+        check_one_catalog(self.iceberg_catalog, self.iceberg_conn_id)
         if self.iceberg_conn_id:
-            if self.iceberg_catalog:
-                raise ValueError(
-                    "give iceberg_catalog (a pyiceberg catalog) or iceberg_conn_id (a connection), not both"
-                )
             self.iceberg_catalog, props = connection_catalog(self.iceberg_conn_id)
             self.catalog_properties = {**props, **self.catalog_properties}
         home = None
@@ -131,12 +118,23 @@ class FileStatsHook(BaseHook):
         loc = locations.parse_location(location)
         if self._filesystem is not None:
             return self._filesystem, loc.arrow_path()
-        if self.conn_id and (loc.store not in self._options or _expiring(self._options[loc.store])):
-            self._options[loc.store] = connections.store_options(self.conn_id, location)
-        options = self._options.get(loc.store) if self.conn_id else None
+        options = self._store_options(location)
         store = filesystem_for(location, options=options.arrow if options else None)
         handle, path = store.arrow(location)
         return (handle if handle is not None else pafs.LocalFileSystem()), path
+
+    def _store_options(self, location: str | None = None) -> StoreOptions | None:
+        """The connection's options for ``location``'s store (None: the connection's own store, e.g. an Iceberg
+        warehouse's), resolved once per store and hook, and again when their access token is about to expire."""
+        if not self.conn_id:
+            return None
+        store = locations.parse_location(location).store if location is not None else self._own_store
+        cached = self._options.get(store) if store else None
+        if cached is None or cached.expiring():
+            cached = connections.store_options(self.conn_id, location)
+            self._options[cached.store] = cached
+            self._own_store = cached.store
+        return cached
 
     def get_conn(self) -> Any:
         """The pyarrow filesystem the stats are read with."""
@@ -162,7 +160,7 @@ class FileStatsHook(BaseHook):
         and a directory inside any format's table (``ForeignTableFormatError``)."""
         if self.iceberg_catalog:
             # the connection's store credentials (its FileIO's names) under the catalog's own properties
-            self._catalog_options = connections.store_options(self.conn_id) if self.conn_id else None
+            self._catalog_options = self._store_options()
             io = dict(self._catalog_options.iceberg) if self._catalog_options else {}
             props = {**io, **self.catalog_properties}
             # a store's error names the warehouse's store (the table's location is known once its metadata is read)
@@ -177,7 +175,7 @@ class FileStatsHook(BaseHook):
             return None
         with self._reading(self.table):
             fs, _ = self._fs_for(self.table)
-            options = self._options.get(locations.parse_location(self.table).store) if self.conn_id else None
+            options = self._store_options(self.table)
             return open_table(self.table, ArrowFileSystem(fs), root=self.table, storage_options=options)
 
     def check_table_format(self) -> None:
@@ -189,7 +187,7 @@ class FileStatsHook(BaseHook):
     def metadata_format(self) -> TableFormat | None:
         """The opened table when its format's metadata keeps the per-file statistics (a Delta log: snapshot ids
         are its versions), else None (the stats come from the stats store)."""
-        if self._catalog_options is not None and _expiring(self._catalog_options):
+        if self._catalog_options is not None and self._catalog_options.expiring():
             self.__dict__.pop("_opened", None)  # its FileIO's token (GCS) is about to expire: reopen with a fresh one
         opened = self._opened
         return opened if opened is not None and opened.stats_from_metadata else None

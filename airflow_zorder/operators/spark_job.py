@@ -49,10 +49,11 @@ from airflow_zorder.core.iceberg.catalogs import write_catalog_file
 from airflow_zorder.core.jobs.job_results import read_result, result_location
 from airflow_zorder.core.jobs.jvm_options import with_jit_conf
 from airflow_zorder.core.jobs.options import ClusterOptions, CollectOptions, new_run_id, stats_location_for
-from airflow_zorder.hooks.iceberg_catalog import connection_catalog
+from airflow_zorder.hooks.iceberg_catalog import check_one_catalog, connection_catalog
 from airflow_zorder.hooks.spark_job import SparkJobHook, resolve_spark_binary
 from airflow_zorder.lineage import ZorderLineageMixin
 from airflow_zorder.links import SparkApplicationLink, TableHealthLink, history_server_link, push_link
+from airflow_zorder.plugins.discovery import table_access
 
 RUN_STATE_KEY = "zorder_run"  # task state store: {"external_id", "run_id"} of the job this task submitted last
 RM_ADDRESS_EXTRA = "yarn_resourcemanager_webapp_address"  # the Spark provider's connection extra for the RM
@@ -230,8 +231,7 @@ class SparkZorderJobOperator(ZorderLineageMixin, SparkSubmitOperator):
         self.extra_args = extra_args
         self.ship_py_files = ship_py_files
         self.history_server_url = history_server_url
-        if iceberg_catalog and iceberg_conn_id:
-            raise ValueError("give iceberg_catalog (a pyiceberg catalog) or iceberg_conn_id (a connection), not both")
+        check_one_catalog(iceberg_catalog, iceberg_conn_id)
         self.iceberg_catalog = iceberg_catalog
         self.iceberg_conn_id = iceberg_conn_id
         self.run_id: str | None = None
@@ -363,14 +363,8 @@ class SparkZorderJobOperator(ZorderLineageMixin, SparkSubmitOperator):
         finally:
             shutil.rmtree(workdir, ignore_errors=True)
         self.check_result(result)
-        # the catalog the table was named in, so the UI finds the table again from this XCom (plugins.discovery)
-        result.update(
-            {
-                k: v
-                for k, v in (("iceberg_catalog", self.iceberg_catalog), ("iceberg_conn_id", self.iceberg_conn_id))
-                if v
-            }
-        )
+        # the catalog the table was named in, so the UI finds the table again from this XCom
+        result.update(table_access(iceberg_catalog=self.iceberg_catalog, iceberg_conn_id=self.iceberg_conn_id))
         self.job_result = result
         result["spark"] = self._spark_info()
         self.enrich_result(result)

@@ -63,6 +63,15 @@ def _ref(table: str, stats_location: str | None, source: str, conn_id: str | Non
 _CATALOG_KEYS = ("iceberg_catalog", "iceberg_conn_id")
 
 
+def table_access(
+    conn_id: str | None = None, iceberg_catalog: str | None = None, iceberg_conn_id: str | None = None
+) -> dict[str, str]:
+    """The fields a task's return value carries, besides ``table`` and ``stats_location``, so that these pages find the
+    table again (:func:`xcom_tables`): the store's connection and the Iceberg catalog, those that were given."""
+    given = {"conn_id": conn_id, "iceberg_catalog": iceberg_catalog, "iceberg_conn_id": iceberg_conn_id}
+    return {k: str(v) for k, v in given.items() if v}
+
+
 def parse_tables_option(text: str) -> list[TableRef]:
     """Parse the ``[zorder] tables`` value (see the module doc); raises ValueError naming a bad entry."""
     out: list[TableRef] = []

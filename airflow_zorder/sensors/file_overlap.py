@@ -43,7 +43,9 @@ from airflow_zorder.core.policy.recluster_policy import (
     parse_columns,
 )
 from airflow_zorder.hooks.file_stats import FileStatsHook
+from airflow_zorder.hooks.iceberg_catalog import check_one_catalog
 from airflow_zorder.links.table_health import TableHealthLink
+from airflow_zorder.plugins.discovery import table_access
 from airflow_zorder.triggers.file_overlap import FileOverlapTrigger
 
 if TYPE_CHECKING:
@@ -184,8 +186,7 @@ class FileOverlapSensor(BaseSensorOperator):
         self.conn_id = conn_id
         self.iceberg_catalog = iceberg_catalog
         self.iceberg_conn_id = iceberg_conn_id
-        if iceberg_catalog and iceberg_conn_id:
-            raise ValueError("give iceberg_catalog (a pyiceberg catalog) or iceberg_conn_id (a connection), not both")
+        check_one_catalog(iceberg_catalog, iceberg_conn_id)
         self.num_clustering_columns = num_clustering_columns
         self.policy = HealthPolicy(  # validated at DAG parse time
             max_ratio_to_ideal=max_ratio_to_ideal,
@@ -229,14 +230,6 @@ class FileOverlapSensor(BaseSensorOperator):
             iceberg_conn_id=self.iceberg_conn_id,
         )
 
-    def _table_access(self) -> dict[str, str | None]:
-        """How the table is reached beyond its name and stats location: the store's and the catalog's."""
-        return {
-            "conn_id": self.conn_id,
-            "iceberg_catalog": self.iceberg_catalog,
-            "iceberg_conn_id": self.iceberg_conn_id,
-        }
-
     def _check(self, hook: FileStatsHook | None = None) -> dict[str, Any]:
         payload = (hook or self.hook()).check(
             self.policy,
@@ -247,10 +240,7 @@ class FileOverlapSensor(BaseSensorOperator):
             source=self._source,
             incremental=incremental_params(self.incremental_plan),
         )
-        # how the UI finds the table again from this XCom (plugins.discovery)
-        payload.update(
-            {k: v for k, v in self._table_access().items() if v}  # only what was given
-        )
+        payload.update(table_access(self.conn_id, self.iceberg_catalog, self.iceberg_conn_id))  # for the UI
         for line in payload["reasons"]:
             self.log.info("%s: %s", payload["decision"], line)
         airflow_metrics.emit_decision(payload, dag_id=self.dag_id if self.has_dag() else None, task_id=self.task_id)

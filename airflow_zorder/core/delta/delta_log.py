@@ -76,8 +76,6 @@ __all__ = [
     "DeltaLogError",
     "commit_time",
     "delta_storage_options",
-    "default_storage_options",
-    "GCS_RETRIES",
     "full_path",
     "MISSING_STATS_REASONS",
     "latest_version",
@@ -172,26 +170,6 @@ def delta_storage_options(arrow_options: Mapping[str, Any] | None) -> dict[str, 
     return out or None
 
 
-#: delta-rs's bounded retries on GCS (object_store's default: 10 retries over up to 3 minutes)
-GCS_RETRIES = {
-    "max_retries": "2",
-    "retry_timeout": f"{int(locations.GCS_RETRY_TIME_LIMIT_S)}s",
-    "connect_timeout": "5s",
-}
-
-
-def default_storage_options(table_location: str) -> dict[str, str] | None:
-    """delta-rs's options without a connection: None (its default chain), except on GCS, where retries are bounded
-    and ``STORAGE_EMULATOR_HOST`` (which delta-rs ignores) is the endpoint, read anonymously as Google's clients do."""
-    if locations.parse_location(table_location).store != "gcs":
-        return None
-    out = dict(GCS_RETRIES)
-    emulator = locations.gcs_emulator_endpoint()
-    if emulator:
-        out.update(google_base_url=emulator, google_skip_signature="true")
-    return out
-
-
 # --------------------------------------------------------------------------- the log
 
 
@@ -208,7 +186,9 @@ class DeltaLog:
     ) -> None:
         self.location = str(table_location)
         self.uri = table_uri(self.location)
-        self.storage_options = dict(storage_options) if storage_options else default_storage_options(self.location)
+        self.storage_options = (
+            dict(storage_options) if storage_options else locations.default_delta_options(self.location)
+        )
         self.table_name = table_name or self.location
         self._table: Any = None
         self.read_at: dt.datetime | None = None  # when the log was last read (the stats are current as of then)

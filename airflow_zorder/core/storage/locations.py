@@ -30,6 +30,7 @@ __all__ = [
     "Location",
     "StorageError",
     "arrow_filesystem",
+    "default_delta_options",
     "describe_error",
     "missing_bucket_message",
     "gcs_emulator_endpoint",
@@ -110,6 +111,13 @@ class Location:
         if self.store == "azure":
             return self.authority.split("@", 1)[0]
         return ""
+
+    @property
+    def account(self) -> str:
+        """The storage account an Azure location names (``container@account.dfs.core.windows.net``), else ""."""
+        if self.store != "azure" or "@" not in self.authority:
+            return ""
+        return self.authority.split("@", 1)[1].split(".", 1)[0]
 
     def local_path(self) -> str:
         """The OS path of a local location; ValueError for any other store."""
@@ -215,9 +223,8 @@ def _open(loc: Location, opts: dict[str, Any]) -> Any:
     if loc.store == "gcs":
         return pafs.GcsFileSystem(**_gcs_options(opts))
     if loc.store == "azure":
-        account = loc.authority.split("@", 1)[1].split(".", 1)[0] if "@" in loc.authority else None
-        if account and "account_name" not in opts:
-            opts["account_name"] = account
+        if loc.account and "account_name" not in opts:
+            opts["account_name"] = loc.account
         if not opts.get("account_name"):
             raise StorageError(
                 f"cannot open {loc.raw!r}: no storage account: spell it abfss://container@account.dfs.core.windows.net/"
@@ -272,6 +279,27 @@ def _gcs_options(opts: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
+#: delta-rs's bounded retries on GCS (object_store's default: 10 retries over up to 3 minutes)
+GCS_DELTA_RETRIES = {
+    "max_retries": "2",
+    "retry_timeout": f"{int(GCS_RETRY_TIME_LIMIT_S)}s",
+    "connect_timeout": "5s",
+}
+
+
+def default_delta_options(location: str) -> dict[str, str] | None:
+    """delta-rs's storage options for a location read without a connection: None (its default chain), except on GCS,
+    where retries are bounded and ``STORAGE_EMULATOR_HOST`` (which delta-rs ignores) is the endpoint, read
+    anonymously as Google's clients do."""
+    if parse_location(location).store != "gcs":
+        return None
+    out = dict(GCS_DELTA_RETRIES)
+    emulator = gcs_emulator_endpoint()
+    if emulator:
+        out.update(google_base_url=emulator, google_skip_signature="true")
+    return out
+
+
 def _fsspec_path(fs: Any, loc: Location) -> str:
     handler = getattr(fs, "handler", None)
     inner = getattr(handler, "fs", None)
@@ -282,18 +310,20 @@ def _fsspec_path(fs: Any, loc: Location) -> str:
 
 # --------------------------------------------------------------------------- errors
 
-#: per store, the fix for credentials that were refused and for a store that did not answer (the connection's
-#: fields, in its own type's words)
+#: per store, the fix for credentials that were refused, a bucket that is missing (a wrong endpoint lists other
+#: buckets) and a store that did not answer: the connection's fields, in its own type's words
 _FIXES: dict[str, dict[str, str]] = {
     "s3": {
         "denied": "check the connection's credentials (aws: login = access key id, password = secret key, or "
         "role_arn) and that they may read {bucket}",
+        "missing": "check the location's bucket name (and the connection's endpoint_url)",
         "unreachable": "check the connection's endpoint_url / region and the network",
     },
     "azure": {
         "denied": "check the connection's credentials (wasb: password = account key, or extra connection_string / "
         "sas_token / tenant_id with login = client id and password = secret; adls: the same with host = account) "
         "and that they may read container {bucket}",
+        "missing": "check the location's container name (and the connection's account URL or connection_string)",
         "unreachable": "check the connection's account URL (wasb: host; adls: extra account_url; or the "
         "connection_string's BlobEndpoint) and the network",
     },
@@ -301,15 +331,15 @@ _FIXES: dict[str, dict[str, str]] = {
         "denied": "check the connection's credentials (google_cloud_platform: extra key_path or keyfile_dict, "
         "impersonation_chain, or the worker's default credentials; is_anonymous only for public buckets) and that "
         "they may read gs://{bucket} (roles/storage.objectViewer; objectCreator to record decisions)",
+        "missing": "check the location's bucket name (and the connection's extra gcs.endpoint)",
         "unreachable": "check the connection's extra gcs.endpoint (or STORAGE_EMULATOR_HOST) and the network",
     },
 }
-#: what a store calls the top of a location ("bucket {bucket} does not exist"), and where its connection names the
-#: endpoint (a wrong endpoint lists other buckets)
+#: what a store calls the top of a location ("bucket {bucket} does not exist")
 _BUCKET_NOUN = {"azure": "container"}
-_ENDPOINT_FIELD = {"gcs": "extra gcs.endpoint", "azure": "account URL or connection_string"}
 _DEFAULT_FIXES = {
     "denied": "check the connection's credentials and that they may read {bucket}",
+    "missing": "check the location's bucket name (and the connection's endpoint)",
     "unreachable": "check the connection's endpoint and the network",
 }
 
@@ -335,7 +365,7 @@ _ERROR_HINTS = (
     (
         ("NO_SUCH_BUCKET", "NoSuchBucket", "bucket does not exist", "ContainerNotFound"),
         "missing",
-        "{noun} {bucket} does not exist: check the location's {noun} name",
+        "{noun} {bucket} does not exist: {fix}",
     ),
     (
         (
@@ -354,14 +384,17 @@ _ERROR_HINTS = (
 )
 
 
+def _hint(kind: str, loc: Location) -> str:
+    """The message of an error ``kind`` (``denied``, ``missing``, ``unreachable``) for ``loc``, in its store's words."""
+    bucket = loc.bucket or loc.raw
+    fix = _FIXES.get(loc.store, _DEFAULT_FIXES)[kind].format(bucket=bucket)
+    template = next(h for _, k, h in _ERROR_HINTS if k == kind)
+    return template.format(bucket=bucket, fix=fix, noun=_BUCKET_NOUN.get(loc.store, "bucket"))
+
+
 def missing_bucket_message(location: str) -> str:
     """``bucket X does not exist: ...`` in the store's words (Azure: a container), for a location whose top is missing."""
-    loc = parse_location(location)
-    noun = _BUCKET_NOUN.get(loc.store, "bucket")
-    return (
-        f"{noun} {loc.bucket} does not exist: check the location's {noun} name (and the connection's "
-        f"{_ENDPOINT_FIELD.get(loc.store, 'endpoint_url')})"
-    )
+    return _hint("missing", parse_location(location))
 
 
 def _mentions(text: str, needle: str) -> bool:
@@ -378,12 +411,9 @@ def describe_error(exc: BaseException, location: str, conn_id: str | None = None
         loc = parse_location(location)
     except ValueError:
         return None
-    for needles, kind, hint in sorted(_ERROR_HINTS, key=lambda h: h[1] != "unreachable"):
+    for needles, kind, _ in sorted(_ERROR_HINTS, key=lambda h: h[1] != "unreachable"):
         # a transport failure first: its text may hold anything else (a port like :33403 holds "403")
         if any(_mentions(text, n) for n in needles):
             via = f" with connection {conn_id!r}" if conn_id else " with the default credentials (no connection)"
-            bucket = loc.bucket or location
-            fix = _FIXES.get(loc.store, _DEFAULT_FIXES).get(kind, "").format(bucket=bucket)
-            msg = hint.format(bucket=bucket, fix=fix, noun=_BUCKET_NOUN.get(loc.store, "bucket"))
-            return StorageError(f"cannot read {location}{via}: {msg} ({text})")
+            return StorageError(f"cannot read {location}{via}: {_hint(kind, loc)} ({text})")
     return None

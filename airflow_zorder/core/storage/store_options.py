@@ -8,6 +8,7 @@ delta-rs, for example, cannot take a GCS access token, so it gets the key the to
 
 from __future__ import annotations
 
+import datetime as dt
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -28,3 +29,14 @@ class StoreOptions:
     #: reader (``"delta"``, ...) -> why these credentials cannot reach it and the fix: that reader refuses, never
     #: falls back to another identity (e.g. a GCS impersonation chain, which delta-rs cannot take)
     unusable: Mapping[str, str] = field(default_factory=dict)
+    #: the store these options open (``locations.Location.store``), set by the connection's dispatcher
+    store: str = ""
+    #: when the access token in these options ends (naive: UTC), if they hold one: readers never refresh a token
+    expires_at: dt.datetime | None = None
+
+    def expiring(self, within: dt.timedelta = dt.timedelta(minutes=5)) -> bool:
+        """True when the options' access token ends within ``within``: resolve the connection again."""
+        if self.expires_at is None:
+            return False
+        ends = self.expires_at if self.expires_at.tzinfo else self.expires_at.replace(tzinfo=dt.UTC)
+        return ends - dt.datetime.now(dt.UTC) < within

@@ -8,6 +8,7 @@ catalog's FileIO). How each type maps: ``docs/connections.md``.
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable
 from importlib import import_module
 from typing import Any
@@ -64,4 +65,4 @@ def store_options(conn_id: str, location: str | None = None) -> StoreOptions:
             f"connection {conn_id!r} is of type {conn_type!r} ({store}) but {location} "
             f"is on {loc.store}: use a connection for that store, or leave conn_id unset"
         )
-    return _resolver(target)(conn_id, loc)
+    return dataclasses.replace(_resolver(target)(conn_id, loc), store=store)

@@ -40,7 +40,9 @@ def azure_store_options(conn_id: str, location: Location | None = None) -> Store
     account = str(client.account_name or "")
     parts = urlsplit(client.url)
     scheme, host, path = parts.scheme or "https", parts.netloc, parts.path.rstrip("/")
-    if _development_storage(extra):  # Azurite's account, where Azure's own clients find it
+    if _development_storage(
+        _field(extra, conn.conn_type, "connection_string")
+    ):  # Azurite's account, where Azure's own clients find it
         dev = urlsplit(os.environ.get("AZURITE_BLOB_STORAGE_URL") or DEV_BLOB_URL)
         scheme, host, path = dev.scheme or "http", dev.netloc, f"/{DEV_ACCOUNT}"
     host = host.replace(".dfs.", ".blob.", 1)  # an adls client's endpoint: delta-rs and adlfs talk to the blob one
@@ -49,7 +51,7 @@ def azure_store_options(conn_id: str, location: Location | None = None) -> Store
             f"connection {conn_id!r} names no storage account: set login (wasb) or host (adls) to the account "
             "name, or give a connection_string"
         )
-    wanted = _location_account(location)
+    wanted = location.account if location is not None else ""
     if wanted and wanted != account:
         raise StorageConnectionError(
             f"connection {conn_id!r} is for storage account {account!r} but {location.raw} is on account "
@@ -117,18 +119,10 @@ def _field(extra: dict[str, Any], conn_type: str, name: str) -> str:
     return str(extra.get(name) or extra.get(f"extra__{conn_type}__{name}") or "")
 
 
-def _development_storage(extra: dict[str, Any]) -> bool:
-    text = str(extra.get("connection_string") or extra.get("extra__wasb__connection_string") or "")
-    text = text or str(extra.get("extra__adls__connection_string") or "")
-    fields = dict(p.split("=", 1) for p in text.split(";") if "=" in p)
+def _development_storage(connection_string: str) -> bool:
+    """``UseDevelopmentStorage=true``: Azure's spelling of "the local emulator's development account"."""
+    fields = dict(p.split("=", 1) for p in connection_string.split(";") if "=" in p)
     return fields.get("UseDevelopmentStorage", "").strip().lower() == "true"
-
-
-def _location_account(location: Location | None) -> str:
-    """The account a location names in its authority (``container@account.dfs.core.windows.net``), else ""."""
-    if location is None or "@" not in location.authority:
-        return ""
-    return location.authority.split("@", 1)[1].split(".", 1)[0]
 
 
 def _key_or_sas(client: Any) -> tuple[str, str]:

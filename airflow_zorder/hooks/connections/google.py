@@ -16,8 +16,12 @@ import json
 from typing import Any
 from urllib.parse import urlsplit
 
-from airflow_zorder.core.delta.delta_log import GCS_RETRIES
-from airflow_zorder.core.storage.locations import GCS_RETRY_TIME_LIMIT_S, Location, gcs_emulator_endpoint
+from airflow_zorder.core.storage.locations import (
+    GCS_DELTA_RETRIES,
+    GCS_RETRY_TIME_LIMIT_S,
+    Location,
+    gcs_emulator_endpoint,
+)
 from airflow_zorder.core.storage.store_options import StoreOptions
 from airflow_zorder.hooks.connections.errors import StorageConnectionError
 
@@ -93,7 +97,7 @@ def delta_options(extras: dict[str, Any], endpoint: str | None = None) -> tuple[
     handed to delta-rs (it takes a service-account key or its own default chain, never an access token)."""
     kind = credential_kind(extras)
     impersonated = bool(_field(extras, "impersonation_chain"))
-    out: dict[str, str] = dict(GCS_RETRIES)
+    out: dict[str, str] = dict(GCS_DELTA_RETRIES)
     if endpoint:
         out["google_base_url"] = endpoint
     if kind == "anonymous":
@@ -148,4 +152,5 @@ def gcs_store_options(conn_id: str, location: Location | None = None) -> StoreOp
         iceberg["gcs.service.host"] = endpoint
     delta, why_not = delta_options(extras, endpoint)
     unusable = {"delta": f"connection {conn_id!r} uses {why_not}: {DELTA_FIX}"} if why_not else {}
-    return StoreOptions(arrow=arrow, delta=delta, iceberg=iceberg, unusable=unusable)
+    expires_at = arrow.get("credential_token_expiration")
+    return StoreOptions(arrow=arrow, delta=delta, iceberg=iceberg, unusable=unusable, expires_at=expires_at)
