@@ -11,6 +11,7 @@ from typing import Any
 
 import numpy as np
 import pyarrow as pa
+import pyarrow.compute as pc
 import pyarrow.parquet as pq
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -578,7 +579,8 @@ def test_table_clustering_on_real_footers(tmp_path: Path) -> None:
     assert out["partition_ratio"]["b"] > 1.5 > out["partition_ratio"]["a"]
     # agrees with column_bounds + column_clustering
     mins, maxs, has = stats_schema.column_bounds(stats, "b")
-    assert out["per_column"]["b"] == column_clustering(mins, maxs, has, 3, column="b").to_dict()
+    sizes = stats.filter(pc.equal(stats["column_name"], "b"))["file_size"]
+    assert out["per_column"]["b"] == column_clustering(mins, maxs, has, 3, column="b", file_sizes=sizes).to_dict()
     parts = partition_clustering(stats, ["a", "b"])
     assert set(parts) == {"dt=2024-01-01", "dt=2024-01-02"} and set(parts["dt=2024-01-02"]) == {"a", "b"}
     # unpartitioned table: headline == worst ratio_to_ideal
@@ -603,3 +605,20 @@ def test_table_clustering_is_fast() -> None:
     elapsed = time.perf_counter() - t0
     assert out["per_column"]["id"]["num_files"] == 100_000
     assert elapsed < 3.0, f"{elapsed:.2f}s for 400k stats rows"
+
+
+def test_bytes_read_ratio_weighs_files_by_size_against_a_grid_of_target_files():
+    """Equal files at the target: the bytes ratio equals the files ratio; a file twice as wide and big costs its
+    bytes; files 4x the target are measured against 4x as many target files (#37)."""
+    mins, maxs = [0, 50], [49, 99]
+    same = column_clustering(mins, maxs, None, 1, file_sizes=[10, 10], target_file_bytes=10)
+    assert same.bytes_ratio_to_ideal == pytest.approx(same.ratio_to_ideal) == pytest.approx(1.0)
+    # one narrow small file, one file spanning everything and 3x the bytes
+    skew = column_clustering([0, 0], [9, 99], None, 1, file_sizes=[10, 30])
+    assert skew.expected_bytes_read == pytest.approx(0.1 * 10 + 1.0 * 30)
+    assert skew.ideal_bytes_read == pytest.approx(40 / 2)  # n = 2 files, d = 1
+    big = column_clustering(mins, maxs, None, 2, file_sizes=[40, 40], target_file_bytes=10)
+    # 80 bytes = 8 target files: ideal bytes 80 * 8 ** -0.5; read 0.5 * 40 * 2 = 40
+    assert big.bytes_ratio_to_ideal == pytest.approx(40 / (80 * 8**-0.5))
+    assert big.ratio_to_ideal == pytest.approx(1.0 / 2**0.5)
+    assert column_clustering(mins, maxs, None, 1).bytes_ratio_to_ideal is None

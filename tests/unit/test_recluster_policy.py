@@ -537,3 +537,31 @@ def test_plan_that_cannot_be_made_leaves_the_decision_and_says_why():
     assert p["plan"] is None
     assert p["reasons"][-1].startswith("incremental plan not computed (no stats rows for columns ['b']")
     assert p["reasons"][-1].endswith("an incremental run plans for itself")
+
+
+def test_bigger_files_than_the_target_cannot_pass_the_ratio():
+    """A perfect 2x2 grid of 4 files passes on files read, but each file is 4x the target: a grid of 16
+    target-sized files reads half the bytes, so the bytes ratio (2.0) is over the threshold (#37)."""
+    files = grid(2, size=4000)
+    on_files = evaluate(snapshot(files), ["a", "b"], HealthPolicy(min_files=1, target_file_size=None), now=NOW)
+    assert on_files["decision"] == "healthy"
+    judged = evaluate(
+        snapshot(files), ["a", "b"], HealthPolicy(min_files=1, max_ratio_to_ideal=1.5, target_file_size=1000), now=NOW
+    )
+    assert judged["decision"] == "recluster"
+    assert judged["columns"]["a"]["ratio_to_ideal"] == pytest.approx(1.0)
+    assert judged["columns"]["a"]["bytes_ratio_to_ideal"] == pytest.approx(2.0)
+    assert any("the files are bigger than the target" in r for r in judged["reasons"]), judged["reasons"]
+    # the same layout of target-sized files is healthy under the same policy
+    small = evaluate(
+        snapshot(grid(2, size=1000)),
+        ["a", "b"],
+        HealthPolicy(min_files=1, max_ratio_to_ideal=1.5, target_file_size=1000),
+        now=NOW,
+    )
+    assert small["decision"] == "healthy"
+
+
+def test_target_file_size_must_be_positive():
+    with pytest.raises(ValueError, match="target_file_size"):
+        HealthPolicy(target_file_size=0)

@@ -601,6 +601,14 @@ class ColumnClustering:
       (:func:`ideal_point_query_fraction`), ``ideal_files_read =
       num_files * ideal_fraction`` and ``ratio_to_ideal =
       expected_fraction / ideal_fraction`` (1 = as good as a perfect grid).
+    * ``expected_bytes_read``: the bytes of those files (each file's read
+      probability times its size; None without sizes); ``ideal_bytes_read =
+      B * n ** (-1 / num_clustering_columns)``, ``B`` the files' bytes and
+      ``n = max(num_files, B / target_file_bytes)`` (``num_files`` without a
+      target): a perfect grid of files no bigger than the target;
+      ``bytes_ratio_to_ideal`` their ratio.  Equal to ``ratio_to_ideal`` for
+      equal-sized files at the target; above it when files are bigger than the
+      target, so the files ratio cannot be won by writing bigger files.
     """
 
     column: str | None
@@ -622,6 +630,9 @@ class ColumnClustering:
     ideal_fraction: float | None
     ideal_files_read: float | None
     ratio_to_ideal: float | None
+    expected_bytes_read: float | None = None
+    ideal_bytes_read: float | None = None
+    bytes_ratio_to_ideal: float | None = None
 
     def to_dict(self) -> dict[str, Any]:
         """Plain JSON-serialisable dict (Python ints/floats/str/None only)."""
@@ -645,11 +656,15 @@ class ColumnClustering:
             "ideal_fraction": self.ideal_fraction,
             "ideal_files_read": self.ideal_files_read,
             "ratio_to_ideal": self.ratio_to_ideal,
+            "expected_bytes_read": self.expected_bytes_read,
+            "ideal_bytes_read": self.ideal_bytes_read,
+            "bytes_ratio_to_ideal": self.bytes_ratio_to_ideal,
         }
 
     @classmethod
     def from_dict(cls, d: Mapping[str, Any]) -> ColumnClustering:
-        return cls(**{k: d[k] for k in cls.__dataclass_fields__})
+        """Back from :meth:`to_dict` (dicts written before the bytes fields existed read them as None)."""
+        return cls(**{k: d[k] for k in cls.__dataclass_fields__ if k in d})
 
 
 def _range_max(vals: np.ndarray, a: np.ndarray, b: np.ndarray) -> np.ndarray:
@@ -753,7 +768,10 @@ def _cluster_groups(
     num_groups: int,
     num_clustering_columns: int,
     column: str | None = None,
+    sizes: np.ndarray | None = None,
+    target_file_bytes: int | None = None,
 ) -> _Grouped:
+    """Per-group clustering of one column; ``sizes`` (bytes per file) add the bytes-read fields."""
     if num_clustering_columns < 1:
         raise ValueError("num_clustering_columns must be >= 1")
     fb = prep.fb
@@ -819,6 +837,8 @@ def _cluster_groups(
     # expected files read by a point query, uniform over each group's range
     space: list[str | None] = [None] * G
     read_b = np.zeros(G, dtype=np.float64)
+    bytes_b = np.zeros(G, dtype=np.float64)  # expected bytes read of the bounded files
+    size_b = sizes[idx_b] if sizes is not None else np.zeros(nb)
     use_rank = np.zeros(G, dtype=bool)
     if nb:
         has_b = B_g > 0
@@ -863,8 +883,10 @@ def _cluster_groups(
                 use_rank = has_b & ~np.isfinite(total)
             with np.errstate(over="ignore", invalid="ignore"):
                 sum_w = np.bincount(g, weights=np.where(np.isfinite(widths), widths, 0.0), minlength=G)
+                sum_wb = np.bincount(g, weights=np.where(np.isfinite(widths), widths, 0.0) * size_b, minlength=G)
             ok = has_b & ~use_rank
             read_b[ok] = sum_w[ok] / total[ok]
+            bytes_b[ok] = sum_wb[ok] / total[ok]
             for i in np.flatnonzero(ok):
                 space[i] = "value"
         else:
@@ -874,9 +896,14 @@ def _cluster_groups(
             rw = rhi - rlo + 1
             sum_rw = np.bincount(g, weights=rw, minlength=G)
             read_b[use_rank] = sum_rw[use_rank] / K_g[use_rank]
+            sum_rwb = np.bincount(g, weights=rw * size_b, minlength=G)
+            bytes_b[use_rank] = sum_rwb[use_rank] / K_g[use_rank]
             for i in np.flatnonzero(use_rank):
                 space[i] = "rank"
 
+    if sizes is not None:
+        B_all = np.bincount(groups, weights=sizes, minlength=G)
+        bytes_read = bytes_b + np.bincount(groups[unknown], weights=sizes[unknown], minlength=G)
     keys = depth_histogram_keys(int(max_depth.max()) if G else 0)
     results: list[ColumnClustering] = []
     for i in range(G):
@@ -891,6 +918,12 @@ def _cluster_groups(
             ratio = frac / ideal
         else:
             files_read = frac = ideal = ratio = None
+        exp_b = ideal_b = ratio_b = None
+        if sizes is not None and Ni and B_all[i] > 0:
+            n_ideal = max(float(Ni), B_all[i] / target_file_bytes) if target_file_bytes else float(Ni)
+            exp_b = float(bytes_read[i])
+            ideal_b = float(B_all[i] * n_ideal ** (-1.0 / num_clustering_columns))
+            ratio_b = exp_b / ideal_b
         results.append(
             ColumnClustering(
                 column=column,
@@ -912,6 +945,9 @@ def _cluster_groups(
                 ideal_fraction=ideal,
                 ideal_files_read=None if ideal is None else float(Ni * ideal),
                 ratio_to_ideal=ratio,
+                expected_bytes_read=exp_b,
+                ideal_bytes_read=ideal_b,
+                bytes_ratio_to_ideal=ratio_b,
             )
         )
     return _Grouped(overlaps=overlaps, depth=depth, results=results)
@@ -949,16 +985,20 @@ def column_clustering(
     num_clustering_columns: int = 1,
     *,
     column: str | None = None,
+    file_sizes: ArrayLike | None = None,
+    target_file_bytes: int | None = None,
 ) -> ColumnClustering:
     """Clustering information of one column from its per-file bounds.
 
     ``mins``/``maxs``/``has_stats`` as for :func:`prepare_bounds` (typically
     from :func:`~airflow_zorder.core.stats.stats_schema.column_bounds`);
-    ``num_clustering_columns`` is the ``d`` of the ideal ``N ** (-1/d)``.
-    See :class:`ColumnClustering` for the definitions.  O(N log N).
+    ``num_clustering_columns`` is the ``d`` of the ideal ``N ** (-1/d)``; ``file_sizes`` (bytes per file) and
+    ``target_file_bytes`` add the bytes-read fields.  See :class:`ColumnClustering` for the definitions.  O(N log N).
     """
     lo_a, hi_a = _bounds_arrays(mins, maxs)
-    return _cluster_groups(_Prepared.of(lo_a, hi_a, has_stats), None, 1, num_clustering_columns, column).results[0]
+    sizes = None if file_sizes is None else np.nan_to_num(np.asarray(file_sizes, dtype=np.float64))
+    prep = _Prepared.of(lo_a, hi_a, has_stats)
+    return _cluster_groups(prep, None, 1, num_clustering_columns, column, sizes, target_file_bytes).results[0]
 
 
 # ----- stats tables -----------------------------------------------------------
@@ -971,11 +1011,19 @@ def _group_ids(values: pa.ChunkedArray | pa.Array) -> tuple[np.ndarray, list[Any
     return enc.indices.to_numpy(zero_copy_only=False).astype(np.int64), enc.dictionary.to_pylist()
 
 
+def _file_sizes(rows: pa.Table) -> np.ndarray | None:
+    """Each row's ``file_size`` as float64 (unknown: 0); None when the rows carry no sizes at all."""
+    if "file_size" not in rows.column_names or rows.num_rows == 0 or rows["file_size"].null_count == rows.num_rows:
+        return None
+    return pc.fill_null(rows["file_size"], 0).to_numpy(zero_copy_only=False).astype(np.float64)
+
+
 def partition_clustering(
     stats_table: pa.Table,
     columns: Sequence[str] | str,
     partition_key: str = "partition",
     num_clustering_columns: int | None = None,
+    target_file_bytes: int | None = None,
 ) -> dict[Any, dict[str, ColumnClustering]]:
     """``{partition: {column: ColumnClustering}}`` from a footer stats table.
 
@@ -983,12 +1031,14 @@ def partition_clustering(
     (one row per (file, column): a snapshot or footer rows); files are grouped by ``partition_key``
     (the Hive partition path, e.g. ``"dt=2024-01-01"``; ``None`` for files
     outside any partition).  ``num_clustering_columns`` defaults to
-    ``len(columns)``.  Columns without rows in a partition are absent from
-    its dict.  All partitions are evaluated in one vectorised pass per column.
+    ``len(columns)``; ``target_file_bytes`` sizes the files of the bytes-read
+    ideal (see :class:`ColumnClustering`).  Columns without rows in a partition
+    are absent from its dict.  All partitions are evaluated in one vectorised
+    pass per column.
     """
     columns = [columns] if isinstance(columns, str) else list(columns)
     d = num_clustering_columns or len(columns)
-    split = stats_schema.split_by_column(stats_table, [partition_key])
+    split = stats_schema.split_by_column(stats_table, [partition_key, "file_size"])
     out: dict[Any, dict[str, ColumnClustering]] = {}
     for c in columns:
         t = split.get(c)
@@ -996,7 +1046,7 @@ def partition_clustering(
             continue
         gids, names = _group_ids(t[partition_key])
         prep = _Prepared.of(*stats_schema.typed_bounds(t))
-        res = _cluster_groups(prep, gids, len(names), d, c).results
+        res = _cluster_groups(prep, gids, len(names), d, c, _file_sizes(t), target_file_bytes).results
         for name, r in zip(names, res):
             if r.num_files:
                 out.setdefault(name, {})[c] = r
@@ -1008,6 +1058,7 @@ def table_clustering(
     columns: Sequence[str] | str,
     num_clustering_columns: int | None = None,
     partition_key: str = "partition",
+    target_file_bytes: int | None = None,
 ) -> dict[str, Any]:
     """Table-level clustering summary (JSON-serialisable dict).
 
@@ -1028,26 +1079,31 @@ def table_clustering(
       partition cannot beat it);
     * ``worst_column``, ``headline``: the column with the largest
       ``partition_ratio`` and that value (1.0 = ideal; for an unpartitioned
-      table it equals the column's ``ratio_to_ideal``); ``worst_partition``.
+      table it equals the column's ``ratio_to_ideal``); ``worst_partition``;
+    * ``bytes_partition_ratio`` and ``bytes_headline``: the same in bytes read
+      (``expected_bytes_read`` over ``ideal_bytes_read``, files sized by
+      ``target_file_bytes``; see :class:`ColumnClustering`).
     """
     columns = [columns] if isinstance(columns, str) else list(columns)
     d = num_clustering_columns or len(columns)
-    split = stats_schema.split_by_column(stats_table, [partition_key])
+    split = stats_schema.split_by_column(stats_table, [partition_key, "file_size"])
     per_column: dict[str, dict[str, Any]] = {}
     partitions: dict[str, dict[str, Any]] = {}
     partition_ratio: dict[str, float | None] = {}
+    bytes_ratio: dict[str, float | None] = {}
     for c in columns:
         t = split.get(c)
         if t is None or t.num_rows == 0:
             per_column[c] = None  # type: ignore[assignment]
-            partition_ratio[c] = None
+            partition_ratio[c] = bytes_ratio[c] = None
             continue
         prep = _Prepared.of(*stats_schema.typed_bounds(t))
-        whole = _cluster_groups(prep, None, 1, d, c).results[0]
+        sizes = _file_sizes(t)
+        whole = _cluster_groups(prep, None, 1, d, c, sizes, target_file_bytes).results[0]
         per_column[c] = whole.to_dict()
         gids, names = _group_ids(t[partition_key])
-        res = _cluster_groups(prep, gids, len(names), d, c).results
-        read = ideal = 0.0
+        res = _cluster_groups(prep, gids, len(names), d, c, sizes, target_file_bytes).results
+        read = ideal = read_b = ideal_b = 0.0
         for name, r in zip(names, res):
             if not r.num_files:
                 continue
@@ -1061,8 +1117,12 @@ def table_clustering(
                 p["ratio_to_ideal"], p["worst_column"] = r.ratio_to_ideal, c
             read += r.expected_files_read or 0.0
             ideal += r.ideal_files_read or 0.0
+            read_b += r.expected_bytes_read or 0.0
+            ideal_b += r.ideal_bytes_read or 0.0
         partition_ratio[c] = read / ideal if ideal > 0 else None
+        bytes_ratio[c] = read_b / ideal_b if ideal_b > 0 else None
     scored = [(v, c) for c, v in partition_ratio.items() if v is not None]
+    bytes_scored = [v for v in bytes_ratio.values() if v is not None]
     worst_column, headline = (max(scored)[1], max(scored)[0]) if scored else (None, None)
     pscored = [(p["ratio_to_ideal"], k) for k, p in partitions.items() if p["ratio_to_ideal"] is not None]
     described = stats_schema.column_rows(stats_table)
@@ -1075,6 +1135,8 @@ def table_clustering(
         "partition_ratio": partition_ratio,
         "worst_column": worst_column,
         "headline": headline,
+        "bytes_partition_ratio": bytes_ratio,
+        "bytes_headline": max(bytes_scored) if bytes_scored else None,
         "worst_partition": max(pscored)[1] if pscored else None,
         "partitions": dict(sorted(partitions.items())),
     }

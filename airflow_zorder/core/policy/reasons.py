@@ -30,6 +30,8 @@ def short_why(column: str, cs: ColumnScore, cd: Mapping[str, Any], policy: Healt
         return f"{column} average depth {_num(cd['average_depth'])} > {_num(policy.max_average_depth or 0)}"
     if cs.kind == "fraction":
         return f"{column} reads {_pct(cd['expected_fraction'])} of files > {_pct(policy.max_files_fraction or 0)}"
+    if cs.kind == "bytes":
+        return f"{column} reads {cd['bytes_ratio_to_ideal']:.1f}x the ideal bytes, threshold {_num(policy.threshold(column))}x"
     return f"{column} {cd['ratio_to_ideal']:.1f}x the ideal, threshold {_num(policy.threshold(column))}x"
 
 
@@ -45,6 +47,13 @@ def column_line(column: str, c: Mapping[str, Any], policy: HealthPolicy, partiti
         return (
             f"{column}: a point query reads {_pct(c['expected_fraction'])} of {c['num_files']} files "
             f"(max_files_fraction {_pct(policy.max_files_fraction or 0)})"
+        )
+    if kind == "bytes":
+        ratio = c["bytes_partition_ratio"] if partitioned else c["bytes_ratio_to_ideal"]
+        size = format_bytes(policy.target_file_size) if policy.target_file_size else "its mean size"
+        return (
+            f"{column}: a point query reads {ratio:.1f}x the bytes it would read in an ideal layout of files of "
+            f"{size} (threshold {_num(thr)}x): the files are bigger than the target"
         )
     if partitioned:
         return (

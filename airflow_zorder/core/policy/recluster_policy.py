@@ -79,7 +79,9 @@ __all__ = [
 ]
 
 
-def measure(snapshot: pa.Table, available: Sequence[str], choice: ColumnChoice) -> dict[str, Any]:
+def measure(
+    snapshot: pa.Table, available: Sequence[str], choice: ColumnChoice, target_file_bytes: int | None = None
+) -> dict[str, Any]:
     """:func:`metrics.table_clustering` of the chosen columns (an empty summary when there are none)."""
     cols = choice.columns
     if not cols:
@@ -87,7 +89,9 @@ def measure(snapshot: pa.Table, available: Sequence[str], choice: ColumnChoice) 
     stats = snapshot
     if set(cols) != set(available):
         stats = stats.filter(pc.is_in(stats["column_name"], pa.array(cols, pa.string())))
-    return metrics.table_clustering(stats, cols, num_clustering_columns=choice.num_clustering_columns)
+    return metrics.table_clustering(
+        stats, cols, num_clustering_columns=choice.num_clustering_columns, target_file_bytes=target_file_bytes
+    )
 
 
 def incremental_plan(
@@ -144,7 +148,7 @@ def evaluate(
     choice = choose_columns(
         available, columns, events, last_cluster=last, table=table, num_clustering_columns=num_clustering_columns
     )
-    summary = measure(snapshot, available, choice)
+    summary = measure(snapshot, available, choice, policy.target_file_size)
     facts = snapshot_facts(snapshot, last_cluster=last, now=now, collected_at=collected_at)
     scores = score_partitions(
         summary, choice.columns, policy, partitioned=facts.partitioned, partition_bytes=facts.partition_bytes

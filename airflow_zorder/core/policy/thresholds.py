@@ -10,6 +10,8 @@ from dataclasses import dataclass
 from datetime import timedelta
 from typing import Any
 
+from airflow_zorder.core.jobs.file_sizing import DEFAULT_TARGET_FILE_SIZE
+
 __all__ = ["AGGREGATES", "HealthPolicy"]
 
 AGGREGATES = ("worst", "mean")  # how a partition's column scores combine
@@ -31,6 +33,8 @@ class HealthPolicy:
     min_new_data_fraction: float = 0.0  # anti-thrash: bytes written since the last re-clustering / all bytes
     min_partition_files: int = 2  # partitions with fewer files are never listed (nothing to improve)
     max_partitions: int | None = 1000  # partitions listed per decision, worst first (bounds a run and the XCom)
+    # the bytes-read ratio's file size (the job's target): bigger files cannot pass the ratio threshold
+    target_file_size: int | None = DEFAULT_TARGET_FILE_SIZE
 
     def __post_init__(self) -> None:
         for name in ("max_stats_age", "min_interval_since_cluster"):
@@ -54,6 +58,14 @@ class HealthPolicy:
                 raise ValueError(f"{name} must be a positive number, not {v!r}")
         if not 0.0 <= self.min_new_data_fraction <= 1.0:
             raise ValueError(f"min_new_data_fraction must be within [0, 1], not {self.min_new_data_fraction!r}")
+        if self.target_file_size is not None and (
+            isinstance(self.target_file_size, bool)
+            or not isinstance(self.target_file_size, int)
+            or self.target_file_size < 1
+        ):
+            raise ValueError(
+                f"target_file_size must be a positive number of bytes or None, not {self.target_file_size!r}"
+            )
         if self.max_partitions is not None and self.max_partitions < 1:
             raise ValueError(f"max_partitions must be at least 1 (or None for all), not {self.max_partitions!r}")
 
