@@ -276,6 +276,11 @@ def full_policy(t: Table, degraded: list, ctx: dict) -> list:
     return [(by[u], _whole(by[u], t.target), (0, 1, 2), ()) for u in degraded]
 
 
+def _order(columns: tuple[str, ...] | None) -> tuple[int, ...]:
+    """The curve's column order of a plan bin clustered on ``columns`` (None: all three)."""
+    return (0, 1, 2) if columns is None else tuple(COLS.index(c) for c in columns)
+
+
 def incremental_policy(t: Table, degraded: list, ctx: dict) -> list:
     """The real rule (:func:`incremental_stats.plan_from_stats`) on each degraded unit."""
     by, out, reasons = units(t.files), [], []
@@ -284,7 +289,7 @@ def incremental_policy(t: Table, degraded: list, ctx: dict) -> list:
         plan = incremental_stats.plan_from_stats(stats, runs, params=ctx["params"], num_clustering_columns=D)
         reasons += plan.reasons
         path = {f.path: f for f in by[u]}
-        out += [([path[p] for p in b.paths], b.num_output_files, (0, 1, 2), ()) for b in plan.bins]
+        out += [([path[p] for p in b.paths], b.num_output_files, _order(b.columns), ()) for b in plan.bins]
     t.reasons = tuple(reasons)
     return out
 

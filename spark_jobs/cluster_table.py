@@ -145,7 +145,7 @@ def _stage_batch(
         return now
 
     t = time.time()
-    work = [rewrite.UnitWork(i, u.label, [f.path for f in u.files], 0) for i, u in enumerate(batch)]
+    work = [rewrite.UnitWork(i, u.label, [f.path for f in u.files], 0, on=u.on) for i, u in enumerate(batch)]
     local = _on_local_disk(fs, batch)
     df = rewrite.read_batch(spark, [(w.index, w.paths) for w in work], schema, local)
     counts = rewrite.footer_counts(fs, [(w.index, w.paths) for w in work])

@@ -175,5 +175,8 @@ def incremental_units(
                     f"plan: {unit.label} bin {k} skipped: {gone} of its {len(got)} files are no longer in the table"
                 )
                 continue
-            out.append(replace(unit, files=[f for f in got if f is not None], num_files=b["num_output_files"], bin=k))
+            on = tuple(b["columns"]) if b.get("columns") else None
+            out.append(
+                replace(unit, files=[f for f in got if f is not None], num_files=b["num_output_files"], bin=k, on=on)
+            )
     return out, plan_summary(doc, "given" if opts.plan else "job", len(out), skipped), messages

@@ -98,6 +98,7 @@ class UnitWork:
     num_files: int
     rows: int = 0
     plan: KeyPlan | None = None
+    on: tuple[str, ...] | None = None  # cluster on these columns only, the others collapsed to one range
 
 
 _col = jvm_keys.quoted
@@ -270,6 +271,10 @@ def plan_batch(
     unit_ids = sample.column(UNIT_COL)
     parts = {u.index: sample.filter(pc.equal(unit_ids, u.index)) for u in units}
     bounds = {i: column_boundaries(part, columns, num_ranges) for i, part in parts.items()}
+    for u in units:  # a bin clustered on some columns: the others get one range (the curve then orders the rest)
+        if u.on is not None:
+            keep = {c.lower() for c in u.on}
+            bounds[u.index] = tuple(b if c.lower() in keep else b.slice(0, 0) for c, b in zip(columns, bounds[u.index]))
     widest = max(plan_bits(b) for b in bounds.values())  # one bit width per batch: one set of JVM expressions
     for u in units:
         u.plan = build_plan(

@@ -146,6 +146,51 @@ def test_a_given_plan_runs_its_bins_without_name_clashes(spark, table, tmp_path)
     assert row_multiset(table) == before_rows
 
 
+def test_a_bin_is_clustered_on_its_own_columns_only(spark, table, tmp_path):
+    """A bin with ``columns`` (the rule's choice for a set narrow in the others, #37) is cut along those columns
+    alone: bin 0 on a gives files with disjoint a ranges, bin 1 on b disjoint b ranges (clustered on both, 4 files
+    would be a 2 x 2 grid, each range shared by two files); rows are kept."""
+    _append(table, 6, files=2, rows=4000), _append(table, 7, files=2, rows=4000)
+    doc, path = _given_plan(spark, table, tmp_path, split=True)
+    (entry,) = doc["partitions"]
+    for b, on in zip(entry["bins"], (["a"], ["B"])):
+        b["columns"], b["num_output_files"] = on, 4
+    with open(path, "w") as f:
+        json.dump(doc, f)
+
+    def ranges(files: list[str], col: str) -> list[tuple[int, int]]:
+        out = []
+        for n in files:
+            v = pq.read_table(os.path.join(table, os.path.basename(n)), columns=[col])[col].to_numpy()
+            out.append((int(v.min()), int(v.max())))
+        return sorted(out)
+
+    bin_ids = {
+        k: set(
+            pa.concat_tables(
+                [pq.read_table(os.path.join(table, os.path.basename(p)), columns=["id"]) for p in b["paths"]]
+            )["id"].to_pylist()
+        )
+        for k, b in enumerate(entry["bins"])
+    }
+    before_rows = row_multiset(table)
+    result = run_cluster(spark, _opts(table, plan=path))
+    assert result["plan"]["bins"] == 2 and row_multiset(table) == before_rows
+
+    written = [n for n in visible_files(table) if run_id_of(n) == result["run_id"]]
+    by_bin = {0: [], 1: []}
+    for n in written:  # a bin's output files hold its input rows
+        first = pq.read_table(os.path.join(table, n), columns=["id"])["id"][0].as_py()
+        by_bin[0 if first in bin_ids[0] else 1].append(n)
+    assert len(by_bin[0]) == len(by_bin[1]) == 4
+    for k, on in {0: "a", 1: "b"}.items():
+        lo_hi = ranges(by_bin[k], on)
+        assert all(prev[1] <= nxt[0] for prev, nxt in zip(lo_hi, lo_hi[1:])), (k, lo_hi)  # disjoint: cut on it
+    bad = {**doc, "partitions": [{**entry, "bins": [{**entry["bins"][0], "columns": ["zz"]}]}]}
+    with pytest.raises(ValueError, match="not a non-empty subset"):
+        incremental_stats.check_plan(bad)
+
+
 def test_a_bin_whose_file_vanished_is_skipped_and_others_run(spark, table, tmp_path):
     _append(table, 5)
     _append(table, 6)

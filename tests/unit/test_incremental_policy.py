@@ -271,3 +271,21 @@ def test_check_plan_refuses_what_it_cannot_run() -> None:
     bad = {"format": PLAN_FORMAT, "version": 1, "partitions": [{"partition": None, "bins": [{"paths": ["x"]}]}]}
     with pytest.raises(ValueError, match="malformed bin"):
         check_plan(bad)
+
+
+def test_new_files_narrow_in_a_column_are_clustered_on_the_others() -> None:
+    """Appends in a fresh slab of an ingestion-date column c (#37): clustering them on a, b only costs sqrt(k)
+    files per query there instead of k ** (2/3); the bin says so, and the document carries its columns."""
+    base = grid("r1", 4)  # c in [0, 999]
+    fresh = [(f"day-{i}", TARGET, None, [0, 0, 1000], [999, 999, 1009]) for i in range(16)]
+    p = plan(unit(base + fresh), params(min_new_files=4))
+    (b,) = p.bins
+    assert set(b.paths) == paths(fresh) and b.columns == ("a", "b")
+    assert any("on a, b (narrow in the others)" in r for r in p.reasons), p.reasons
+    # uniform appends span c as well: clustered on every column (no columns in the bin)
+    q = plan(unit(base + unsorted(16)), params(min_new_files=4))
+    assert q.bins and all(x.columns is None for x in q.bins)
+    runs = {f[0]: f[2] for f in base + fresh}
+    doc = plan_table(stats_rows(base + fresh), list(COLS), params=params(min_new_files=4), membership=runs)
+    assert [x.get("columns") for x in doc["partitions"][0]["bins"]] == [["a", "b"]]
+    assert check_plan(json.loads(json.dumps(doc)))["partitions"][0]["bins"][0]["columns"] == ["a", "b"]

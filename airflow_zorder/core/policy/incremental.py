@@ -16,6 +16,9 @@ The rule
   ``U_c(S) * min(k, q_c * k ** (1 - 1/d))``, ``U_c(S)`` = ``P_c`` of one pseudo-file spanning S (narrow data,
   e.g. recent dates, is credited), ``q_c`` = median over clustered groups of >= 4 files of their actual ``E_c``
   over this estimate, clipped to [1, 2] (default 1): the curve's measured distance from a perfect grid.
+  A set may be clustered on a subset of the columns (the bin's ``columns``): a column outside it costs
+  ``U_c(S) * k`` and the subset's own get the curve's ``k ** (1 - 1/|subset|)``; the cheapest subset wins, so a
+  set narrow in a column (a day of appends in an ingestion-date column) is clustered on its wide columns only.
 * Candidates: the new files alone, once they reach ``min_new_files`` or ``min_new_bytes`` (below that they are
   *pending*: Hudi's size-based plans and ZCubes cluster new data once enough has accumulated); LSM-style merges
   of the j smallest unsealed groups, j = 2..G, the new group included (Databend/Snowflake: levels merge when
@@ -31,6 +34,7 @@ The rule
 
 from __future__ import annotations
 
+import itertools
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass
@@ -46,6 +50,7 @@ from airflow_zorder.core.policy.formatting import format_bytes
 __all__ = ["ColumnEstimate", "IncrementalParams", "IncrementalPlan", "PlanBin", "UnitFiles", "plan"]
 
 _Q_RANGE, _Q_DEFAULT, _Q_MIN_FILES = (1.0, 2.0), 1.0, 4  # calibration: clip, default, smallest group measured
+_MAX_SUBSET_COLUMNS = 6  # column subsets searched for a bin: every one up to this many columns
 
 
 @dataclass(frozen=True)
@@ -93,11 +98,12 @@ class UnitFiles:
 
 @dataclass(frozen=True)
 class PlanBin:
-    """Files clustered together into ``num_output_files`` files."""
+    """Files clustered together into ``num_output_files`` files, on ``columns`` (None: every clustering column)."""
 
     paths: tuple[str, ...]
     bytes: int
     num_output_files: int
+    columns: tuple[str, ...] | None = None
 
 
 @dataclass(frozen=True)
@@ -184,6 +190,7 @@ class _Group:
     unknown: np.ndarray
     label: str | None  # membership; None = the new group
     planned: bool = False
+    on: tuple[int, ...] | None = None  # planned: the columns it is clustered on (None: all)
 
 
 def _group(idx: np.ndarray, sizes: np.ndarray, cols: list[_Col], label: str | None) -> _Group:
@@ -210,9 +217,29 @@ def _span(cols: list[_Col], groups: Sequence[_Group]) -> np.ndarray:
     return np.array([1.0 if u else (c.span_p(a, b) if a <= b else 0.0) for c, a, b, u in zip(cols, lo, hi, unk)])
 
 
-def _clustered_cost(span: np.ndarray, k: int, d: int, q: np.ndarray) -> np.ndarray:
-    """Estimated ``E_c`` of a set spanning ``span`` clustered into ``k`` files."""
-    return span * np.minimum(k, q * k ** (1.0 - 1.0 / d))
+def _clustered_cost(span: np.ndarray, k: int, d: int, q: np.ndarray) -> tuple[np.ndarray, tuple[int, ...] | None]:
+    """Estimated ``E_c`` of a set spanning ``span`` clustered into ``k`` files, and the columns to cluster it on.
+
+    On a subset S of the columns, a column of S costs ``q_c * k ** (1 - 1/d_S)`` spans and one outside S costs
+    ``k`` (every file spans the set's range there), ``d_S = d - (columns - |S|)``.  The subset with the least total
+    wins (ties: more columns): a set narrow in a column -- a day of appends in an ingestion-date column -- is
+    best clustered on its wide columns only (``sqrt(k)`` files instead of ``k ** (2/3)`` for 2 of 3 columns).
+    """
+    m = span.shape[0]
+    best: tuple[float, np.ndarray, tuple[int, ...] | None] | None = None
+    for size in range(m, 0, -1):
+        dim = max(1, d - (m - size))
+        for sub in itertools.combinations(range(m), size):
+            inside = np.zeros(m, dtype=bool)
+            inside[list(sub)] = True
+            cost = span * np.where(inside, np.minimum(k, q * k ** (1.0 - 1.0 / dim)), k)
+            total = float(cost.sum())
+            if best is None or total < best[0] - 1e-9:
+                best = (total, cost, None if size == m else sub)
+        if m > _MAX_SUBSET_COLUMNS:  # 2 ** m subsets: beyond a few columns, all of them or all but one
+            break
+    assert best is not None
+    return best[1], best[2]
 
 
 def _calibration(cols: list[_Col], groups: Sequence[_Group], d: int) -> np.ndarray:
@@ -220,7 +247,7 @@ def _calibration(cols: list[_Col], groups: Sequence[_Group], d: int) -> np.ndarr
     ratios: list[list[float]] = [[] for _ in cols]
     for g in groups:
         if g.label is not None and g.nfiles >= _Q_MIN_FILES:
-            est = _clustered_cost(_span(cols, [g]), g.nfiles, d, np.ones(len(cols)))
+            est = _clustered_cost(_span(cols, [g]), g.nfiles, d, np.ones(len(cols)))[0]
             for i in np.flatnonzero(est > 0):
                 ratios[i].append(g.files_read[i] / est[i])
     return np.array([np.clip(np.median(r), *_Q_RANGE) if r else _Q_DEFAULT for r in ratios])
@@ -254,12 +281,12 @@ def _merge(members: list[_Group], cols: list[_Col], p: IncrementalParams, d: int
     """The planned group ``members`` become once clustered together."""
     size = sum(g.bytes for g in members)
     k = max(1, int(math.floor(size / p.target_file_bytes + 0.5)))
-    read = _clustered_cost(_span(cols, members), k, d, q)
-    return _Group(np.concatenate([g.idx for g in members]), size, k, read, *_union(members), "planned", True)
+    read, on = _clustered_cost(_span(cols, members), k, d, q)
+    return _Group(np.concatenate([g.idx for g in members]), size, k, read, *_union(members), "planned", True, on)
 
 
 def _greedy(
-    groups: list[_Group], cols: list[_Col], p: IncrementalParams, d: int, gates: tuple[bool, bool]
+    groups: list[_Group], cols: list[_Col], p: IncrementalParams, d: int, gates: tuple[bool, bool], names: list[str]
 ) -> tuple[list[_Group], list[str]]:
     """Apply the best candidate by gain per byte until the target is met or nothing helps (module doc)."""
     q, reasons, spent = _calibration(cols, groups, d), [], 0
@@ -282,9 +309,10 @@ def _greedy(
             break
         _, kind, groups, cost, merged, m, ratio = best
         spent += cost
+        on = "" if merged.on is None else f" on {', '.join(names[i] for i in merged.on)} (narrow in the others)"
         reasons.append(
             f"{kind} ({m} groups, {merged.idx.size} files, {format_bytes(merged.bytes)}) into {merged.nfiles} "
-            f"files: worst ratio {now[0]:.2f} -> {ratio:.2f}"
+            f"files{on}: worst ratio {now[0]:.2f} -> {ratio:.2f}"
         )
     return groups, reasons
 
@@ -316,9 +344,18 @@ def plan(
         reasons.append(
             f"{new_idx.size} new files ({format_bytes(sizes[new_idx].sum())}) wait for {p.min_new_files} files or {format_bytes(p.min_new_bytes)}"
         )
-    groups, steps = _greedy(groups, cols, p, d, (new_ok, full_ok))
+    groups, steps = _greedy(groups, cols, p, d, (new_ok, full_ok), names)
     _, read1, n1 = _worst(groups, d, len(cols))
-    bins = tuple(PlanBin(tuple(unit.paths[i] for i in sorted(g.idx)), g.bytes, g.nfiles) for g in groups if g.planned)
+    bins = tuple(
+        PlanBin(
+            tuple(unit.paths[i] for i in sorted(g.idx)),
+            g.bytes,
+            g.nfiles,
+            None if g.on is None else tuple(names[i] for i in g.on),
+        )
+        for g in groups
+        if g.planned
+    )
     ideal0, ideal1 = max(n0, 1) ** (1 - 1 / d), max(n1, 1) ** (1 - 1 / d)
     est = tuple(
         ColumnEstimate(c, float(a), float(b), float(a / ideal0), float(b / ideal1))

@@ -8,9 +8,10 @@ clustering job (``--plan``) and the job reports.  One format, :data:`PLAN_FORMAT
      "files", "bytes", "num_output_files", "ratio_before", "ratio_after", "partitions_evaluated",
      "partitions": [{"partition", "num_files", "bytes_total", "files", "bytes", "num_output_files",
                      "ratio_before", "ratio_after", "columns": [ColumnEstimate...], "reasons",
-                     "bins": [{"paths", "bytes", "num_output_files"}]}]}
+                     "bins": [{"paths", "bytes", "num_output_files", "columns"?}]}]}
 
-``files``/``bytes`` are what the plan rewrites; ``partition`` is ``"k=v/..."`` or None (unpartitioned);
+``files``/``bytes`` are what the plan rewrites; a bin's optional ``columns`` (a subset of the plan's, in its
+order) are the ones it is clustered on, the others collapsed (absent: all of them); ``partition`` is ``"k=v/..."`` or None (unpartitioned);
 only partitions with something to rewrite are listed.
 """
 
@@ -25,7 +26,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from airflow_zorder.core.jobs.file_names import run_id_of
-from airflow_zorder.core.policy.incremental import IncrementalParams, IncrementalPlan, UnitFiles, plan
+from airflow_zorder.core.policy.incremental import IncrementalParams, IncrementalPlan, PlanBin, UnitFiles, plan
 from airflow_zorder.core.stats import stats_schema
 
 __all__ = [
@@ -102,8 +103,14 @@ def _partition_entry(label: str | None, p: IncrementalPlan, total_bytes: int) ->
         "ratio_after": round(p.worst_ratio_after, 4),
         "columns": [dataclasses.asdict(c) for c in p.columns],
         "reasons": list(p.reasons),
-        "bins": [{"paths": list(b.paths), "bytes": b.bytes, "num_output_files": b.num_output_files} for b in p.bins],
+        "bins": [_bin(b) for b in p.bins],
     }
+
+
+def _bin(b: PlanBin) -> dict[str, Any]:
+    """A bin as the plan document holds it (``columns`` only when a subset)."""
+    out: dict[str, Any] = {"paths": list(b.paths), "bytes": b.bytes, "num_output_files": b.num_output_files}
+    return out if b.columns is None else {**out, "columns": list(b.columns)}
 
 
 def plan_table(
@@ -176,8 +183,17 @@ def check_plan(doc: Any) -> dict[str, Any]:
         )
     if doc.get("version") != PLAN_VERSION:
         raise ValueError(f"incremental plan version {doc.get('version')!r} is not supported (this is {PLAN_VERSION})")
+    known = [c.lower() for c in doc.get("columns") or []]
     for e in doc.get("partitions") or []:
         for b in e.get("bins") or []:
             if not b.get("paths") or not isinstance(b.get("num_output_files"), int) or b["num_output_files"] < 1:
                 raise ValueError(f"malformed bin in the plan's partition {e.get('partition')!r}: {b!r:.200}")
+            on = b.get("columns")
+            if on is not None and (
+                not isinstance(on, list) or not on or any(not isinstance(c, str) or c.lower() not in known for c in on)
+            ):
+                raise ValueError(
+                    f"a bin of the plan's partition {e.get('partition')!r} is clustered on {on!r}, not a non-empty "
+                    f"subset of the plan's columns {doc.get('columns')!r}"
+                )
     return dict(doc)

@@ -47,6 +47,7 @@ class Unit:
     num_files: int | None = None  # an incremental plan's bin: its planned output files (None: sized by the job)
     bin: int | None = None  # an incremental plan's bin: its index within the partition (None: the whole unit)
     values: dict[str, str | None] | None = None  # partition values as the format keeps them (None: null); else spec
+    on: tuple[str, ...] | None = None  # an incremental plan's bin: the columns it is clustered on (None: all)
 
     @property
     def bytes(self) -> int:
