@@ -1,59 +1,93 @@
-"""Issue #25's benchmark: never / full / incremental / delta-rs re-clustering over daily appends.
+"""Issue #25/#37's benchmark: never / full / incremental / liquid / hudi (/ delta-rs) re-clustering over daily appends,
+in three scenarios, beside the simulator's optimum.
 
-    .venv/bin/python benchmarks/bench_incremental.py [--sf 1] [--days 30] [--work DIR]
-        [--merge-into docs/benchmarks/results.json] [--doc docs/benchmarks.md] [--policies never,full,...]
+    .venv/bin/python benchmarks/bench_incremental.py [--sf 1] [--days 30] [--scenario uniform|date|partitioned|all]
+        [--work DIR] [--merge-into docs/benchmarks/results.json] [--doc docs/benchmarks.md]
+        [--policies never,full,incremental,liquid,hudi[,delta-rs]] [--no-optimum]
 
-Setup: TPC-H lineitem at ``--sf`` (``tpch_data.generate_lineitem``, 64 files in generation order) clustered by
-our job into ``--files`` (64) files on (l_partkey, l_suppkey, l_shipdate) (``run_cluster``, curve hilbert): the
-*base*, an unpartitioned Parquet table.  Then ``--days`` appends, each of ``rows / days`` fresh rows in 2 unsorted
-Parquet files with plain names (as an ingest job writes them): day ``i``'s rows are the ``i``-th of ``days``
-consecutive ``l_orderkey`` slices of the same generated lineitem, ``l_orderkey`` shifted past the base's largest
-(TPC-H draws order dates and part keys independently of the order key, so each slice is a 1/``days`` sample of
-the base's distribution of the three columns, in rows the base does not hold).
+Data: TPC-H lineitem at ``--sf`` (``tpch_data.generate_lineitem``, 64 files in generation order), clustering
+columns (l_partkey, l_suppkey, l_shipdate), curve hilbert.  Appended rows are ``l_orderkey`` slices of the same
+generated lineitem with ``l_orderkey`` shifted past the base's largest (TPC-H draws order dates and part keys
+independently of the order key, so each slice is a sample of the base's distribution, in rows the base does not
+hold).  Scenarios (``--scenario``, default all; they mirror ``sim_incremental.py``'s):
 
-Policies, each on its own copy of the base (one SparkSession for everything, ``bench_cluster.build_spark``):
+* ``uniform`` (issue #25's): the base is clustered by our job into ``--files`` (64) files, an unpartitioned
+  Parquet table; each day appends ``rows / days`` rows in 2 unsorted Parquet files with plain names.
+* ``date``: the same base; appends follow an ingestion-date clustering column.  The base's ``l_shipdate`` spans
+  ``[d0, d1]``; with the slab width ``w = (d1 - d0 + 1) // days``, day ``t``'s rows get ``l_shipdate = d1 + 1 +
+  (t - 1) w + ((l_shipdate - d0) mod w)`` (:func:`shift_dates`): every day's rows in a fresh date slab after the
+  base.  Rows keep their identity (``l_orderkey``, ``l_linenumber``).
+* ``partitioned``: a date-partitioned table (Hive directories ``ingest_day=NNN``): ``days`` base partitions of
+  ``rows / days`` rows, each clustered into ``--part-files`` (8) files.  Each day a new partition of the same size
+  arrives already clustered into ``--part-files`` files (as the ingest's own job would write it: all the
+  partitions, base and new, are clustered by one run of our job on a staging table before the days start, not
+  charged to any policy; each day copies its partition in), and ``--late-files`` (2) small unsorted files of
+  ``--late-target`` (0.1) x a target file's rows (the simulator's 125 of 1,250 rows) land in older partitions (lag
+  uniform in 1..``--late-days`` (7) days, the oldest partition at least).  The late rows are taken from the
+  day's slice, so base + appends hold every row once.
+
+Policies, each on its own copy of the base (one SparkSession for everything, ``bench_cluster.build_spark``); every
+day: append, the stats job (``run_collect``, the 3 columns), the sensor's decision (``recluster_policy.evaluate``
+with ``HEALTH``, its bytes-read ratio sized by the target file, d = 3, the incremental plan attached), the policy's run, stats again after a run:
 
 * ``never``: appends only;
-* ``full``: ``run_cluster(incremental=False)`` (today's job: the whole table, ``target_file_size`` = the base's mean
-  file size);
-* ``incremental``: ``run_cluster(incremental=True, plan=<the sensor's plan as JSON>)``, same target size;
-* ``delta-rs``: a Delta copy of the base (``write_deltalake``, one append per file), appends by ``write_deltalake``
-  ``mode="append"``, re-clustered by ``DeltaTable.optimize.z_order(columns, target_size=the Delta base's mean
-  file size)`` in a child process (``--delta-zorder``).
+* ``full``: on ``recluster``, ``run_cluster(incremental=False, partitions=<the degraded partitions the sensor
+  lists>)`` (today's job: each degraded partition, or the whole unpartitioned table, rewritten whole,
+  ``target_file_size`` = the base's mean file size);
+* ``incremental``: on ``recluster``, ``run_cluster(incremental=True, plan=<the sensor's plan as JSON>)``;
+* ``liquid`` (Delta Liquid-like; daily, ignores the sensor): once the never-clustered files of a unit (the table or
+  a partition) reach ``--liquid-min`` (4) target files of bytes, they and the unit's unsealed cubes (the files one
+  earlier liquid run wrote in the unit, below ``--liquid-seal`` (8) target files) are clustered together into one
+  new cube of ``round(bytes / target)`` files; sealed cubes are never merged again (:func:`liquid_bins`);
+* ``hudi`` (Hudi size-based; every ``--hudi-every`` (4) days, ignores the sensor): each unit's files below
+  ``--hudi-small`` (0.3) x target, binned up to ``--hudi-group`` (2) target sizes, each bin of at least 2 files
+  clustered among itself (:func:`hudi_bins`);
+* ``delta-rs`` (opt-in, unpartitioned scenarios only; ~12 min at SF1): a Delta copy of the base, appends by
+  ``write_deltalake``, ``DeltaTable.optimize.z_order(columns, target_size=the Delta base's mean file size)`` in a
+  child process (``--delta-zorder``) on ``recluster``.
 
-After each append, per policy: the stats job in-process (``run_collect``, the 3 columns), the sensor's decision
-(``recluster_policy.evaluate`` with ``HEALTH``, the same for every policy; the incremental policy's plan from the
-sensor: ``evaluate(..., incremental=...)``), the policy's run when the
-decision is ``recluster``, then stats again and each column's ``ratio_to_ideal`` (``metrics.table_clustering``,
-d = 3).  Per day: bytes and files rewritten, files, the ratios, job time (the clustering call's wall) and stats
-time; in total: write amplification, mean and worst of the daily worst-column ratio, clustering time, and
-incremental against full.  Rows are checked at the end (count and DuckDB ``sum(hash(l_orderkey, l_linenumber))``
+liquid's and hudi's runs are plan documents (:func:`anchor_plan`, the sensor's format:
+``incremental_stats.plan_table``'s) run by the same job through its given-plan path; a file's membership (which run
+wrote it) is the run its name carries (``file_names.run_id_of``).
+
+Per policy and day: bytes and files rewritten; each column's ``ratio_to_ideal`` and bytes-read ratio
+(``bytes_ratio_to_ideal``; ``metrics.table_clustering(..., target_file_bytes=target)``), worst over partitions;
+the largest and mean file written / target; mean file / target; job and stats times.  Totals: write
+amplification, bytes against full's, means and maxima of the ratios, issue #37's goals.  Beside them, the
+optimum of ``sim_incremental.py`` (its DP's bound as a fraction of full's bytes, same scenario and days, run at
+the simulator's own scale with its defaults; cached in ``<work>/sim_optimum.json`` per scenario, days and
+simulator source).  Rows are checked at the end (count and DuckDB ``sum(hash(l_orderkey, l_linenumber))``
 against base + appends): exit 1 if a table differs.
 
-Writes ``<work>/incremental_results.json``; with ``--merge-into`` the same under key ``"incremental"`` of that JSON
-(other keys kept) and the plot ``incremental_days.png`` next to it; with ``--doc`` also its section of that markdown
-(``bench_report.render_incremental``; nothing else in the doc changes).  ``run_all.py`` runs it as a child
-(``--incremental-sf``).
+Writes ``<work>/incremental_results.json`` (``{"scenarios": {name: {...}}, ...}``); with ``--merge-into`` the
+same under key ``"incremental"`` of that JSON (other keys kept) and the plot ``incremental_days.png`` next to it;
+with ``--doc`` also its section of that markdown (``bench_report.render_incremental``; nothing else in the doc
+changes).  ``run_all.py`` runs it as a child (``--incremental-sf``, ``--incremental-days``).
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import dataclasses
+import hashlib
+import io
 import json
 import os
 import shutil
 import subprocess
 import sys
 import time
+from collections.abc import Iterator, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 import bench_cluster as bc  # noqa: E402
 from bench_env import REPO  # noqa: E402  (sets PYSPARK_PYTHON, sys.path, PYTHONPATH)
 from tpch_data import generate_lineitem  # noqa: E402
 
-from airflow_zorder.core.policy import metrics, recluster_policy  # noqa: E402
+from airflow_zorder.core.jobs.file_names import run_id_of  # noqa: E402
+from airflow_zorder.core.policy import incremental_stats, metrics, recluster_policy  # noqa: E402
 from airflow_zorder.core.policy.incremental import IncrementalParams  # noqa: E402
 from airflow_zorder.core.policy.thresholds import HealthPolicy  # noqa: E402
 from airflow_zorder.core.stats import stats_store  # noqa: E402
@@ -62,12 +96,19 @@ from airflow_zorder.evaluation import layout_report  # noqa: E402
 COLUMNS = ["l_partkey", "l_suppkey", "l_shipdate"]
 D = 3  # num_clustering_columns of the ideal
 CURVE = "hilbert"
-POLICIES = ("never", "full", "incremental", "delta-rs")
+SCENARIOS = ("uniform", "date", "partitioned")
+POLICIES = ("never", "full", "incremental", "liquid", "hudi", "delta-rs")
+DEFAULT_POLICIES = ("never", "full", "incremental", "liquid", "hudi")  # delta-rs: opt-in (~12 min at SF1)
+ANCHORS = ("liquid", "hudi")  # plan their own runs, whatever the sensor says
 HEALTH = HealthPolicy(max_ratio_to_ideal=1.5, min_interval_since_cluster=None, max_stats_age=None, min_files=1)
 ROW_KEY = ["l_orderkey", "l_linenumber"]  # the rows' identity, for the checksum
 APPENDS_MARKER = "_APPENDS.json"
+PARTITIONED_MARKER = "_PARTITIONED.json"
+PARTITION_COLUMN = "ingest_day"
+FILES_SLACK = 0.25  # issue #37: files within 25% of the target size
 MB = 1024 * 1024
 log = bc.log
+SIM_POLICIES = "full,incremental,liquid,hudi,bound"
 
 
 class NotReady(RuntimeError):
@@ -77,8 +118,58 @@ class NotReady(RuntimeError):
 # --------------------------------------------------------------------------- data
 
 
-def make_appends(src: Path, out: Path, days: int) -> dict[str, Any]:
-    """Write the days' append files (2 per day) from ``src``'s rows in order, ``l_orderkey`` shifted; cached."""
+def slab_width(d0: int, d1: int, days: int) -> int:
+    """The date slab each day's appends fill (date scenario): the base's span ``[d0, d1]`` over ``days``."""
+    return max(1, (d1 - d0 + 1) // max(days, 1))
+
+
+def shift_dates(values, d0: int, d1: int, days: int, day: int):
+    """Day ``day``'s dates (days since the epoch, numpy ints) moved into its fresh slab after the base's ``[d0, d1]``:
+    ``d1 + 1 + (day - 1) w + ((v - d0) mod w)``, ``w`` = :func:`slab_width`."""
+    import numpy as np
+
+    w = slab_width(d0, d1, days)
+    return d1 + 1 + (day - 1) * w + np.mod(np.asarray(values, dtype=np.int64) - d0, w)
+
+
+def slices(data, sizes: Sequence[int]) -> Iterator[Any]:
+    """Consecutive tables of ``sizes`` rows from a pyarrow dataset, in its order."""
+    import pyarrow as pa
+
+    idx, buf, held = 0, [], 0
+    if not sizes:
+        return
+    for batch in data.to_batches(batch_size=128 * 1024):
+        while batch.num_rows and idx < len(sizes):
+            take = min(batch.num_rows, sizes[idx] - held)
+            buf.append(batch.slice(0, take))
+            held += take
+            batch = batch.slice(take)
+            if held == sizes[idx]:
+                yield pa.Table.from_batches(buf, schema=data.schema)
+                idx, buf, held = idx + 1, [], 0
+        if idx == len(sizes):
+            return
+
+
+def _shift_orderkey(t, shift: int):
+    import pyarrow.compute as pc
+
+    return t.set_column(t.schema.get_field_index("l_orderkey"), "l_orderkey", pc.add(t["l_orderkey"], shift))
+
+
+def date_span(data) -> tuple[int, int]:
+    """The ``l_shipdate`` range of a dataset, as days since the epoch."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    mm = pc.min_max(data.to_table(columns=["l_shipdate"])["l_shipdate"].cast(pa.int32()))
+    return int(mm["min"].as_py()), int(mm["max"].as_py())
+
+
+def make_appends(src: Path, out: Path, days: int, date_slabs: bool = False) -> dict[str, Any]:
+    """Write the days' append files (2 per day) from ``src``'s rows in order, ``l_orderkey`` shifted and, with
+    ``date_slabs``, ``l_shipdate`` moved into the day's slab (:func:`shift_dates`); cached."""
     import pyarrow as pa
     import pyarrow.compute as pc
     import pyarrow.dataset as pds
@@ -88,33 +179,116 @@ def make_appends(src: Path, out: Path, days: int) -> dict[str, Any]:
     data = pds.dataset(files, format="parquet")
     rows = data.count_rows()
     per_day = rows // days
-    params = {"src": str(src), "days": days, "rows_per_day": per_day, "src_rows": rows}
+    params = {"src": str(src), "days": days, "rows_per_day": per_day, "src_rows": rows, "date_slabs": date_slabs}
     marker = out / APPENDS_MARKER
     if marker.exists() and json.loads(marker.read_text()).get("params") == params:
         return json.loads(marker.read_text())
     bc.fresh_dir(out).mkdir(parents=True)
     shift = pc.max(data.to_table(columns=["l_orderkey"])["l_orderkey"]).as_py()
+    d0, d1 = date_span(data)
     halves = [per_day // 2, per_day - per_day // 2]
-    targets = [(d, h, n) for d in range(1, days + 1) for h, n in enumerate(halves)]
+    sizes = [n for _ in range(days) for n in halves]
     names: list[list[str]] = [[] for _ in range(days)]
-    idx, buf, held = 0, [], 0
-    for batch in data.to_batches(batch_size=128 * 1024):
-        while batch.num_rows and idx < len(targets):
-            d, h, n = targets[idx]
-            take = min(batch.num_rows, n - held)
-            buf.append(batch.slice(0, take))
-            held += take
-            batch = batch.slice(take)
-            if held == n:
-                t = pa.Table.from_batches(buf)
-                t = t.set_column(t.schema.get_field_index("l_orderkey"), "l_orderkey", pc.add(t["l_orderkey"], shift))
-                name = f"ingest-day{d:02d}-{h}.parquet"
-                pq.write_table(t, out / name, compression="snappy")
-                names[d - 1].append(name)
-                idx, buf, held = idx + 1, [], 0
-        if idx == len(targets):
-            break
-    info = {"params": params, "orderkey_shift": shift, "files": names, "dir": str(out)}
+    for i, t in enumerate(slices(data, sizes)):
+        d, h = i // 2 + 1, i % 2
+        t = _shift_orderkey(t, shift)
+        if date_slabs:
+            at = t.schema.get_field_index("l_shipdate")
+            moved = shift_dates(t["l_shipdate"].cast(pa.int32()).to_numpy(), d0, d1, days, d)
+            t = t.set_column(at, t.schema.field(at), pa.array(moved.astype("int32")).cast(pa.date32()))
+        name = f"ingest-day{d:02d}-{h}.parquet"
+        pq.write_table(t, out / name, compression="snappy")
+        names[d - 1].append(name)
+    info: dict[str, Any] = {"params": params, "orderkey_shift": shift, "files": names, "dir": str(out)}
+    if date_slabs:
+        info["date_slabs"] = {"d0": d0, "d1": d1, "width_days": slab_width(d0, d1, days)}
+    marker.write_text(json.dumps(info, indent=1) + "\n")
+    return info
+
+
+def late_partitions(days: int, late_files: int, late_days: int, seed: int) -> list[list[int]]:
+    """Per day ``t`` (1-based), the partitions (1..2 days) its late files land in: ``days + t - lag``, lag uniform in
+    ``1..late_days``, at least partition 1 (the simulator's rule, its partitions numbered from the oldest base one)."""
+    import numpy as np
+
+    rng = np.random.default_rng(seed)
+    return [
+        [max(days + t - int(rng.integers(1, late_days + 1)), 1) for _ in range(late_files)] for t in range(1, days + 1)
+    ]
+
+
+def partition_dir(p: int) -> str:
+    """The Hive directory of partition ``p``."""
+    return f"{PARTITION_COLUMN}={p:03d}"
+
+
+def make_partitioned(spark, src: Path, out: Path, a: argparse.Namespace) -> dict[str, Any]:
+    """The partitioned scenario's data (cached): a staging table of ``2 days`` Hive partitions (base ``1..days``
+    from ``src``'s slices, new ``days+1..2 days`` from the same slices ``l_orderkey``-shifted minus the late rows),
+    each clustered by one run of our job into ``--part-files`` files, and the late files."""
+    import pyarrow.compute as pc
+    import pyarrow.dataset as pds
+    import pyarrow.parquet as pq
+
+    from airflow_zorder.core.jobs.options import ClusterOptions
+    from spark_jobs.cluster_table import run_cluster
+
+    files = layout_report.data_files(str(src))
+    data = pds.dataset(files, format="parquet")
+    rows = data.count_rows()
+    days = a.days
+    per_day = rows // days
+    late_rows = max(1, round(a.late_target * per_day / a.part_files))
+    params = {
+        "src": str(src),
+        "src_rows": rows,
+        "days": days,
+        "rows_per_partition": per_day,
+        "part_files": a.part_files,
+        "late_files": a.late_files,
+        "late_rows": late_rows,
+        "late_days": a.late_days,
+        "seed": a.seed,
+    }
+    marker = out / PARTITIONED_MARKER
+    if marker.exists() and json.loads(marker.read_text()).get("params") == params:
+        return json.loads(marker.read_text())
+    bc.fresh_dir(out).mkdir(parents=True)
+    staging, late_dir = out / "staging", out / "late"
+    late_dir.mkdir()
+    shift = pc.max(data.to_table(columns=["l_orderkey"])["l_orderkey"]).as_py()
+    lands = late_partitions(days, a.late_files, a.late_days, a.seed)
+    late: list[list[list[str]]] = [[] for _ in range(days)]  # per day: [partition dir, file name]
+    n_late = a.late_files * late_rows
+    for i, t in enumerate(slices(data, [per_day] * days)):
+        for p, tab in ((i + 1, t), (days + i + 1, _shift_orderkey(t, shift))):
+            (staging / partition_dir(p)).mkdir(parents=True)
+            keep = tab if p <= days else tab.slice(0, per_day - n_late)
+            pq.write_table(keep, staging / partition_dir(p) / "rows.parquet", compression="snappy")
+        new = _shift_orderkey(t, shift).slice(per_day - n_late)
+        for j, p in enumerate(lands[i]):
+            name = f"late-day{i + 1:02d}-{j}.parquet"
+            pq.write_table(new.slice(j * late_rows, late_rows), late_dir / name, compression="snappy")
+            late[i].append([partition_dir(p), name])
+    s = time.perf_counter()
+    r = run_cluster(
+        spark, ClusterOptions(table=str(staging), columns=list(COLUMNS), curve=CURVE, num_files=a.part_files)
+    )
+    wall = time.perf_counter() - s
+    parts = {
+        partition_dir(p): sorted(x.name for x in (staging / partition_dir(p)).glob("*.parquet"))
+        for p in range(1, 2 * days + 1)
+    }
+    info = {
+        "params": params,
+        "orderkey_shift": shift,
+        "staging": str(staging),
+        "late_dir": str(late_dir),
+        "partitions": parts,
+        "late": late,
+        "ingest_run_id": r.get("run_id"),
+        "ingest_cluster_wall_s": round(wall, 2),
+    }
     marker.write_text(json.dumps(info, indent=1) + "\n")
     return info
 
@@ -142,6 +316,211 @@ def cluster_base(spark, src: Path, dst: Path, n: int) -> dict[str, Any]:
     }
 
 
+@dataclasses.dataclass
+class Scenario:
+    """One scenario's data: the base's figures and files, each day's files, where they go in a policy's table."""
+
+    name: str
+    base: dict[str, Any]
+    base_files: list[tuple[str, str]]  # (source file, path relative to the table)
+    days: list[list[tuple[str, str]]]  # per day (index 0 = day 1): (source file, path relative to the table)
+    appends: dict[str, Any]  # figures for the results
+    partitioned: bool = False
+    health: HealthPolicy = HEALTH  # the sensor's thresholds, its bytes ratio sized by the target (health_for)
+
+    @property
+    def target(self) -> int:
+        """The target file size: the base's mean file size."""
+        return int(self.base["mean_file_bytes"])
+
+
+def flat_scenario(name: str, base: dict[str, Any], appends: dict[str, Any], days: int) -> Scenario:
+    """uniform / date: the clustered base's files at the table's top level, 2 append files a day."""
+    files = layout_report.data_files(base["dir"])
+    fig = {
+        "rows_per_day": appends["params"]["rows_per_day"],
+        "files_per_day": 2,
+        "orderkey_shift": appends["orderkey_shift"],
+        **({"date_slabs": appends["date_slabs"]} if "date_slabs" in appends else {}),
+    }
+    per_day = [[(str(Path(appends["dir"]) / n), n) for n in names] for names in appends["files"][:days]]
+    return Scenario(name, base, [(f, Path(f).name) for f in files], per_day, fig)
+
+
+def partitioned_scenario(info: dict[str, Any], days: int) -> Scenario:
+    """partitioned: base partitions 1..days; day t: partition days + t (clustered by the ingest) and its late files."""
+    staging = Path(info["staging"])
+    parts = info["partitions"]
+
+    def part(p: int) -> list[tuple[str, str]]:
+        d = partition_dir(p)
+        return [(str(staging / d / n), f"{d}/{n}") for n in parts[d]]
+
+    base_files = [f for p in range(1, days + 1) for f in part(p)]
+    size = sum(os.path.getsize(f) for f, _ in base_files)
+    prm = info["params"]
+    base = {
+        "dir": str(staging),
+        "rows": prm["rows_per_partition"] * days,
+        "files": len(base_files),
+        "bytes": size,
+        "mean_file_bytes": size // max(len(base_files), 1),
+        "partitions": days,
+        "files_per_partition": prm["part_files"],
+        "cluster_wall_s": info["ingest_cluster_wall_s"],
+        "job_has_mode": True,
+    }
+    per_day = [
+        part(days + t) + [(str(Path(info["late_dir"]) / n), f"{d}/{n}") for d, n in info["late"][t - 1]]
+        for t in range(1, days + 1)
+    ]
+    fig = {
+        "rows_per_day": prm["rows_per_partition"],
+        "files_per_day": prm["part_files"] + prm["late_files"],
+        "orderkey_shift": info["orderkey_shift"],
+        "part_files": prm["part_files"],
+        "late_files": prm["late_files"],
+        "late_rows": prm["late_rows"],
+        "late_days": prm["late_days"],
+        "late_partitions": [[d for d, _ in day] for day in info["late"][:days]],
+        "ingest": "all partitions clustered by one run_cluster (num_files=part_files) on a staging table before "
+        "the days, not charged to any policy; each day copies its partition's files in",
+    }
+    return Scenario("partitioned", base, base_files, per_day, fig, partitioned=True)
+
+
+# --------------------------------------------------------------------------- the anchors' plans (pure)
+
+
+class UnitFile(NamedTuple):
+    """A data file as the anchors see it: path, bytes, the run that wrote it (None: never clustered), its unit."""
+
+    path: str
+    bytes: int
+    run: str | None
+    unit: str | None = None  # the partition label (``k=v``), None when unpartitioned
+
+
+def _files_for(bytes_: int, target: int) -> int:
+    """Output files for ``bytes_``: ``round(bytes / target)``, at least 1 (as the job and the rule count them)."""
+    return max(1, int(bytes_ / target + 0.5))
+
+
+def _by_unit(files: Sequence[UnitFile]) -> dict[str | None, list[UnitFile]]:
+    out: dict[str | None, list[UnitFile]] = {}
+    for f in files:
+        out.setdefault(f.unit, []).append(f)
+    return out
+
+
+def liquid_bins(
+    files: Sequence[UnitFile],
+    own_runs: set[str] | frozenset[str],
+    target: int,
+    min_target_files: float = 4.0,
+    seal_target_files: float = 8.0,
+) -> dict[str | None, list[list[UnitFile]]]:
+    """Delta Liquid-like (``sim_incremental.liquid_policy``): per unit, once its never-clustered files reach
+    ``min_target_files`` target files of bytes, one bin of them and the unit's unsealed cubes (the files of one
+    of ``own_runs`` in the unit, below ``seal_target_files`` target files together)."""
+    out: dict[str | None, list[list[UnitFile]]] = {}
+    for unit, fs in _by_unit(files).items():
+        new = [f for f in fs if f.run is None]
+        if sum(f.bytes for f in new) < min_target_files * target:
+            continue
+        cubes: dict[str, list[UnitFile]] = {}
+        for f in fs:
+            if f.run is not None and f.run in own_runs:
+                cubes.setdefault(f.run, []).append(f)
+        open_ = [f for c in cubes.values() if sum(x.bytes for x in c) < seal_target_files * target for f in c]
+        out[unit] = [new + open_]
+    return out
+
+
+def hudi_bins(
+    files: Sequence[UnitFile], target: int, small: float = 0.3, group: float = 2.0
+) -> dict[str | None, list[list[UnitFile]]]:
+    """Hudi size-based (``sim_incremental.hudi_policy``): per unit, the files below ``small`` x target (smallest
+    first), binned up to ``group`` target sizes; bins of at least 2 files."""
+    out: dict[str | None, list[list[UnitFile]]] = {}
+    for unit, fs in _by_unit(files).items():
+        smalls = sorted((f for f in fs if f.bytes < small * target), key=lambda f: f.bytes)
+        bins: list[list[UnitFile]] = []
+        bin_: list[UnitFile] = []
+        for f in [*smalls, None]:
+            if f is None or (bin_ and sum(x.bytes for x in bin_) + f.bytes > group * target):
+                if len(bin_) >= 2:
+                    bins.append(bin_)
+                bin_ = []
+            if f is not None:
+                bin_.append(f)
+        if bins:
+            out[unit] = bins
+    return out
+
+
+def anchor_plan(
+    bins: dict[str | None, list[list[UnitFile]]],
+    columns: Sequence[str],
+    target: int,
+    d: int = D,
+    snapshot_id: Any = None,
+) -> dict[str, Any]:
+    """A plan document (``incremental_stats``'s format, as the sensor writes it) of the given bins, each clustered
+    among itself into ``round(bytes / target)`` files on every column (no per-bin ``columns``)."""
+    entries = []
+    for unit in sorted(bins, key=lambda u: (u is not None, u or "")):
+        bs = [
+            {
+                "paths": [f.path for f in b],
+                "bytes": sum(f.bytes for f in b),
+                "num_output_files": _files_for(sum(f.bytes for f in b), target),
+            }
+            for b in bins[unit]
+            if b
+        ]
+        if not bs:
+            continue
+        entries.append(
+            {
+                "partition": unit,
+                "files": sum(len(b["paths"]) for b in bs),
+                "bytes": sum(b["bytes"] for b in bs),
+                "num_output_files": sum(b["num_output_files"] for b in bs),
+                "ratio_before": None,
+                "ratio_after": None,
+                "columns": [],
+                "reasons": [],
+                "bins": bs,
+            }
+        )
+    return {
+        "format": incremental_stats.PLAN_FORMAT,
+        "version": incremental_stats.PLAN_VERSION,
+        "columns": list(columns),
+        "num_clustering_columns": d,
+        "params": {"target_file_bytes": int(target)},
+        "snapshot_id": snapshot_id,
+        "files": sum(e["files"] for e in entries),
+        "bytes": sum(e["bytes"] for e in entries),
+        "num_output_files": sum(e["num_output_files"] for e in entries),
+        "ratio_before": None,
+        "ratio_after": None,
+        "partitions_evaluated": len(bins),
+        "partitions": entries,
+    }
+
+
+def snapshot_files(snapshot) -> list[UnitFile]:
+    """The snapshot's files (one per path) with their size, unit and the run their name carries."""
+    import pyarrow.compute as pc
+
+    one = snapshot.filter(pc.equal(snapshot["column_name"], COLUMNS[0]))
+    paths, sizes = one["path"].to_pylist(), pc.fill_null(one["file_size"], 0).to_pylist()
+    parts = one["partition"].to_pylist() if "partition" in one.column_names else [None] * len(paths)
+    return [UnitFile(p, int(s), run_id_of(p), u) for p, s, u in zip(paths, sizes, parts)]
+
+
 # --------------------------------------------------------------------------- one policy's table
 
 
@@ -153,6 +532,7 @@ class PolicyTable:
     path: Path
     delta: bool = False
     days: list[dict[str, Any]] = dataclasses.field(default_factory=list)
+    own_runs: set[str] = dataclasses.field(default_factory=set)  # the runs this policy's job wrote (liquid's cubes)
 
     @property
     def stats(self) -> str:
@@ -164,18 +544,26 @@ class PolicyTable:
         return bc.delta_live_files(self.path) if self.delta else layout_report.data_files(str(self.path))
 
 
-def append_day(t: PolicyTable, appends: dict[str, Any], day: int) -> int:
+def copy_files(files: Sequence[tuple[str, str]], table: Path) -> int:
+    """Copy (source, relative path) pairs into ``table``; the bytes copied."""
+    total = 0
+    for src, rel in files:
+        dst = table / rel
+        dst.parent.mkdir(parents=True, exist_ok=True)
+        shutil.copyfile(src, dst)
+        total += os.path.getsize(src)
+    return total
+
+
+def append_day(t: PolicyTable, sc: Scenario, day: int) -> int:
     """Add day ``day``'s files to the table; returns the bytes appended (as the table stores them)."""
-    src = [Path(appends["dir"]) / n for n in appends["files"][day - 1]]
     if not t.delta:
-        for f in src:
-            shutil.copyfile(f, t.path / f.name)
-        return sum(f.stat().st_size for f in src)
+        return copy_files(sc.days[day - 1], t.path)
     import pyarrow.parquet as pq
     from deltalake import DeltaTable, write_deltalake
 
     before = set(bc.delta_live_files(t.path))
-    for f in src:
+    for f, _ in sc.days[day - 1]:
         write_deltalake(str(t.path), pq.read_table(f), mode="append")
     new = set(DeltaTable(str(t.path)).file_uris())
     return bc.dir_bytes([x.removeprefix("file://") for x in new if x.removeprefix("file://") not in before])
@@ -192,32 +580,79 @@ def collect(spark, t: PolicyTable) -> tuple[Any, float]:
     return stats_store.load_latest(t.stats, columns=COLUMNS), wall
 
 
-def sensor(snapshot, t: PolicyTable, params: IncrementalParams | None) -> tuple[dict[str, Any], dict | None, str]:
+def health_for(target: int) -> HealthPolicy:
+    """:data:`HEALTH` with the bytes-read ratio sized by ``target`` (when the policy has ``target_file_size``)."""
+    if "target_file_size" in {f.name for f in dataclasses.fields(HealthPolicy)}:
+        return dataclasses.replace(HEALTH, target_file_size=int(target))
+    return HEALTH
+
+
+def sensor(
+    snapshot, t: PolicyTable, params: IncrementalParams | None, health: HealthPolicy = HEALTH
+) -> tuple[dict[str, Any], dict | None, str]:
     """The sensor's decision (same thresholds for every policy) and, with ``params``, its incremental plan
     (``evaluate(..., incremental=params)`` attaches it to a ``recluster``); the third value says where it came from."""
     events = stats_store.load_events(t.stats)
     kw: dict[str, Any] = {} if params is None else {"incremental": params}
-    payload = recluster_policy.evaluate(snapshot, COLUMNS, HEALTH, events=events, num_clustering_columns=D, **kw)
+    payload = recluster_policy.evaluate(snapshot, COLUMNS, health, events=events, num_clustering_columns=D, **kw)
     if params is None or payload["decision"] != "recluster":
         return payload, None, ""
     return payload, payload.get("plan"), "sensor"
 
 
-def measure(snapshot) -> dict[str, Any]:
-    """Each column's ratio to ideal and expected files read (``metrics.table_clustering``, d = 3), and the worst."""
-    tc = metrics.table_clustering(snapshot, COLUMNS, num_clustering_columns=D)
-    per = tc["per_column"]
-    ratios = {c: round(per[c]["ratio_to_ideal"], 4) for c in COLUMNS}
+def _clustering(snapshot, target: int) -> dict[str, Any]:
+    """``metrics.table_clustering`` with the target file size (the bytes-read fields), d = 3."""
+    try:
+        return metrics.table_clustering(snapshot, COLUMNS, num_clustering_columns=D, target_file_bytes=target)
+    except TypeError:  # a metrics module without bytes read
+        return metrics.table_clustering(snapshot, COLUMNS, num_clustering_columns=D)
+
+
+def _worst_over_units(tc: dict[str, Any], key: str) -> dict[str, float | None]:
+    """Per column, the worst value of ``key`` over the units (partitions; the table when unpartitioned)."""
+    out: dict[str, float | None] = {}
+    for c in COLUMNS:
+        vals = [
+            (p.get("columns") or {}).get(c, {}).get(key)
+            for p in (tc.get("partitions") or {"": {"columns": tc.get("per_column") or {}}}).values()
+        ]
+        vals = [v for v in vals if v is not None]
+        out[c] = round(max(vals), 4) if vals else None
+    return out
+
+
+def measure(snapshot, target: int) -> dict[str, Any]:
+    """Each column's ratio to ideal in files and in bytes read (worst over partitions), the worst column's, the
+    files and their mean size over the target."""
+    tc = _clustering(snapshot, target)
+    ratios = _worst_over_units(tc, "ratio_to_ideal")
+    bratios = _worst_over_units(tc, "bytes_ratio_to_ideal")
+    parts = (tc.get("partitions") or {}).values()
+    read = {
+        c: round(sum((p["columns"].get(c) or {}).get("expected_files_read") or 0.0 for p in parts), 2) for c in COLUMNS
+    }
+    b = [v for v in bratios.values() if v is not None]
+    files = tc["num_files"]
+    size = table_bytes(snapshot)
     return {
         "ratios": ratios,
-        "files_read": {c: round(per[c]["expected_files_read"], 2) for c in COLUMNS},
-        "worst": max(ratios.values()),
-        "files": tc["num_files"],
+        "bytes_ratios": bratios,
+        "files_read": read,
+        "worst": max(v for v in ratios.values() if v is not None),
+        "worst_bytes": max(b) if b else None,
+        "headline": tc.get("headline"),
+        "bytes_headline": tc.get("bytes_headline"),
+        "files": files,
+        "bytes": size,
+        "mean_file_over_target": round(size / max(files, 1) / target, 4),
     }
 
 
-def run_job(spark, t: PolicyTable, target: int, incremental: bool, plan_path: Path | None) -> tuple[dict, float]:
-    """Our clustering job, full or incremental (the given plan, or its own without one); result and wall seconds."""
+def run_job(
+    spark, t: PolicyTable, target: int, incremental: bool, plan_path: Path | None, partitions: list[str] | None = None
+) -> tuple[dict, float]:
+    """Our clustering job, full (of ``partitions``, default all) or incremental (the given plan, or its own without
+    one); result and wall seconds."""
     from airflow_zorder.core.jobs.options import ClusterOptions
     from spark_jobs.cluster_table import run_cluster
 
@@ -229,12 +664,15 @@ def run_job(spark, t: PolicyTable, target: int, incremental: bool, plan_path: Pa
         stats_location=t.stats,
         incremental=incremental,
         plan=str(plan_path) if plan_path else None,
+        partitions=list(partitions) if partitions else None,
     )
     s = time.perf_counter()
     r = run_cluster(spark, opts)
     wall = time.perf_counter() - s
     if "mode" not in r:
         raise NotReady("run_cluster's result has no 'mode': the job does not run incremental plans yet")
+    if r.get("run_id"):
+        t.own_runs.add(str(r["run_id"]))
     return r, wall
 
 
@@ -289,23 +727,42 @@ def delta_zorder_child(argv: list[str]) -> int:
     return 0
 
 
-def act(spark, t: PolicyTable, plan: dict | None, target: int, delta_target: int, work: Path, day: int) -> dict:
-    """The policy's re-clustering run after a ``recluster`` decision: what it rewrote and its wall time."""
+def anchor_plan_for(t: PolicyTable, snapshot, a: argparse.Namespace, target: int, day: int) -> dict | None:
+    """liquid's or hudi's plan document for today (None: no run today)."""
+    files = snapshot_files(snapshot)
+    if t.name == "liquid":
+        bins = liquid_bins(files, t.own_runs, target, a.liquid_min, a.liquid_seal)
+    elif day % a.hudi_every:
+        return None
+    else:
+        bins = hudi_bins(files, target, a.hudi_small, a.hudi_group)
+    return anchor_plan(bins, COLUMNS, target) if bins else None
+
+
+def act(
+    spark, t: PolicyTable, plan: dict | None, payload: dict, target: int, delta_target: int, work: Path, day: int
+) -> dict:
+    """The policy's re-clustering run (after a ``recluster`` decision; an anchor's with its own plan): what it
+    rewrote and its wall time."""
     if t.name == "never":
         return {"action": "none (policy)", "job_s": 0.0, "bytes_rewritten": 0, "files_rewritten": 0}
     if t.name == "delta-rs":
         z = delta_zorder(t, delta_target, work)
         return {"action": "z_order", "job_s": z["wall_s"], **{k: v for k, v in z.items() if k != "wall_s"}}
     plan_path = None
-    if t.name == "incremental" and plan is not None:  # None: the sensor could not plan, the job plans itself
+    planned = t.name == "incremental" or t.name in ANCHORS
+    if planned and plan is not None:  # incremental's None: the sensor could not plan, the job plans itself
         if not plan.get("files"):
             return {"action": "plan empty", "job_s": 0.0, "bytes_rewritten": 0, "files_rewritten": 0}
-        plan_path = work / "plans" / f"day{day:02d}.json"
+        plan_path = work / "plans" / f"{t.name}_day{day:02d}.json"
         plan_path.parent.mkdir(parents=True, exist_ok=True)
         plan_path.write_text(json.dumps(plan))
-    r, wall = run_job(spark, t, target, t.name == "incremental", plan_path)
+    partitions = None if planned else (payload.get("partitions") or None)  # full: the degraded partitions
+    r, wall = run_job(spark, t, target, planned, plan_path, partitions)
     out = {"action": r["status"], "job_s": round(wall, 3), **job_figures(r), "mode": r.get("mode")}
     out["phases"] = r.get("phases")
+    if partitions:
+        out["partitions"] = len(partitions)
     if r.get("plan"):
         out["job_plan"] = {k: v for k, v in r["plan"].items() if k != "reasons"}
     return out
@@ -317,30 +774,76 @@ def plan_summary(plan: dict | None, source: str) -> dict[str, Any] | None:
         return None
     keys = ("files", "bytes", "num_output_files", "ratio_before", "ratio_after")
     reasons = [r for p in plan.get("partitions", []) for r in p.get("reasons", [])]
-    return {"source": source, **{k: plan.get(k) for k in keys}, "reasons": reasons}
+    bins = sum(len(p.get("bins") or []) for p in plan.get("partitions", []))
+    return {"source": source, **{k: plan.get(k) for k in keys}, "bins": bins, "reasons": reasons}
+
+
+def written_figures(before, after, target: int) -> dict[str, Any]:
+    """The files a run wrote (in ``after``'s snapshot, not in ``before``'s): count, largest and mean over target."""
+    old = {f.path for f in snapshot_files(before)}
+    new = [f.bytes for f in snapshot_files(after) if f.path not in old]
+    if not new:
+        return {
+            "files_written": 0,
+            "bytes_written": 0,
+            "written_max_over_target": None,
+            "written_mean_over_target": None,
+        }
+    return {
+        "files_written": len(new),
+        "bytes_written": int(sum(new)),
+        "written_max_over_target": round(max(new) / target, 4),
+        "written_mean_over_target": round(sum(new) / len(new) / target, 4),
+    }
 
 
 def day_step(
-    spark, t: PolicyTable, day: int, appends: dict, params: IncrementalParams, target: int, dt_target: int, work: Path
+    spark,
+    t: PolicyTable,
+    sc: Scenario,
+    day: int,
+    a: argparse.Namespace,
+    params: IncrementalParams,
+    dt_target: int,
+    work: Path,
 ) -> dict[str, Any]:
-    """One day of one policy: append, stats, the sensor, the run if it says so, stats again, the ratios."""
-    rec: dict[str, Any] = {"day": day, "appended_bytes": append_day(t, appends, day)}
+    """One day of one policy: append, stats, the sensor, the run if it (or the anchor's own rule) says so, stats
+    again, the ratios."""
+    target = sc.target
+    rec: dict[str, Any] = {"day": day, "appended_bytes": append_day(t, sc, day)}
     snap, rec["stats_s"] = collect(spark, t)
-    before = measure(snap)
+    before = measure(snap, target)
     rec["worst_before"] = before["worst"]
-    payload, plan, source = sensor(snap, t, params if t.name == "incremental" else None)
+    rec["worst_bytes_before"] = before["worst_bytes"]
+    payload, plan, source = sensor(snap, t, params if t.name == "incremental" else None, sc.health)
     rec["decision"] = payload["decision"]
-    rec["plan"] = plan_summary(plan, source)
+    if payload.get("partitions"):
+        rec["partitions_listed"] = len(payload["partitions"])
     rec.update(action="none", job_s=0.0, bytes_rewritten=0, files_rewritten=0)
-    if payload["decision"] == "recluster":
-        rec.update(act(spark, t, plan, target, dt_target, work, day))
+    if t.name in ANCHORS:
+        plan, source = anchor_plan_for(t, snap, a, target, day), t.name
+        if plan is not None:
+            rec.update(act(spark, t, plan, payload, target, dt_target, work, day))
+    elif payload["decision"] == "recluster":
+        rec.update(act(spark, t, plan, payload, target, dt_target, work, day))
+    rec["plan"] = plan_summary(plan, source)
+    after, snap_after = before, snap
     if rec["bytes_rewritten"]:
-        snap, rec["stats_after_s"] = collect(spark, t)
-        after = measure(snap)
-    else:
-        after = before
-    rec.update(ratios=after["ratios"], files_read=after["files_read"], worst=after["worst"], files=after["files"])
-    rec["bytes"] = table_bytes(snap)
+        snap_after, rec["stats_after_s"] = collect(spark, t)
+        after = measure(snap_after, target)
+    rec.update(
+        written_figures(snap, snap_after, target) if rec["bytes_rewritten"] else written_figures(snap, snap, target)
+    )
+    rec.update(
+        ratios=after["ratios"],
+        bytes_ratios=after["bytes_ratios"],
+        files_read=after["files_read"],
+        worst=after["worst"],
+        worst_bytes=after["worst_bytes"],
+        files=after["files"],
+        bytes=after["bytes"],
+        mean_file_over_target=after["mean_file_over_target"],
+    )
     return rec
 
 
@@ -382,21 +885,39 @@ def check_rows(tables: list[PolicyTable], expected: dict[str, Any]) -> dict[str,
     return out
 
 
-def totals(days: list[dict[str, Any]]) -> dict[str, Any]:
+def _mean(xs: list) -> float | None:
+    xs = [x for x in xs if x is not None]
+    return round(sum(xs) / len(xs), 4) if xs else None
+
+
+def _max(xs: list) -> float | None:
+    xs = [x for x in xs if x is not None]
+    return round(max(xs), 4) if xs else None
+
+
+def totals(days: list[dict[str, Any]], target: int) -> dict[str, Any]:
     """A policy's totals over the days."""
     appended = sum(d["appended_bytes"] for d in days)
     rewritten = sum(d["bytes_rewritten"] for d in days)
     amplification = metrics.write_amplification(rewritten, appended)  # the UI's rule: sums, not a mean of ratios
     worst = [d["worst"] for d in days]
+    written_files = sum(d.get("files_written", 0) for d in days)
+    written_bytes = sum(d.get("bytes_written", 0) for d in days)
     return {
         "runs": sum(1 for d in days if d["bytes_rewritten"]),
         "recluster_decisions": sum(1 for d in days if d["decision"] == "recluster"),
         "bytes_appended": appended,
         "bytes_rewritten": rewritten,
         "files_rewritten": sum(d["files_rewritten"] for d in days),
-        "write_amplification": round(amplification, 3) if amplification is not None else None,
-        "mean_worst_ratio": round(sum(worst) / len(worst), 4) if worst else None,
-        "max_worst_ratio": round(max(worst), 4) if worst else None,
+        "write_amplification": round(amplification, 4) if amplification is not None else None,
+        "mean_worst_ratio": _mean(worst),
+        "max_worst_ratio": _max(worst),
+        "mean_worst_bytes_ratio": _mean([d.get("worst_bytes") for d in days]),
+        "max_worst_bytes_ratio": _max([d.get("worst_bytes") for d in days]),
+        "files_written": written_files,
+        "largest_written_over_target": _max([d.get("written_max_over_target") for d in days]),
+        "mean_written_over_target": round(written_bytes / written_files / target, 4) if written_files else None,
+        "final_mean_file_over_target": days[-1]["mean_file_over_target"] if days else None,
         "clustering_s": round(sum(d["job_s"] for d in days), 2),
         "stats_s": round(sum(d["stats_s"] + d.get("stats_after_s", 0.0) for d in days), 2),
         "final_files": days[-1]["files"] if days else None,
@@ -404,54 +925,168 @@ def totals(days: list[dict[str, Any]]) -> dict[str, Any]:
     }
 
 
-def compare(policies: dict[str, dict[str, Any]]) -> dict[str, Any] | None:
-    """Incremental against full: bytes and time ratios and issue #25's goals."""
+def goals(scenario: str, br: float | None, wa_ratio: float | None, inc: dict[str, Any], threshold: float) -> list:
+    """Issue #37's goals for our policy in ``scenario``: ``(goal, pass)``; pass None (not applicable) when full
+    rewrote nothing to compare with."""
+
+    def cmp(x: float | None, limit: float, above: bool = False) -> bool | None:
+        return None if x is None else (x >= limit if above else x <= limit)
+
+    out: list[tuple[str, bool | None]] = []
+    if scenario == "uniform":
+        out += [
+            ("bytes rewritten <= 0.40 of full's", cmp(br, 0.40)),
+            ("moonshot: bytes rewritten <= 0.33 of full's", cmp(br, 0.33)),
+        ]
+    elif scenario == "date":
+        out += [
+            ("bytes rewritten <= 1/5 of full's", cmp(br, 1 / 5)),
+            ("moonshot: bytes rewritten <= 1/7 of full's", cmp(br, 1 / 7)),
+        ]
+    elif scenario == "partitioned":
+        out.append(("write amplification at least 10x lower than full's", cmp(wa_ratio, 10, above=True)))
+    mean = inc.get("final_mean_file_over_target")
+    out += [
+        (
+            f"worst ratio <= {threshold:g} after every day",
+            inc["max_worst_ratio"] is not None and inc["max_worst_ratio"] <= threshold,
+        ),
+        (
+            f"files at the target size: the table's mean file within {FILES_SLACK:.0%} of the target after the last day",
+            mean is not None and abs(mean - 1) <= FILES_SLACK,
+        ),
+    ]
+    return out
+
+
+def compare(policies: dict[str, dict[str, Any]], scenario: str, threshold: float) -> dict[str, Any] | None:
+    """Incremental against full: bytes, write amplification and time ratios, and issue #37's goals."""
     inc, full = policies.get("incremental"), policies.get("full")
     if not inc or not full:
         return None
     ti, tf = inc["totals"], full["totals"]
     br = ti["bytes_rewritten"] / tf["bytes_rewritten"] if tf["bytes_rewritten"] else None
     tr = ti["clustering_s"] / tf["clustering_s"] if tf["clustering_s"] else None
-    goals = [
-        ("mean worst ratio <= full's + 0.2", ti["mean_worst_ratio"] <= tf["mean_worst_ratio"] + 0.2),
-        ("worst ratio never above 1.5", ti["max_worst_ratio"] <= 1.5),
-        ("bytes rewritten <= 1/5 of full's", br is not None and br <= 0.2),
-        ("clustering time <= 1/3 of full's", tr is not None and tr <= 1 / 3),
-        ("moonshot: bytes rewritten <= 1/10 of full's", br is not None and br <= 0.1),
-    ]
+    wi, wf = ti["write_amplification"], tf["write_amplification"]
+    wa_ratio = (wf / wi if wi else (float("inf") if wf else None)) if wf is not None and wi is not None else None
     return {
         "bytes_ratio": round(br, 4) if br is not None else None,
         "time_ratio": round(tr, 4) if tr is not None else None,
+        "wa_ratio_full_over_incremental": (round(wa_ratio, 2) if wa_ratio not in (None, float("inf")) else None),
+        "wa_incremental_zero": bool(wi == 0 and wf),
         "mean_worst_delta": round(ti["mean_worst_ratio"] - tf["mean_worst_ratio"], 4),
-        "goals": [{"goal": g, "pass": bool(ok)} for g, ok in goals],
+        "goals": [
+            {"goal": g, "pass": None if ok is None else bool(ok)}
+            for g, ok in goals(scenario, br, wa_ratio, ti, threshold)
+        ],
     }
 
 
+def vs_full(policies: dict[str, dict[str, Any]]) -> None:
+    """Each policy's bytes rewritten over full's, in its totals."""
+    full = (policies.get("full") or {}).get("totals", {}).get("bytes_rewritten")
+    for p in policies.values():
+        p["totals"]["vs_full"] = round(p["totals"]["bytes_rewritten"] / full, 4) if full else None
+
+
+# --------------------------------------------------------------------------- the simulator's optimum
+
+
+def simulator_optimum(scenario: str, days: int, cache: Path) -> dict[str, Any]:
+    """``sim_incremental.py``'s figures for ``scenario`` over ``days`` at its own scale and defaults: its optimum
+    (the DP's bound over whole-group schedules with the measured curve) as a fraction of its full policy's bytes,
+    and its policies'; cached in ``cache`` per scenario, days and simulator source."""
+    import sim_incremental
+
+    src = Path(sim_incremental.__file__).read_bytes()
+    key = f"{scenario}:d{days}:{hashlib.sha1(src).hexdigest()[:12]}"
+    store = json.loads(cache.read_text()) if cache.exists() else {}
+    if key in store:
+        return store[key]
+    log(f"simulator: {scenario}, {days} days (sim_incremental.py, its own scale; a minute or two)")
+    argv = ["--scenario", scenario, "--days", str(days), "--quiet", "--policies", SIM_POLICIES]
+    s = time.perf_counter()
+    buf = io.StringIO()
+    with contextlib.redirect_stdout(buf):
+        out = sim_incremental.main(argv)[scenario]
+    wall = time.perf_counter() - s
+    label = next((k for k in out if "measured curve" in k and k.startswith(("optimum", "schedule"))), None)
+    opt, full = out.get(label) or {}, out.get("full") or {}
+    res = {
+        "source": "benchmarks/sim_incremental.py (numpy simulator, its own scale and defaults; not the Spark job)",
+        "command": "sim_incremental.py " + " ".join(argv),
+        "label": label,
+        "exact": bool(label and label.startswith("optimum")),
+        "optimum_vs_full": opt.get("vs_full"),
+        "optimum_wa": opt.get("wa"),
+        "full_wa": full.get("wa"),
+        "full_wa_over_optimum": (full["wa"] / opt["wa"]) if opt.get("wa") and full.get("wa") else None,
+        "policies": {
+            k: {
+                x: v.get(x) for x in ("vs_full", "wa", "mean_ratio", "max_ratio", "mean_bytes_ratio", "max_bytes_ratio")
+            }
+            for k, v in out.items()
+        },
+        "wall_s": round(wall, 1),
+    }
+    store[key] = res
+    cache.parent.mkdir(parents=True, exist_ok=True)
+    cache.write_text(json.dumps(store, indent=1, default=float) + "\n")
+    return res
+
+
+def _opt_text(sim: dict[str, Any] | None, scenario: str) -> str:
+    if not sim or sim.get("optimum_vs_full") is None:
+        return "simulator's optimum: not computed"
+    kind = "optimum" if sim.get("exact") else "best schedule found (beam)"
+    extra = (
+        f", full's write amplification {sim['full_wa_over_optimum']:.0f}x the optimum's"
+        if scenario == "partitioned" and sim.get("full_wa_over_optimum")
+        else ""
+    )
+    return f"simulator's {kind}: {sim['optimum_vs_full']:.3f} of full's bytes (WA {sim['optimum_wa']:.3f}){extra}"
+
+
 def print_summary(res: dict[str, Any]) -> None:
-    """The totals per policy and the comparison, as a table on stdout."""
-    lines = [
-        "",
-        f"Incremental re-clustering benchmark: lineitem SF{res['sf']:g}, base {res['base']['files']} files "
-        f"{res['base']['bytes'] / MB:.0f} MB, {res['days']} days x 2 files of {res['appends']['rows_per_day']:,} rows",
-        f"{'policy':<12}{'runs':>5}{'rewritten MB':>14}{'files':>7}{'WA':>7}{'mean':>7}{'worst':>7}"
-        f"{'cluster s':>11}{'stats s':>9}{'final files':>13}{'rows':>6}",
-    ]
-    for name, p in res["policies"].items():
-        t = p["totals"]
-        ok = res["rows_check"].get(name, {}).get("equal")
-        lines.append(
-            f"{name:<12}{t['runs']:>5}{t['bytes_rewritten'] / MB:>14.1f}{t['files_rewritten']:>7}"
-            f"{t['write_amplification']:>7.2f}{t['mean_worst_ratio']:>7.3f}{t['max_worst_ratio']:>7.3f}"
-            f"{t['clustering_s']:>11.1f}{t['stats_s']:>9.1f}{t['final_files']!s:>13}{'ok' if ok else 'DIFF':>6}"
-        )
-    cmp_ = res.get("comparison")
-    if cmp_:
-        lines.append(
-            f"incremental / full: bytes {cmp_['bytes_ratio']}, clustering time {cmp_['time_ratio']}, "
-            f"mean worst ratio {cmp_['mean_worst_delta']:+.3f}"
-        )
-        lines += [f"  {'PASS' if g['pass'] else 'FAIL'}  {g['goal']}" for g in cmp_["goals"]]
-    print("\n".join(lines), flush=True)
+    """Per scenario, the totals per policy, the simulator's optimum and the comparison, as tables on stdout."""
+    for name, sc in res["scenarios"].items():
+        b = sc["base"]
+        lines = [
+            "",
+            f"[{name}] lineitem SF{res['sf']:g}, base {b['files']} files {b['bytes'] / MB:.0f} MB, {res['days']} days, "
+            f"target {sc['target_file_bytes'] / MB:.2f} MB ({sc['wall_s'] / 60:.1f} min)",
+            f"{'policy':<12}{'runs':>5}{'rewritten MB':>14}{'vs full':>8}{'WA':>8}{'mean':>7}{'worst':>7}{'b.mean':>7}"
+            f"{'b.max':>7}{'largest':>8}{'mean f':>7}{'cluster s':>10}{'stats s':>8}{'files':>7}{'rows':>6}",
+        ]
+        for pol, p in sc["policies"].items():
+            t = p["totals"]
+            ok = sc["rows_check"].get(pol, {}).get("equal")
+            lines.append(
+                f"{pol:<12}{t['runs']:>5}{t['bytes_rewritten'] / MB:>14.1f}{_fmt(t['vs_full'], '.3f'):>8}"
+                f"{_fmt(t['write_amplification'], '.3f'):>8}{_fmt(t['mean_worst_ratio'], '.3f'):>7}"
+                f"{_fmt(t['max_worst_ratio'], '.3f'):>7}{_fmt(t['mean_worst_bytes_ratio'], '.3f'):>7}"
+                f"{_fmt(t['max_worst_bytes_ratio'], '.3f'):>7}{_fmt(t['largest_written_over_target'], '.2f'):>8}"
+                f"{_fmt(t['final_mean_file_over_target'], '.2f'):>7}{t['clustering_s']:>10.1f}{t['stats_s']:>8.1f}"
+                f"{t['final_files']!s:>7}{'ok' if ok else 'DIFF':>6}"
+            )
+        lines.append(_opt_text(sc.get("simulator"), name))
+        cmp_ = sc.get("comparison")
+        if cmp_:
+            lines.append(
+                f"incremental / full: bytes {cmp_['bytes_ratio']}, clustering time {cmp_['time_ratio']}, WA full / "
+                f"incremental {cmp_['wa_ratio_full_over_incremental']}, mean worst ratio {cmp_['mean_worst_delta']:+.3f}"
+            )
+            lines += [f"  {goal_word(g['pass'])}  {g['goal']}" for g in cmp_["goals"]]
+        print("\n".join(lines), flush=True)
+
+
+def goal_word(ok: bool | None) -> str:
+    """PASS / FAIL / N/A (nothing to compare with: full rewrote nothing)."""
+    return "N/A" if ok is None else "PASS" if ok else "FAIL"
+
+
+def _fmt(x: Any, spec: str) -> str:
+    return "-" if x is None else format(x, spec)
 
 
 # --------------------------------------------------------------------------- main
@@ -471,7 +1106,8 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--sf", type=float, default=1.0, help="TPC-H scale factor of the base (default 1)")
     ap.add_argument("--days", type=int, default=30, help="appends (default 30), each of 1/days of the base's rows")
-    ap.add_argument("--files", type=int, default=64, help="files of the base (default 64)")
+    ap.add_argument("--scenario", default="all", choices=(*SCENARIOS, "all"), help="default all (in this order)")
+    ap.add_argument("--files", type=int, default=64, help="files of the unpartitioned base (default 64)")
     ap.add_argument(
         "--work", default=str(REPO / ".bench" / "incremental"), help="data and tables (default .bench/incremental)"
     )
@@ -481,8 +1117,23 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
         help="lineitem as generated, 64 files (default <work>/lineitem_sf<SF>_64; generated when absent, reused when "
         "its tpch_data marker matches, e.g. run_all's)",
     )
-    ap.add_argument("--policies", default=",".join(POLICIES), help=f"comma-separated subset of {', '.join(POLICIES)}")
+    ap.add_argument(
+        "--policies", default=",".join(DEFAULT_POLICIES), help=f"comma-separated subset of {', '.join(POLICIES)}"
+    )
     ap.add_argument("--target-ratio", type=float, default=IncrementalParams().target_ratio, help="incremental's target")
+    ap.add_argument("--liquid-min", type=float, default=4.0, help="liquid: new data (target files) to cluster")
+    ap.add_argument("--liquid-seal", type=float, default=8.0, help="liquid: cube size (target files) that seals")
+    ap.add_argument("--hudi-every", type=int, default=4, help="hudi: run every this many days")
+    ap.add_argument("--hudi-small", type=float, default=0.3, help="hudi: small-file limit (x target)")
+    ap.add_argument("--hudi-group", type=float, default=2.0, help="hudi: max bytes per group (x target)")
+    ap.add_argument("--part-files", type=int, default=8, help="partitioned: files per daily partition")
+    ap.add_argument("--late-files", type=int, default=2, help="partitioned: late files a day")
+    ap.add_argument(
+        "--late-target", type=float, default=0.1, help="partitioned: rows of a late file, x a target file's rows"
+    )
+    ap.add_argument("--late-days", type=int, default=7, help="partitioned: late files land 1..this many days back")
+    ap.add_argument("--seed", type=int, default=7, help="partitioned: where late files land")
+    ap.add_argument("--no-optimum", action="store_true", help="skip the simulator's optimum")
     ap.add_argument("--merge-into", default=None, help="a results JSON to store the figures in (key 'incremental')")
     ap.add_argument("--doc", default=None, help="a markdown whose incremental section to (re)write (with --merge-into)")
     ap.add_argument(
@@ -494,6 +1145,7 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     unknown = set(a.policies) - set(POLICIES)
     if unknown:
         ap.error(f"unknown policies {sorted(unknown)}; choose from {', '.join(POLICIES)}")
+    a.scenarios = list(SCENARIOS) if a.scenario == "all" else [a.scenario]
     if a.doc and not a.merge_into:
         ap.error("--doc needs --merge-into (the section is rendered from that JSON)")
     return a
@@ -512,53 +1164,106 @@ def incremental_params(target: int, target_ratio: float) -> IncrementalParams:
     )
 
 
-def setup(spark, a: argparse.Namespace, work: Path) -> tuple[dict[str, Any], dict[str, Any], list[PolicyTable]]:
-    """Data, base, appends, and each policy's copy of the base."""
-    src = Path(a.src).resolve() if a.src else work / f"lineitem_sf{a.sf:g}_64"
-    gen = generate_lineitem(a.sf, src, files=64)
-    log(f"lineitem SF{a.sf:g}: {gen['rows']:,} rows in {src} ({'reused' if gen['skipped'] else 'generated'})")
-    appends = make_appends(src, work / f"appends_sf{a.sf:g}_d{a.days}", a.days)
-    log(f"base: run_cluster {CURVE} into {a.files} files")
-    base = cluster_base(spark, src, work / "base", a.files)
-    log(f"base: {base['files']} files, {base['bytes'] / MB:.1f} MB, clustered in {base['cluster_wall_s']:.1f} s")
-    if "incremental" in a.policies and not base["job_has_mode"]:
-        raise NotReady("run_cluster's result has no 'mode': the job does not run incremental plans yet")
+def make_scenario(spark, a: argparse.Namespace, work: Path, name: str, src: Path, shared: dict) -> Scenario:
+    """The scenario's data (the unpartitioned base is clustered once and shared by uniform and date)."""
+    if name == "partitioned":
+        log(f"partitioned: {2 * a.days} partitions of {a.part_files} files (one ingest run), late files")
+        info = make_partitioned(spark, src, work / f"partitioned_sf{a.sf:g}_d{a.days}", a)
+        return partitioned_scenario(info, a.days)
+    if "base" not in shared:
+        log(f"base: run_cluster {CURVE} into {a.files} files")
+        shared["base"] = cluster_base(spark, src, work / "base", a.files)
+        b = shared["base"]
+        log(f"base: {b['files']} files, {b['bytes'] / MB:.1f} MB, clustered in {b['cluster_wall_s']:.1f} s")
+    date = name == "date"
+    appends = make_appends(src, work / f"appends{'_date' if date else ''}_sf{a.sf:g}_d{a.days}", a.days, date)
+    return flat_scenario(name, shared["base"], appends, a.days)
+
+
+def policy_tables(sc: Scenario, a: argparse.Namespace, work: Path) -> list[PolicyTable]:
+    """Each policy's copy of the scenario's base (delta-rs: unpartitioned scenarios only)."""
     tables = []
     for name in a.policies:
-        dst = work / f"table_{name.replace('-', '_')}"
+        dst = work / sc.name / f"table_{name.replace('-', '_')}"
         if name == "delta-rs":
-            bc.write_delta_input(Path(base["dir"]), dst, bc.MemoryMonitor())
+            if sc.partitioned:
+                log("delta-rs: unpartitioned scenarios only; skipped in partitioned")
+                continue
+            dst.parent.mkdir(parents=True, exist_ok=True)
+            bc.write_delta_input(Path(sc.base["dir"]), dst, bc.MemoryMonitor())
             tables.append(PolicyTable(name, dst, delta=True))
         else:
-            bc.copy_input(Path(base["dir"]), dst)
+            bc.fresh_dir(dst).mkdir(parents=True)
+            copy_files(sc.base_files, dst)
             tables.append(PolicyTable(name, dst))
-    return base, appends, tables
+    return tables
 
 
-def run_days(
-    spark, a, tables: list[PolicyTable], appends: dict, params, targets: tuple[int, int], work: Path, res
-) -> None:
+def run_days(spark, a, sc: Scenario, tables: list[PolicyTable], params, dt_target: int, work: Path, res: dict) -> None:
     """The days: every policy's step, a progress line per policy and day, the load after each day."""
     t0 = time.perf_counter()
     for day in range(1, a.days + 1):
         s = time.perf_counter()
         for t in tables:
-            rec = day_step(spark, t, day, appends, params, *targets, work)
+            rec = day_step(spark, t, sc, day, a, params, dt_target, work)
             t.days.append(rec)
             plan = rec.get("plan") or {}
+            wb = rec.get("worst_bytes")
             log(
-                f"day {day:2d} {t.name:<11} {rec['decision']:<9} worst {rec['worst_before']:.3f} -> "
-                f"{rec['worst']:.3f}  {rec['action']:<12} {rec['bytes_rewritten'] / MB:8.1f} MB "
-                f"{rec['files_rewritten']:4d} files  job {rec['job_s']:6.1f} s  stats {rec['stats_s']:4.1f}"
-                f"+{rec.get('stats_after_s', 0.0):.1f} s  {rec['files']} files"
+                f"{sc.name} day {day:2d} {t.name:<11} {rec['decision']:<9} worst {rec['worst_before']:.3f} -> "
+                f"{rec['worst']:.3f} (bytes {_fmt(wb, '.3f')})  {rec['action']:<12} "
+                f"{rec['bytes_rewritten'] / MB:8.1f} MB {rec['files_rewritten']:4d} files  job {rec['job_s']:6.1f} s  "
+                f"stats {rec['stats_s']:4.1f}+{rec.get('stats_after_s', 0.0):.1f} s  {rec['files']} files"
                 + (f"  plan {plan.get('files')} files ({plan.get('source')})" if plan else "")
             )
         load = round(os.getloadavg()[0], 2)
         res.setdefault("load_per_day", []).append(load)
         log(
-            f"day {day} done in {time.perf_counter() - s:.1f} s ({(time.perf_counter() - t0) / 60:.1f} min of days, "
-            f"load {load})"
+            f"{sc.name} day {day} done in {time.perf_counter() - s:.1f} s ({(time.perf_counter() - t0) / 60:.1f} min "
+            f"of days, load {load})"
         )
+
+
+def run_scenario(spark, a: argparse.Namespace, work: Path, name: str, src: Path, shared: dict) -> dict[str, Any]:
+    """One scenario end to end: its data, the simulator's optimum, the days, the rows check; its results."""
+    t0 = time.perf_counter()
+    res: dict[str, Any] = {"scenario": name}
+    if not a.no_optimum:
+        res["simulator"] = simulator_optimum(name, a.days, work / "sim_optimum.json")
+        log(f"{name}: {_opt_text(res['simulator'], name)}")
+    sc = make_scenario(spark, a, work, name, src, shared)
+    if "incremental" in a.policies and not sc.base.get("job_has_mode", True):
+        raise NotReady("run_cluster's result has no 'mode': the job does not run incremental plans yet")
+    tables = policy_tables(sc, a, work)
+    try:
+        target = sc.target
+        sc.health = health_for(target)
+        res["health_policy"] = sc.health.to_dict()
+        params = incremental_params(target, a.target_ratio)
+        dt = next((t for t in tables if t.delta), None)
+        dt_files = bc.delta_live_files(dt.path) if dt else []
+        dt_target = bc.dir_bytes(dt_files) // max(len(dt_files), 1)
+        res.update(base=sc.base, target_file_bytes=target, delta_target_file_bytes=dt_target, appends=sc.appends)
+        res["incremental_params"] = dataclasses.asdict(params)
+        res["anchor_params"] = {
+            "liquid_min_target_files": a.liquid_min,
+            "liquid_seal_target_files": a.liquid_seal,
+            "hudi_every_days": a.hudi_every,
+            "hudi_small_target": a.hudi_small,
+            "hudi_group_target": a.hudi_group,
+        }
+        run_days(spark, a, sc, tables, params, dt_target, work / name, res)
+        src_files = [f for f, _ in sc.base_files] + [f for day in sc.days[: a.days] for f, _ in day]
+        res["rows_check"] = check_rows(tables, rows_checksum(src_files))
+        res["policies"] = {t.name: {"days": t.days, "totals": totals(t.days, target)} for t in tables}
+        vs_full(res["policies"])
+        res["comparison"] = compare(res["policies"], name, sc.health.max_ratio_to_ideal)
+    finally:
+        if not a.keep:
+            for t in tables:
+                shutil.rmtree(t.path, ignore_errors=True)
+    res["wall_s"] = round(time.perf_counter() - t0, 1)
+    return res
 
 
 def run(a: argparse.Namespace) -> dict[str, Any]:
@@ -576,37 +1281,26 @@ def run(a: argparse.Namespace) -> dict[str, Any]:
         "machine": machine(),
         "load_start": round(os.getloadavg()[0], 2),
         "health_policy": HEALTH.to_dict(),
+        "scenarios": {},
     }
     spark = bc.build_spark(64)
-    tables: list[PolicyTable] = []
+    shared: dict[str, Any] = {}
     try:
         spark.sparkContext.setLogLevel("WARN")
         res["spark_version"] = spark.version
-        base, appends, tables = setup(spark, a, work)
-        target = base["mean_file_bytes"]
-        params = incremental_params(target, a.target_ratio)
-        dt = next((t for t in tables if t.delta), None)
-        dt_files = bc.delta_live_files(dt.path) if dt else []
-        dt_target = bc.dir_bytes(dt_files) // max(len(dt_files), 1)
-        res.update(base=base, target_file_bytes=target, delta_target_file_bytes=dt_target)
-        res["incremental_params"] = dataclasses.asdict(params)
-        res["appends"] = {
-            "rows_per_day": appends["params"]["rows_per_day"],
-            "files_per_day": 2,
-            "orderkey_shift": appends["orderkey_shift"],
-        }
-        run_days(spark, a, tables, appends, params, (target, dt_target), work, res)
-        src_files = [*layout_report.data_files(base["dir"])]
-        src_files += [str(Path(appends["dir"]) / n) for names in appends["files"][: a.days] for n in names]
-        res["rows_check"] = check_rows(tables, rows_checksum(src_files))
-        res["policies"] = {t.name: {"days": t.days, "totals": totals(t.days)} for t in tables}
-        res["comparison"] = compare(res["policies"])
+        src = Path(a.src).resolve() if a.src else work / f"lineitem_sf{a.sf:g}_64"
+        gen = generate_lineitem(a.sf, src, files=64)
+        log(f"lineitem SF{a.sf:g}: {gen['rows']:,} rows in {src} ({'reused' if gen['skipped'] else 'generated'})")
+        for name in a.scenarios:
+            res["scenarios"][name] = run_scenario(spark, a, work, name, src, shared)
     finally:
         spark.stop()
     if not a.keep:
-        for t in tables:
-            shutil.rmtree(t.path, ignore_errors=True)
         shutil.rmtree(work / "base", ignore_errors=True)
+    res["rows_check"] = {
+        "ok": all(s["rows_check"]["ok"] for s in res["scenarios"].values()),
+        **{n: s["rows_check"]["ok"] for n, s in res["scenarios"].items()},
+    }
     res["wall_s"] = round(time.perf_counter() - t0, 1)
     res["load_end"] = round(os.getloadavg()[0], 2)
     res["finished_utc"] = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())

@@ -850,61 +850,109 @@ def render_doc(res: dict, out_dir: Path, doc: Path) -> str:
     return "\n".join(lines) + "\n"
 
 
-# --------------------------------------------------------------------------- incremental re-clustering (issue #25)
+# --------------------------------------------------------------------------- incremental re-clustering (issues #25, #37)
 
 INC_START, INC_END = "<!-- bench:incremental:start -->", "<!-- bench:incremental:end -->"
 INC_FIGURE = "incremental_days.png"
-INC_COLORS = {"never": "#9e9e9e", "full": "#1f77b4", "incremental": "#2ca02c", "delta-rs": "#d62728"}
+INC_COLORS = {
+    "never": "#9e9e9e",
+    "full": "#1f77b4",
+    "incremental": "#2ca02c",
+    "liquid": "#ff7f0e",
+    "hudi": "#9467bd",
+    "delta-rs": "#d62728",
+}
 INC_LABEL = {
     "never": "never",
     "full": "full (ours, today's job)",
     "incremental": "incremental (ours)",
+    "liquid": "liquid (Delta Liquid-like)",
+    "hudi": "hudi (Hudi size-based)",
     "delta-rs": "delta-rs z_order",
 }
+INC_SCENARIO_TITLE = {
+    "uniform": "uniform appends",
+    "date": "appends in a fresh date slab",
+    "partitioned": "date-partitioned table with late files",
+}
+INC_TOP = ("started_utc", "finished_utc", "wall_s", "load_start", "load_end", "machine", "spark_version", "command")
 
 
 def _has_incremental(res: dict) -> bool:
     """The results hold figures of the incremental benchmark (``bench_incremental.py``)."""
-    return isinstance(res.get("incremental"), dict) and "policies" in res["incremental"]
+    inc = res.get("incremental")
+    return isinstance(inc, dict) and ("scenarios" in inc or "policies" in inc)
+
+
+def inc_scenarios(inc: dict) -> dict[str, dict]:
+    """The per-scenario results; a result of the one-scenario benchmark (before issue #37) as ``uniform``."""
+    if "scenarios" in inc:
+        return inc["scenarios"]
+    return {"uniform": {k: v for k, v in inc.items() if k not in INC_TOP}}
+
+
+def _cumulative(xs: list[float]) -> list[float]:
+    out, s = [], 0.0
+    for x in xs:
+        s += x
+        out.append(s)
+    return out
 
 
 def fig_incremental(inc: dict, path: Path) -> None:
-    """Per day and policy: bytes rewritten (bars) and the worst column's ratio to ideal after the day (lines)."""
+    """Per scenario (columns): the worst column's ratio to ideal after each day per policy (top, log scale) and the
+    cumulative bytes each policy rewrote (bottom), with the simulator's optimum at the last day."""
     import numpy as np
 
     plt = _plt()
-    pols = list(inc["policies"])
-    days = np.arange(1, inc["days"] + 1)
-    fig, (ax0, ax1) = plt.subplots(2, 1, figsize=(13, 8), sharex=True)
-    movers = [p for p in pols if inc["policies"][p]["totals"]["bytes_rewritten"]]
-    w = 0.8 / max(len(movers), 1)
-    for i, pol in enumerate(movers):
-        mb = [d["bytes_rewritten"] / 2**20 for d in inc["policies"][pol]["days"]]
-        ax0.bar(days - 0.4 + w * (i + 0.5), mb, w, color=INC_COLORS.get(pol), label=INC_LABEL.get(pol, pol))
-    appended = [d["appended_bytes"] / 2**20 for d in inc["policies"][pols[0]]["days"]]
-    ax0.plot(days, appended, color="black", ls=":", lw=1, label=f"appended ({INC_LABEL.get(pols[0], pols[0])} table)")
-    ax0.set_ylabel("MB rewritten")
-    ax0.set_title(
-        f"lineitem SF{inc['sf']:g}: {inc['days']} daily appends; bytes each policy rewrote on the day", fontsize=10
-    )
-    ax0.legend(fontsize=8)
-    ax0.grid(axis="y", alpha=0.3)
-    for pol in pols:
-        ws = [d["worst"] for d in inc["policies"][pol]["days"]]
-        ax1.plot(days, ws, marker="o", ms=3, color=INC_COLORS.get(pol), label=INC_LABEL.get(pol, pol))
+    scs = inc_scenarios(inc)
+    n = max(len(scs), 1)
+    fig, axes = plt.subplots(2, n, figsize=(6 * n, 8), squeeze=False)
     thr = inc["health_policy"]["max_ratio_to_ideal"]
-    ax1.axhline(thr, color="black", ls="--", lw=1, label=f"sensor threshold {thr:g}")
-    ax1.set_yscale("log")
-    ticks = [t for t in (1, 1.25, 1.5, 2, 3, 5, 8) if t <= max(ax1.get_ylim()[1], thr)]
-    ax1.set_yticks(ticks, [f"{t:g}" for t in ticks])
-    ax1.minorticks_off()
-    ax1.set_ylabel("worst column: expected files read / ideal")
-    ax1.set_xlabel("day")
-    ax1.set_title(
-        "worst column's ratio to ideal after the day's action (stats collected after it; log scale)", fontsize=10
-    )
-    ax1.legend(fontsize=8)
-    ax1.grid(alpha=0.3)
+    for j, (name, sc) in enumerate(scs.items()):
+        ax0, ax1 = axes[0][j], axes[1][j]
+        pols = sc["policies"]
+        days = np.arange(1, len(next(iter(pols.values()))["days"]) + 1) if pols else np.arange(1, 2)
+        for pol, p in pols.items():
+            ax0.plot(
+                days,
+                [d["worst"] for d in p["days"]],
+                marker="o",
+                ms=3,
+                color=INC_COLORS.get(pol),
+                label=INC_LABEL.get(pol, pol),
+            )
+            mb = _cumulative([d["bytes_rewritten"] / 2**20 for d in p["days"]])
+            ax1.plot(days, mb, marker="o", ms=3, color=INC_COLORS.get(pol), label=INC_LABEL.get(pol, pol))
+        ax0.axhline(thr, color="black", ls="--", lw=1, label=f"sensor threshold {thr:g}")
+        ax0.set_yscale("log")
+        top = max([thr] + [d["worst"] for p in pols.values() for d in p["days"]])
+        ticks = [t for t in (1, 1.25, 1.5, 2, 3, 5, 8) if t <= top * 1.05]
+        ax0.set_yticks(ticks, [f"{t:g}" for t in ticks])
+        ax0.minorticks_off()
+        ax0.set_title(f"{INC_SCENARIO_TITLE.get(name, name)}: worst ratio after the day (log)", fontsize=10)
+        ax0.grid(alpha=0.3)
+        full = (pols.get("full") or {}).get("totals", {}).get("bytes_rewritten")
+        opt = (sc.get("simulator") or {}).get("optimum_vs_full")
+        if full and opt is not None:
+            ax1.plot(
+                [days[-1]],
+                [opt * full / 2**20],
+                marker="*",
+                ms=14,
+                color="black",
+                ls="none",
+                label=f"simulator's optimum ({opt:.3f} of full's bytes)",
+            )
+        ax1.set_title(f"{INC_SCENARIO_TITLE.get(name, name)}: cumulative MB rewritten", fontsize=10)
+        ax1.set_xlabel("day")
+        ax1.grid(alpha=0.3)
+        if j == 0:
+            ax0.set_ylabel("worst column: expected files read / ideal")
+            ax1.set_ylabel("MB rewritten (cumulative)")
+        ax0.legend(fontsize=7)
+        ax1.legend(fontsize=7)
+    fig.suptitle(f"lineitem SF{inc['sf']:g}, {inc['days']} days", fontsize=11)
     fig.tight_layout()
     fig.savefig(path, dpi=110)
     plt.close(fig)
@@ -914,154 +962,221 @@ def _mb(b: float) -> str:
     return f"{b / 2**20:,.1f}"
 
 
+def _scenario_setup(name: str, sc: dict, inc: dict) -> str:
+    """One paragraph on the scenario's data."""
+    b, ap = sc["base"], sc["appends"]
+    cols = ", ".join("`" + c + "`" for c in inc["columns"])
+    if name == "partitioned":
+        return (
+            f"**Setup.** A date-partitioned Parquet table (Hive directories `ingest_day=NNN`): {b.get('partitions')} "
+            f"base partitions of {ap['rows_per_day']:,} rows, each clustered by our job into "
+            f"{b.get('files_per_partition')} files on {cols} ({b['files']} files, {_mb(b['bytes'])} MB, mean file "
+            f"{_mb(b['mean_file_bytes'])} MB). Each day a new partition of the same size arrives clustered into "
+            f"{ap['part_files']} files ({ap.get('ingest', 'by the ingest')}), and {ap['late_files']} late files of "
+            f"{ap['late_rows']:,} unsorted rows land in older partitions (1 to {ap['late_days']} days back). "
+            "Full rewrites the degraded partitions the sensor lists, whole."
+        )
+    date = ""
+    if name == "date" and ap.get("date_slabs"):
+        ds = ap["date_slabs"]
+        date = (
+            f" Day t's `l_shipdate` is moved into a fresh slab after the base's: `d1 + 1 + (t - 1) w + ((l_shipdate - "
+            f"d0) mod w)` with the base's span [d0, d1] = [{ds['d0']}, {ds['d1']}] (days since 1970) and w = "
+            f"{ds['width_days']} days, as an ingestion-date column grows."
+        )
+    return (
+        f"**Setup.** TPC-H lineitem SF{inc['sf']:g} ({b['rows']:,} rows) clustered by our job (`run_cluster`, curve "
+        f"{inc['curve']}) into {b['files']} files on {cols} ({_mb(b['bytes'])} MB, mean file "
+        f"{_mb(b['mean_file_bytes'])} MB): an unpartitioned Parquet table. Then {inc['days']} appends of "
+        f"{ap['rows_per_day']:,} fresh rows each in {ap['files_per_day']} unsorted Parquet files with plain names: "
+        f"`l_orderkey` slices of the same generated lineitem, `l_orderkey` shifted by {ap['orderkey_shift']:,}." + date
+    )
+
+
+def _opt_cells(sim: dict | None, name: str, n: int) -> list[str] | None:
+    """The simulator's optimum as a row of the scenario's table (``n`` cells)."""
+    if not sim or sim.get("optimum_vs_full") is None:
+        return None
+    kind = "optimum" if sim.get("exact") else "best schedule found"
+    cells = [
+        f"*simulator's {kind} (`sim_incremental.py`, its own scale)*",
+        "",
+        "",
+        _f(sim["optimum_vs_full"], ".3f"),
+        _f(sim.get("optimum_wa"), ".3f"),
+    ]
+    return cells + [""] * (n - len(cells))
+
+
+def _scenario_table(name: str, sc: dict) -> list[str]:
+    hdr = [
+        "policy",
+        "runs",
+        "MB rewritten",
+        "bytes vs full's",
+        "write amplification",
+        "clustering s",
+        "mean worst ratio",
+        "max worst ratio",
+        "mean bytes ratio",
+        "max bytes ratio",
+        "largest file written / target",
+        "mean file / target (end)",
+        "files at the end",
+        "rows",
+    ]
+    lines = md_header(hdr)
+    rc = sc.get("rows_check", {})
+    for pol, p in sc["policies"].items():
+        t = p["totals"]
+        ok = (rc.get(pol) or {}).get("equal")
+        cells = [
+            INC_LABEL.get(pol, pol),
+            str(t["runs"]),
+            _mb(t["bytes_rewritten"]),
+            _f(t.get("vs_full"), ".3f"),
+            _f(t["write_amplification"], ".3f"),
+            _f(t["clustering_s"], ".1f"),
+            _f(t["mean_worst_ratio"], ".3f"),
+            _f(t["max_worst_ratio"], ".3f"),
+            _f(t.get("mean_worst_bytes_ratio"), ".3f"),
+            _f(t.get("max_worst_bytes_ratio"), ".3f"),
+            _f(t.get("largest_written_over_target"), ".2f"),
+            _f(t.get("final_mean_file_over_target"), ".2f"),
+            str(t["final_files"]),
+            "equal" if ok else "**differ**",
+        ]
+        if pol == "incremental":
+            cells = [f"**{c}**" if c else c for c in cells]
+        lines.append("| " + " | ".join(cells) + " |")
+    opt = _opt_cells(sc.get("simulator"), name, len(hdr))
+    if opt:
+        lines.append("| " + " | ".join(opt) + " |")
+    return lines
+
+
+def _scenario_days(sc: dict, columns: list[str]) -> list[str]:
+    per_hdr = ["day", "policy", "decision", "action", "MB rewritten", "files rewritten", "files"]
+    per_hdr += [f"`{c}` ratio" for c in columns] + ["worst bytes ratio", "job s", "stats s"]
+    lines = md_header(per_hdr)
+    pols = sc["policies"]
+    n = len(next(iter(pols.values()))["days"]) if pols else 0
+    for i in range(n):
+        for name, pol in pols.items():
+            d = pol["days"][i]
+            lines.append(
+                "| "
+                + " | ".join(
+                    [str(d["day"]), INC_LABEL.get(name, name), d["decision"], d["action"], _mb(d["bytes_rewritten"])]
+                    + [str(d["files_rewritten"]), str(d["files"])]
+                    + [_f(d["ratios"].get(c), ".3f") for c in columns]
+                    + [_f(d.get("worst_bytes"), ".3f"), f"{d['job_s']:.1f}"]
+                    + [f"{d['stats_s'] + d.get('stats_after_s', 0.0):.1f}"]
+                )
+                + " |"
+            )
+    return lines
+
+
 def incremental_section(inc: dict, rel: str) -> list[str]:
-    """The doc's section on issue #25's benchmark (between its markers), from ``results["incremental"]``."""
+    """The doc's section on issues #25/#37's benchmark (between its markers), from ``results["incremental"]``."""
     lines = [INC_START]
     p = lines.append
-    b, hp, ip = inc["base"], inc["health_policy"], inc["incremental_params"]
-    pols = inc["policies"]
+    hp = inc["health_policy"]
+    scs = inc_scenarios(inc)
     p(f"## Incremental re-clustering: {inc['days']} daily appends")
     p("")
-    p(f"![bytes rewritten and worst ratio per day]({rel}/{INC_FIGURE})")
+    p(f"![worst ratio and cumulative bytes rewritten per day]({rel}/{INC_FIGURE})")
     p("")
     p(
         f"`benchmarks/bench_incremental.py` ({inc['started_utc']} -> {inc['finished_utc']}, {inc['wall_s'] / 60:.1f} "
         f"minutes, load average {inc['load_start']:.1f} at the start and {inc['load_end']:.1f} at the end, "
         f"{inc['machine']['cpus']} CPUs; Spark {inc.get('spark_version', '?')} `local[2]`, deltalake "
-        f"{inc['machine']['deltalake']}): `{inc['command'].strip()}`."
-    )
-    p("")
-    p(
-        f"**Setup.** TPC-H lineitem SF{inc['sf']:g} ({b['rows']:,} rows) clustered by our job (`run_cluster`, "
-        f"curve {inc['curve']}) into {b['files']} files on {', '.join('`' + c + '`' for c in inc['columns'])} "
-        f"({_mb(b['bytes'])} MB, mean file {_mb(b['mean_file_bytes'])} MB): an unpartitioned Parquet table. Then "
-        f"{inc['days']} appends of {inc['appends']['rows_per_day']:,} fresh rows each (1/{inc['days']} of the base) in "
-        f"{inc['appends']['files_per_day']} unsorted Parquet files with plain names, as an ingest job writes them: day "
-        f"i's rows are the i-th of {inc['days']} `l_orderkey` slices of the same generated lineitem with `l_orderkey` "
-        f"shifted by {inc['appends']['orderkey_shift']:,} (TPC-H draws order dates and part keys independently of the "
-        "order key, so each day is a sample of the base's distribution of the three columns, in rows the base does "
-        "not hold). Each policy starts from its own copy of the base."
+        f"{inc['machine']['deltalake']}): `{inc['command'].strip()}`. Scenarios: "
+        + ", ".join(f"{INC_SCENARIO_TITLE.get(n, n)} ({s.get('wall_s', 0) / 60:.1f} min)" for n, s in scs.items())
+        + "."
     )
     p("")
     p(
         "**Loop, every day, per policy:** append; the stats job (`run_collect`, the 3 columns); the sensor's decision "
         f"(`recluster_policy.evaluate`, `HealthPolicy(max_ratio_to_ideal={hp['max_ratio_to_ideal']:g}, "
-        "min_interval_since_cluster=None, max_stats_age=None, min_files=1)`, d = 3; the same for every policy); on "
-        "`recluster` the policy's run; stats again after a run; each column's expected files read by a point query "
-        "over its ideal (`metrics.table_clustering`, the sensor's measure)."
+        "min_interval_since_cluster=None, max_stats_age=None, min_files=1, target_file_size=<the target>)`, d = 3; "
+        "the same for every policy; it scores a column by the larger of its files and bytes ratios); the "
+        "policy's run; stats again after a run; per column the expected files a point query reads over its ideal "
+        "(`ratio_to_ideal`) and the expected bytes it reads over its ideal (`bytes_ratio_to_ideal`, files sized by the "
+        "target), both from `metrics.table_clustering` (the sensor's measure), worst over partitions."
     )
     p("")
+    first = next(iter(scs.values()), {})
+    ip, anc = first.get("incremental_params") or {}, first.get("anchor_params") or {}
     p(
         "- *never*: appends only;\n"
-        f"- *full*: `run_cluster(..., incremental=False)`, today's job: every file of the table, "
-        f"`target_file_size` = the base's mean file size ({b['mean_file_bytes']:,} bytes);\n"
-        "- *incremental*: `run_cluster(..., incremental=True, plan=<the sensor's plan, as JSON>)`, the same target "
-        f"size; `IncrementalParams(target_ratio={ip['target_ratio']:g}, min_new_files={ip['min_new_files']}, "
-        f"min_new_bytes={ip['min_new_bytes']:,}, seal_bytes={ip['seal_bytes'] or 0:,})` (the defaults' sizes in units "
-        "of the target file size);\n"
-        "- *delta-rs*: a Delta copy of the base (`write_deltalake`, one append per file), appends by "
-        '`write_deltalake(mode="append")`, and `DeltaTable.optimize.z_order(columns, target_size=<the Delta base\'s '
-        f"mean file size, {inc.get('delta_target_file_bytes', 0):,} bytes>)` in a child process whenever the sensor "
-        "says `recluster`."
+        "- *full*: on `recluster`, `run_cluster(..., incremental=False)`, today's job: every file of the table (of "
+        "each degraded partition the sensor lists, when partitioned), `target_file_size` = the base's mean file size;\n"
+        "- *incremental*: on `recluster`, `run_cluster(..., incremental=True, plan=<the sensor's plan, as JSON>)`, the "
+        f"same target size; `IncrementalParams(target_ratio={ip.get('target_ratio', 0):g}, min_new_files="
+        f"{ip.get('min_new_files')}, ...)` with the defaults' sizes in units of the target file size;\n"
+        + (
+            f"- *liquid* (Delta Liquid-like, daily, ignores the sensor): once a unit's never-clustered files reach "
+            f"{anc.get('liquid_min_target_files', 4):g} target files of bytes, they and the unit's unsealed cubes (one "
+            f"earlier liquid run's files, below {anc.get('liquid_seal_target_files', 8):g} target files) are clustered "
+            "into one new cube; sealed cubes are never merged again;\n"
+            f"- *hudi* (Hudi size-based, every {anc.get('hudi_every_days', 4)} days, ignores the sensor): each unit's "
+            f"files below {anc.get('hudi_small_target', 0.3):g} x target, binned up to "
+            f"{anc.get('hudi_group_target', 2):g} target sizes, each bin of 2 files or more clustered among itself;\n"
+            if anc
+            else ""
+        )
+        + "- *delta-rs* (when run): a Delta copy of the base, `DeltaTable.optimize.z_order(columns, target_size=<the "
+        "Delta base's mean file size>)` in a child process whenever the sensor says `recluster`.\n\n"
+        "liquid's and hudi's runs are plan documents in the sensor's format, run by the same job through its "
+        "given-plan path (every file into `round(bytes / target)` files). Job time: the wall time of the clustering "
+        "call; stats collection apart. Write amplification = bytes rewritten / bytes appended. The simulator's "
+        "optimum is `benchmarks/sim_incremental.py`'s (the least bytes any whole-group schedule spends under the "
+        "same daily cap, by dynamic programming; a model at its own scale, not a Spark run; see "
+        "[incremental.md](incremental.md#the-optimum-method-and-bound)), as a fraction of its full policy's bytes."
     )
     p("")
-    p(
-        "Job time: the wall time of the clustering call (our `run_cluster`; delta-rs's `z_order` inside its "
-        "process); stats collection apart. Write amplification = bytes rewritten / bytes appended (each table's own)."
-    )
-    p("")
-    hdr = [
-        "policy",
-        "runs",
-        "`recluster` decisions",
-        "MB rewritten",
-        "files rewritten",
-        "write amplification",
-        "mean worst ratio",
-        "worst ratio",
-        "clustering s",
-        "stats s",
-        "files at the end",
-        "rows",
-    ]
-    lines += md_header(hdr)
-    rc = inc.get("rows_check", {})
-    for name, pol in pols.items():
-        t = pol["totals"]
-        ok = (rc.get(name) or {}).get("equal")
-        cells = [
-            INC_LABEL.get(name, name),
-            str(t["runs"]),
-            str(t["recluster_decisions"]),
-            _mb(t["bytes_rewritten"]),
-            f"{t['files_rewritten']:,}",
-            _f(t["write_amplification"]),
-            _f(t["mean_worst_ratio"], ".3f"),
-            _f(t["max_worst_ratio"], ".3f"),
-            _f(t["clustering_s"], ".1f"),
-            _f(t["stats_s"], ".1f"),
-            str(t["final_files"]),
-            "equal" if ok else "**differ**",
-        ]
-        if name == "incremental":
-            cells = [f"**{c}**" for c in cells]
-        p("| " + " | ".join(cells) + " |")
-    p("")
-    exp = rc.get("expected") or {}
-    p(
-        f"Rows after the last day: count and DuckDB `sum(hash(l_orderkey, l_linenumber))` of every table against the "
-        f"base plus the appends ({exp.get('rows', 0):,} rows): "
-        + ("all equal." if rc.get("ok") else "**a table differs** (see `results.json`, `incremental.rows_check`).")
-    )
-    p("")
-    cmp_ = inc.get("comparison")
-    if cmp_:
+    for name, sc in scs.items():
+        p(f"### {INC_SCENARIO_TITLE.get(name, name).capitalize()}")
+        p("")
+        p(_scenario_setup(name, sc, inc))
+        p("")
+        lines.extend(_scenario_table(name, sc))
+        p("")
+        rc = sc.get("rows_check", {})
+        exp = rc.get("expected") or {}
         p(
-            f"**Incremental against full:** {_f(cmp_['bytes_ratio'], '.3f')} of the bytes rewritten, "
-            f"{_f(cmp_['time_ratio'], '.3f')} of the clustering time, mean worst ratio "
-            f"{cmp_['mean_worst_delta']:+.3f}. Issue #25's goals:"
+            f"Rows after the last day: count and DuckDB `sum(hash(l_orderkey, l_linenumber))` of every table against "
+            f"the base plus the appends ({exp.get('rows', 0):,} rows): "
+            + ("all equal." if rc.get("ok") else "**a table differs** (see `results.json`, `incremental`).")
         )
         p("")
-        for g in cmp_["goals"]:
-            p(f"- {'PASS' if g['pass'] else 'FAIL'}: {g['goal']}")
-        p("")
-    dr = pols.get("delta-rs")
-    if dr and dr["totals"]["runs"] and dr["totals"]["mean_worst_ratio"] > hp["max_ratio_to_ideal"]:
-        last = dr["days"][-1]["ratios"]
-        lo, hi = min(last, key=last.get), max(last, key=last.get)
-        p(
-            f"delta-rs's `z_order` leaves the worst column at {_f(dr['totals']['max_worst_ratio'], '.2f')} of ideal "
-            f"at most; on the last day `{hi}` is at {last[hi]:.2f} and `{lo}` at {last[lo]:.2f} (it interleaves the "
-            "values' bytes, so one column takes over the curve; see *Where our curves lose*). That is above the "
-            "threshold, so the sensor asks for it again every following day, and each run rewrites the whole table."
-        )
-        p("")
-    p("<details><summary>Per day and policy</summary>")
-    p("")
-    per_hdr = ["day", "policy", "decision", "action", "MB rewritten", "files rewritten", "files"]
-    per_hdr += [f"`{c}` ratio" for c in inc["columns"]] + ["job s", "stats s"]
-    lines += md_header(per_hdr)
-    for i in range(inc["days"]):
-        for name, pol in pols.items():
-            d = pol["days"][i]
+        cmp_ = sc.get("comparison")
+        if cmp_:
+            wa = cmp_.get("wa_ratio_full_over_incremental")
+            wa_text = "incremental rewrote nothing" if cmp_.get("wa_incremental_zero") else f"{_f(wa, '.1f')}x"
             p(
-                "| "
-                + " | ".join(
-                    [str(d["day"]), INC_LABEL.get(name, name), d["decision"], d["action"], _mb(d["bytes_rewritten"])]
-                    + [str(d["files_rewritten"]), str(d["files"])]
-                    + [f"{d['ratios'][c]:.3f}" for c in inc["columns"]]
-                    + [f"{d['job_s']:.1f}", f"{d['stats_s'] + d.get('stats_after_s', 0.0):.1f}"]
-                )
-                + " |"
+                f"**Incremental against full:** {_f(cmp_['bytes_ratio'], '.3f')} of the bytes rewritten, "
+                f"{_f(cmp_['time_ratio'], '.3f')} of the clustering time, full's write amplification over "
+                f"incremental's {wa_text}, mean worst ratio {cmp_['mean_worst_delta']:+.3f}. Issue #37's goals:"
             )
-    p("")
-    p("</details>")
-    p("")
+            p("")
+            for g in cmp_["goals"]:
+                word = "N/A (full rewrote nothing)" if g["pass"] is None else "PASS" if g["pass"] else "FAIL"
+                p(f"- {word}: {g['goal']}")
+            p("")
+        p(f"<details><summary>Per day and policy ({INC_SCENARIO_TITLE.get(name, name)})</summary>")
+        p("")
+        lines.extend(_scenario_days(sc, inc["columns"]))
+        p("")
+        p("</details>")
+        p("")
     p(
         "Reproduce: `.venv/bin/python benchmarks/bench_incremental.py --sf 1 --merge-into "
         "docs/benchmarks/results.json --doc docs/benchmarks.md` reruns this benchmark alone and rewrites only this "
-        "section and its figure. `make bench` runs it at a smaller scale (`run_all.py --incremental-sf`, default 0.2) "
-        "and keeps the figures here when they are of a larger scale."
+        "section and its figure. `make bench` runs it at a smaller scale (`run_all.py --incremental-sf`, "
+        "`--incremental-days`) and keeps the figures here when they are of a larger scale."
     )
     lines += ["", INC_END]
     return lines

@@ -28,9 +28,10 @@ and after its commit and of delta-rs's after); then for every layout (as generat
 delta-rs; a Delta table's files from its log) the files read by the query set (``bench_queries``: pruning
 evaluator + DuckDB cross-check) and DuckDB query times.
 
-Last, issue #25's benchmark in a child process (``bench_incremental.py --sf --incremental-sf``, default 0.2;
+Last, issues #25/#37's benchmark in a child process (``bench_incremental.py --sf --incremental-sf``, default 0.2;
 ``--no-incremental`` skips it and keeps the figures ``<out>/results.json`` has): never / full / incremental /
-delta-rs re-clustering over ``--incremental-days`` daily appends; its figures go under ``"incremental"`` unless
+liquid / hudi re-clustering over ``--incremental-days`` daily appends in its three scenarios (uniform, date,
+partitioned), beside the simulator's optimum; its figures go under ``"incremental"`` unless
 ``<out>/results.json`` already holds them at a larger scale (the documented figures are the SF1 ones:
 ``bench_incremental.py --sf 1 --merge-into ...``).
 
@@ -331,7 +332,7 @@ def run_child(args: list[str], out_json: Path, tail: list[str] | None = None) ->
 def previous_incremental(results: Path) -> dict[str, Any] | None:
     """The incremental benchmark's figures in the results.json this run replaces, if any."""
     old = json.loads(results.read_text()).get("incremental") if results.exists() else None
-    return old if isinstance(old, dict) and "policies" in old else None
+    return old if isinstance(old, dict) and ("scenarios" in old or "policies" in old) else None
 
 
 def run_incremental(a: argparse.Namespace, work: Path, old: dict | None) -> tuple[dict[str, Any] | None, bool]:

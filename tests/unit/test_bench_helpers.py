@@ -305,3 +305,209 @@ def test_report_delta_notes_say_when_rows_differ_or_nothing_ran() -> None:
     ds["clustering"]["curves"]["hilbert delta"]["delta"] = {"read_version": 0, "version": 3}
     assert br._versions(0, 3) == "version 0 -> 3"
     assert br._n(1, "file") == "1 file" and br._n(2, "file") == "2 files"
+
+
+# --------------------------------------------------------------------------- bench_incremental (no Spark)
+
+
+@pytest.fixture(scope="module")
+def bi():
+    import bench_incremental
+
+    return bench_incremental
+
+
+def test_liquid_bins_cluster_new_files_with_open_cubes_once_enough_accumulate(bi) -> None:
+    f = bi.UnitFile
+    T = 100
+    files = [
+        f("new-1", 150, None),
+        f("new-2", 200, None),
+        f("base-1", 100, "base"),  # the base's run: not a cube of this policy
+        f("open-1", 150, "liq-1"),
+        f("open-2", 150, "liq-1"),  # liq-1: 3 target files, open
+        *[f(f"sealed-{i}", 100, "liq-2") for i in range(8)],  # 8 target files: sealed
+        f("other-new", 50, None, "p=2"),  # another unit, below the minimum
+    ]
+    own = {"liq-1", "liq-2"}
+    assert bi.liquid_bins(files, own, T, min_target_files=4, seal_target_files=8) == {}  # 3.5 target files of new
+    files.append(f("new-3", 50, None))
+    bins = bi.liquid_bins(files, own, T, min_target_files=4, seal_target_files=8)
+    assert list(bins) == [None]
+    assert sorted(x.path for x in bins[None][0]) == ["new-1", "new-2", "new-3", "open-1", "open-2"]
+    # the same files in a partition are their own unit
+    part = [x._replace(unit="p=1") for x in files if x.unit is None]
+    assert list(bi.liquid_bins(part, own, T)) == ["p=1"]
+
+
+def test_hudi_bins_small_files_up_to_the_group_size_and_at_least_two(bi) -> None:
+    f = bi.UnitFile
+    T = 1000
+    files = [f(f"s{i}", 100 + 10 * i, None) for i in range(6)]  # 100..150: all small (< 300)
+    files += [f("big", 900, "r"), f("alone", 200, None, "p=1")]
+    bins = bi.hudi_bins(files, T, small=0.3, group=0.5)
+    assert list(bins) == [None]  # p=1 holds one small file: no bin
+    assert [[x.path for x in b] for b in bins[None]] == [["s0", "s1", "s2", "s3"], ["s4", "s5"]]
+    assert bi.hudi_bins([f("x", 100, None), f("y", 950, None)], T) == {}  # one small file only
+
+
+def test_anchor_plan_is_a_plan_document_the_job_accepts(bi) -> None:
+    from airflow_zorder.core.jobs.options import plan_file_bytes
+    from airflow_zorder.core.policy import incremental_stats
+
+    f = bi.UnitFile
+    bins = {
+        "ingest_day=002": [[f("/t/ingest_day=002/a", 130, None, "ingest_day=002"), f("/t/ingest_day=002/b", 20, "r")]],
+        None: [[f("/t/x", 40, None), f("/t/y", 30, None)]],
+    }
+    doc = incremental_stats.check_plan(bi.anchor_plan(bins, bi.COLUMNS, 100))
+    assert incremental_stats.made_for(doc, bi.COLUMNS) and plan_file_bytes(doc) == 100
+    assert [e["partition"] for e in doc["partitions"]] == [None, "ingest_day=002"]
+    assert [b["num_output_files"] for e in doc["partitions"] for b in e["bins"]] == [1, 2]  # round(70/100) >= 1
+    assert doc["files"] == 4 and doc["bytes"] == 220 and doc["num_output_files"] == 3
+    assert all("columns" not in b for e in doc["partitions"] for b in e["bins"])  # every column
+
+
+def test_date_shift_puts_each_day_in_a_fresh_slab_after_the_base(bi) -> None:
+    import numpy as np
+
+    d0, d1, days = 8000, 10524, 30
+    w = bi.slab_width(d0, d1, days)
+    assert w == 84
+    base = np.arange(d0, d1 + 1)
+    prev_hi = d1
+    for t in (1, 2, 30):
+        out = bi.shift_dates(base, d0, d1, days, t)
+        assert out.min() == d1 + 1 + (t - 1) * w and out.max() == d1 + t * w
+        assert out.min() > prev_hi or t > 2
+        prev_hi = out.max()
+    assert bi.slab_width(0, 3, 30) == 1  # a span shorter than the days: one day a slab
+
+
+def test_late_files_land_in_older_partitions(bi) -> None:
+    lands = bi.late_partitions(days=30, late_files=2, late_days=7, seed=7)
+    assert len(lands) == 30 and all(len(x) == 2 for x in lands)
+    for t, ps in enumerate(lands, start=1):
+        assert all(max(1, 30 + t - 7) <= p <= 30 + t - 1 for p in ps)
+    assert lands == bi.late_partitions(days=30, late_files=2, late_days=7, seed=7)
+
+
+def _inc_day(day: int, worst: float, rewritten: int = 0) -> dict:
+    return {
+        "day": day,
+        "decision": "recluster" if rewritten else "healthy",
+        "action": "clustered" if rewritten else "none",
+        "appended_bytes": 100,
+        "bytes_rewritten": rewritten,
+        "files_rewritten": 2 if rewritten else 0,
+        "files": 10,
+        "bytes": 1000,
+        "mean_file_over_target": 1.0,
+        "ratios": {"l_partkey": worst, "l_suppkey": 1.1, "l_shipdate": 1.0},
+        "worst": worst,
+        "worst_bytes": worst + 0.1,
+        "job_s": 1.0 if rewritten else 0.0,
+        "stats_s": 0.5,
+    }
+
+
+def _inc_result(bi) -> dict:
+    scenarios = {}
+    for name in ("uniform", "date", "partitioned"):
+        pols = {
+            "never": {"days": [_inc_day(1, 1.6), _inc_day(2, 1.9)]},
+            "full": {"days": [_inc_day(1, 1.2, 1000), _inc_day(2, 1.2, 1000)]},
+            "incremental": {"days": [_inc_day(1, 1.3, 200), _inc_day(2, 1.4)]},
+            "liquid": {"days": [_inc_day(1, 1.5), _inc_day(2, 1.45, 300)]},
+        }
+        for p in pols.values():
+            p["totals"] = bi.totals(p["days"], 100)
+        bi.vs_full(pols)
+        sc = {
+            "scenario": name,
+            "base": {
+                "rows": 1000,
+                "files": 8,
+                "bytes": 800,
+                "mean_file_bytes": 100,
+                "partitions": 2,
+                "files_per_partition": 4,
+            },
+            "appends": {
+                "rows_per_day": 50,
+                "files_per_day": 2,
+                "orderkey_shift": 7,
+                "part_files": 4,
+                "late_files": 2,
+                "late_rows": 5,
+                "late_days": 7,
+                "date_slabs": {"d0": 1, "d1": 60, "width_days": 30},
+            },
+            "target_file_bytes": 100,
+            "incremental_params": {"target_ratio": 1.2, "min_new_files": 2},
+            "anchor_params": {
+                "liquid_min_target_files": 4,
+                "liquid_seal_target_files": 8,
+                "hudi_every_days": 4,
+                "hudi_small_target": 0.3,
+                "hudi_group_target": 2,
+            },
+            "policies": pols,
+            "rows_check": {"expected": {"rows": 1100}, "ok": True, **{p: {"equal": True} for p in pols}},
+            "simulator": {"optimum_vs_full": 0.398, "optimum_wa": 3.07, "exact": True, "full_wa_over_optimum": 24.0},
+            "wall_s": 60.0,
+        }
+        sc["comparison"] = bi.compare(pols, name, 1.5)
+        scenarios[name] = sc
+    return {
+        "started_utc": "2026-11-27T05:00:00Z",
+        "finished_utc": "2026-11-27T05:10:00Z",
+        "wall_s": 600.0,
+        "load_start": 1.0,
+        "load_end": 2.0,
+        "machine": {"cpus": 2, "deltalake": "1.0"},
+        "spark_version": "4.0",
+        "command": "python benchmarks/bench_incremental.py --sf 0.01",
+        "sf": 0.01,
+        "days": 2,
+        "columns": ["l_partkey", "l_suppkey", "l_shipdate"],
+        "curve": "hilbert",
+        "health_policy": {"max_ratio_to_ideal": 1.5},
+        "scenarios": scenarios,
+    }
+
+
+def test_incremental_goals_per_scenario(bi) -> None:
+    res = _inc_result(bi)
+    cmp_u = res["scenarios"]["uniform"]["comparison"]
+    assert cmp_u["bytes_ratio"] == 0.1
+    goals = {g["goal"]: g["pass"] for g in cmp_u["goals"]}
+    assert goals["bytes rewritten <= 0.40 of full's"] and goals["moonshot: bytes rewritten <= 0.33 of full's"]
+    assert goals["worst ratio <= 1.5 after every day"]
+    part = {g["goal"]: g["pass"] for g in res["scenarios"]["partitioned"]["comparison"]["goals"]}
+    assert part["write amplification at least 10x lower than full's"]  # 10 / 1
+    inc = res["scenarios"]["date"]["policies"]["incremental"]["totals"]
+    assert inc["mean_worst_bytes_ratio"] == 1.45 and inc["vs_full"] == 0.1
+
+
+def test_render_incremental_writes_one_table_per_scenario_and_only_its_section(bi, tmp_path: Path) -> None:
+    pytest.importorskip("matplotlib")
+    import bench_report as br
+
+    res = _inc_result(bi)
+    doc = tmp_path / "benchmarks.md"
+    doc.write_text(f"# Benchmarks\n\nbefore\n\n{br.INC_START}\nold section\n{br.INC_END}\n\nafter\n")
+    br.render_incremental(res, tmp_path / "figs", doc)
+    text = doc.read_text()
+    assert text.startswith("# Benchmarks\n\nbefore\n\n") and text.endswith("\n\nafter\n")
+    assert "old section" not in text and text.count(br.INC_START) == 1
+    assert "## Incremental re-clustering: 2 daily appends" in text
+    for title in br.INC_SCENARIO_TITLE.values():
+        assert f"### {title.capitalize()}" in text
+    assert text.count("simulator's optimum (`sim_incremental.py`") == 3
+    assert "PASS: bytes rewritten <= 0.40 of full's" in text and "liquid (Delta Liquid-like)" in text
+    assert (tmp_path / "figs" / br.INC_FIGURE).stat().st_size > 0
+    # a result of the one-scenario benchmark (before issue #37) still renders, as uniform
+    old = {k: v for k, v in res.items() if k != "scenarios"} | res["scenarios"]["uniform"]
+    assert br._has_incremental({"incremental": old})
+    assert "### Uniform appends" in "\n".join(br.incremental_section(old, "x"))
