@@ -135,22 +135,19 @@ _UNIT_MEMO: dict[tuple[str, ...], tuple[float, float, np.ndarray]] = {}
 def unit_metrics(files: list[File], target: int) -> tuple[float, float, np.ndarray]:
     """``(worst files-read ratio, worst bytes-read ratio, files read per column)`` of one unit.
 
-    The files ratio is the sensor's number (:func:`metrics.partition_clustering`, d = 3); the bytes ratio is the
-    same point-query model weighted by file bytes: ``sum_f P_c(f) bytes_f`` over the ideal
-    ``bytes * (bytes / target) ** (-1/d)`` (files at the target size on a perfect grid)."""
+    Both are the sensor's numbers (:func:`metrics.partition_clustering`, d = 3): ``ratio_to_ideal`` and
+    ``bytes_ratio_to_ideal`` (the same point-query model weighted by file bytes, against a grid of files of the
+    target size); the sensor re-clusters when the larger passes its threshold."""
     key = tuple(sorted(f.path for f in files))
     if key not in _UNIT_MEMO:
         stats, _ = stats_rows(files)
-        per_col = next(iter(metrics.partition_clustering(stats, COLS, num_clustering_columns=D).values()))
+        per_col = next(
+            iter(metrics.partition_clustering(stats, COLS, num_clustering_columns=D, target_file_bytes=target).values())
+        )
         ratio = max(cc.ratio_to_ideal for cc in per_col.values())
-        read = np.array([per_col[c].ratio_to_ideal * per_col[c].ideal_files_read for c in COLS])
-        lo = np.array([f.rows.min(axis=0) for f in files], dtype=np.float64)
-        hi = np.array([f.rows.max(axis=0) for f in files], dtype=np.float64)
-        p = (hi - lo + 1) / (hi.max(axis=0) - lo.min(axis=0) + 1)
-        size = np.array([f.bytes for f in files], dtype=np.float64)
-        total = size.sum()
-        ideal = total * max(total / target, 1.0) ** (-1.0 / D)
-        _UNIT_MEMO[key] = (ratio, float((p * size[:, None]).sum(axis=0).max() / ideal), read)
+        bratio = max(cc.bytes_ratio_to_ideal for cc in per_col.values())
+        read = np.array([per_col[c].expected_files_read for c in COLS])
+        _UNIT_MEMO[key] = (ratio, bratio, read)
     return _UNIT_MEMO[key]
 
 
@@ -261,9 +258,13 @@ class Table:
         return sum(f.bytes for g in groups for f in g[0])
 
     def metrics(self) -> tuple[float, float, dict]:
-        """Worst files ratio and bytes ratio over units, and each unit's files ratio."""
+        """Worst files ratio and bytes ratio over units, and each unit's score (the larger, as the sensor has it)."""
         per = {u: unit_metrics(fs, self.target) for u, fs in units(self.files).items()}
-        return max(v[0] for v in per.values()), max(v[1] for v in per.values()), {u: v[0] for u, v in per.items()}
+        return (
+            max(v[0] for v in per.values()),
+            max(v[1] for v in per.values()),
+            {u: max(v[0], v[1]) for u, v in per.items()},
+        )
 
 
 def _whole(fs: list[File], target: int) -> int:
@@ -790,6 +791,7 @@ def run_scenario(args: argparse.Namespace) -> dict:
         min_new_files=args.min_new_files,
         min_new_bytes=int(args.min_new_target_files * target),
         seal_bytes=int(args.seal_target_files * target) if args.seal_target_files else None,
+        trigger_ratio=args.threshold if args.amortised else None,
     )
     ctx: dict = {"args": args, "world": world, "params": params, "sched": {}}
     names = [n for n in args.policies.split(",") if n != "bound" or not args.no_bound]
@@ -856,6 +858,9 @@ def main(argv: list[str] | None = None) -> dict:
     ap.add_argument("--hudi-group", type=float, default=2.0, help="hudi: max bytes per group (x target)")
     d = incremental.IncrementalParams()
     ap.add_argument("--target-ratio", type=float, default=d.target_ratio)
+    ap.add_argument(
+        "--greedy", dest="amortised", action="store_false", help="incremental: the greedy alone (no trigger_ratio)"
+    )
     ap.add_argument("--min-new-files", type=int, default=d.min_new_files)
     ap.add_argument("--min-new-target-files", type=float, default=d.min_new_bytes / d.target_file_bytes)
     ap.add_argument("--seal-target-files", type=float, default=200.0, help="0: never seal (Spark benchmark: 200)")

@@ -63,7 +63,7 @@ def _plan_value(key: str, value: Any) -> Any:
     try:
         if key in _PLAN_SIZES:
             return parse_size(value)
-        return float(value) if key == "target_ratio" else int(value)
+        return float(value) if key in ("target_ratio", "trigger_ratio") else int(value)
     except ValueError as exc:
         raise ValueError(f"incremental_plan[{key!r}]: cannot read {value!r} ({exc})") from None
 
@@ -116,6 +116,9 @@ class FileOverlapSensor(BaseSensorOperator):
     :param min_new_data_fraction: hold a degraded table with less of its bytes written since the last re-clustering
     :param min_partition_files: partitions with fewer files are not listed
     :param max_partitions: list at most this many partitions, worst first (None: all)
+    :param target_file_size: the clustering job's output file size (bytes, or text like ``"128MB"``): a column is
+        also judged by the bytes a point query reads against a grid of files this size, so files bigger than the
+        target cannot pass ``max_ratio_to_ideal`` (default the job's default, 512 MiB; None: each unit's own files)
     :param decide_once: evaluate once; skip downstream at once unless the decision is ``recluster``.  It never
         waits: ``deferrable=True`` and ``mode="reschedule"`` are refused with it (the configured
         ``default_deferrable`` is not), and ``poke_interval``, ``timeout`` and ``exponential_backoff`` do not apply
@@ -127,8 +130,10 @@ class FileOverlapSensor(BaseSensorOperator):
         a ``recluster`` payload as its ``plan``: which files to rewrite (bins of paths per partition), the bytes,
         and the estimated worst ratio to ideal before and after; ``SparkClusterTableOperator(plan=...)`` runs it.
         True: default ``IncrementalParams()``; a mapping: its fields (``target_ratio``, ``target_file_bytes``,
-        ``min_new_files``, ``min_new_bytes``, ``seal_bytes``, ``max_bytes``; sizes may be text like ``"512MB"``;
-        values may be templates); False: no plan (``plan`` is None)
+        ``min_new_files``, ``min_new_bytes``, ``seal_bytes``, ``max_bytes``, ``trigger_ratio``, ``horizon``; sizes
+        may be text like ``"512MB"``; values may be templates); False: no plan (``plan`` is None).  The plan is
+        amortised against ``max_ratio_to_ideal`` (the ratio at which this sensor re-clusters again) unless
+        ``trigger_ratio`` says otherwise
     """
 
     template_fields: Sequence[str] = (
@@ -165,6 +170,7 @@ class FileOverlapSensor(BaseSensorOperator):
         min_new_data_fraction: float = _D.min_new_data_fraction,
         min_partition_files: int = _D.min_partition_files,
         max_partitions: int | None = _D.max_partitions,
+        target_file_size: int | str | None = _D.target_file_size,
         decide_once: bool = False,
         deferrable: bool | None = None,
         record_decisions: bool = True,
@@ -201,6 +207,7 @@ class FileOverlapSensor(BaseSensorOperator):
             min_new_data_fraction=min_new_data_fraction,
             min_partition_files=min_partition_files,
             max_partitions=max_partitions,
+            target_file_size=parse_size(target_file_size) if isinstance(target_file_size, str) else target_file_size,
         )
         self.decide_once = decide_once
         self.deferrable = deferrable

@@ -95,12 +95,12 @@ def test_sealed_group_is_only_rewritten_by_the_full_candidate() -> None:
 
 def test_many_small_groups_merge_smallest_first() -> None:
     a, b, c = grid("a", 2, 1000), grid("b", 2, 1100), grid("c", 2, 1200)
-    big = grid("d", 2, 3000)
+    big = grid("d", 3)  # 27 files at the target: larger than a, b, c (files bigger than the target are degraded)
     base = grid("base", 4)
     p = plan(unit(base + a + b + c + big), params(seal_bytes=50 * TARGET, target_ratio=1.4))
-    assert set(p.paths) == paths(a + b + c)  # the three smallest groups, not the larger one, not the sealed base
-    assert p.reasons[-1].startswith("merge the 3 smallest groups")
-    assert len(p.bins) == 1 and p.bins[0].num_output_files == round(8 * (1.0 + 1.1 + 1.2))
+    assert set(p.paths) == paths(a + b + c + big)  # the small groups merged, not the sealed base
+    assert p.reasons[-1].startswith("merge the 4 smallest groups")
+    assert len(p.bins) == 1 and p.bins[0].num_output_files == round(8 * (1.0 + 1.1 + 1.2) + 27)
     # rewritten groups are always a prefix of the groups ordered by size
     for target in (1.5, 1.45, 1.4, 1.35, 1.3, 1.2):
         q = plan(unit(base + a + b + c + big), params(seal_bytes=50 * TARGET, target_ratio=target))

@@ -89,3 +89,25 @@ def test_infeasible_cap_gives_inf():
     model = _model(0.5)
     cost, sched = sim.optimum(model, 0, ((8, 8, 0, 0, "r0"),), _events(2), 2)
     assert cost == math.inf and sched == {}
+
+
+def test_the_amortised_rule_beats_the_greedy_on_appends_in_a_fresh_date_slab(capsys):
+    """#37: the real rule (amortised against the sensor's threshold, bins on their wide columns) on the simulator's
+    date scenario rewrites well under the greedy's bytes and under 1/4 of the full policy's, within the cap."""
+    argv = ["--scenario", "date", "--rows", "100000", "--days", "20", "--no-bound", "--quiet"]
+    amortised = sim.main([*argv, "--policies", "full,incremental"])["date"]
+    greedy = sim.main([*argv, "--policies", "incremental", "--greedy"])["date"]["incremental"]
+    inc, full = amortised["incremental"], amortised["full"]
+    assert inc["bytes"] < 0.25 * full["bytes"] and inc["bytes"] < 0.6 * greedy["bytes"], (inc, greedy, full)
+    assert inc["max_ratio"] <= 1.5 and inc["largest_file"] < 1.5
+
+
+def test_the_goal_sits_just_below_the_trigger_unless_set():
+    from airflow_zorder.core.jobs.options import DEFAULT_TARGET_RATIO
+    from airflow_zorder.core.policy.incremental import IncrementalParams
+
+    assert IncrementalParams().goal == DEFAULT_TARGET_RATIO
+    assert IncrementalParams(trigger_ratio=1.5).goal == pytest.approx(1.45)
+    assert IncrementalParams(trigger_ratio=1.5, target_ratio=1.2).goal == 1.2
+    with pytest.raises(ValueError, match="trigger_ratio"):
+        IncrementalParams(trigger_ratio=0.5)

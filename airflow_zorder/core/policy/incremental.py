@@ -50,6 +50,7 @@ from airflow_zorder.core.policy.formatting import format_bytes
 __all__ = ["ColumnEstimate", "IncrementalParams", "IncrementalPlan", "PlanBin", "UnitFiles", "plan"]
 
 _Q_RANGE, _Q_DEFAULT, _Q_MIN_FILES = (1.0, 2.0), 1.0, 4  # calibration: clip, default, smallest group measured
+_TRIGGER_MARGIN = 0.05  # the default goal's distance below the trigger ratio
 _MAX_SUBSET_COLUMNS = 6  # column subsets searched for a bin: every one up to this many columns
 
 
@@ -57,19 +58,41 @@ _MAX_SUBSET_COLUMNS = 6  # column subsets searched for a bin: every one up to th
 class IncrementalParams:
     """The policy's knobs (defaults tuned with ``benchmarks/sim_incremental.py``)."""
 
-    target_ratio: float = DEFAULT_TARGET_RATIO  # stop once every column's expected files read / ideal is at most this
+    # stop once every column's expected files read / ideal is at most this (None: trigger_ratio - 0.05 when set, else
+    # DEFAULT_TARGET_RATIO); see goal
+    target_ratio: float | None = None
     target_file_bytes: int = DEFAULT_TARGET_FILE_SIZE  # output file size (the job's default)
     min_new_files: int = 4  # new files are clustered once there are this many ...
     min_new_bytes: int = 2 * DEFAULT_TARGET_FILE_SIZE  # ... or this many bytes of them
     seal_bytes: int | None = 100 << 30  # clustered groups above this are only rewritten by a full rewrite
     max_bytes: int | None = None  # per-run budget of bytes rewritten (None: unlimited)
+    # the ratio at which the sensor re-clusters: when set, plans are compared by bytes per append they absorb
+    # before the unit reaches it again (amortised); None: the greedy alone
+    trigger_ratio: float | None = None
+    horizon: int = 500  # appended files looked ahead by the amortised choice
+
+    @property
+    def goal(self) -> float:
+        """The worst ratio a plan must reach: ``target_ratio``; unset, just below the sensor's trigger (the
+        amortised choice then decides how much further to go) or, without one, :data:`DEFAULT_TARGET_RATIO`."""
+        if self.target_ratio is not None:
+            return float(self.target_ratio)
+        if self.trigger_ratio is not None:
+            return max(1.0, self.trigger_ratio - _TRIGGER_MARGIN)
+        return DEFAULT_TARGET_RATIO
 
     def __post_init__(self) -> None:
-        if not (isinstance(self.target_ratio, (int, float)) and math.isfinite(self.target_ratio)):
+        if self.target_ratio is None:
+            pass
+        elif not (isinstance(self.target_ratio, (int, float)) and math.isfinite(self.target_ratio)):
             raise ValueError(f"target_ratio must be a finite number >= 1, not {self.target_ratio!r}")
-        if self.target_ratio < 1.0:
+        elif self.target_ratio < 1.0:
             raise ValueError(f"target_ratio must be >= 1 (1 = a perfect grid), not {self.target_ratio!r}")
-        for name in ("target_file_bytes", "min_new_files", "min_new_bytes", "seal_bytes", "max_bytes"):
+        if self.trigger_ratio is not None and not (
+            isinstance(self.trigger_ratio, (int, float)) and 1.0 <= self.trigger_ratio < float("inf")
+        ):
+            raise ValueError(f"trigger_ratio must be a number >= 1 or None, not {self.trigger_ratio!r}")
+        for name in ("target_file_bytes", "min_new_files", "min_new_bytes", "seal_bytes", "max_bytes", "horizon"):
             v = getattr(self, name)
             optional = name in ("seal_bytes", "max_bytes")
             if (v is None and optional) or (isinstance(v, int) and not isinstance(v, bool) and v >= 1):
@@ -191,6 +214,12 @@ class _Group:
     label: str | None  # membership; None = the new group
     planned: bool = False
     on: tuple[int, ...] | None = None  # planned: the columns it is clustered on (None: all)
+    bytes_read: np.ndarray | None = None  # expected bytes read per column (None: files_read x mean file size)
+
+    @property
+    def bread(self) -> np.ndarray:
+        """Expected bytes a point query reads per column."""
+        return self.bytes_read if self.bytes_read is not None else self.files_read * (self.bytes / max(self.nfiles, 1))
 
 
 def _group(idx: np.ndarray, sizes: np.ndarray, cols: list[_Col], label: str | None) -> _Group:
@@ -199,7 +228,8 @@ def _group(idx: np.ndarray, sizes: np.ndarray, cols: list[_Col], label: str | No
     hi = np.array([c.hi[idx][c.bounded[idx]].max(initial=-np.inf) for c in cols])
     unknown = np.array([bool(c.unknown[idx].any()) for c in cols])
     read = np.array([float(c.p[idx].sum()) for c in cols])
-    return _Group(idx, int(sizes[idx].sum()), int(idx.size), read, lo, hi, unknown, label)
+    bread = np.array([float((c.p[idx] * sizes[idx]).sum()) for c in cols])
+    return _Group(idx, int(sizes[idx].sum()), int(idx.size), read, lo, hi, unknown, label, bytes_read=bread)
 
 
 def _union(groups: Sequence[_Group]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -253,11 +283,23 @@ def _calibration(cols: list[_Col], groups: Sequence[_Group], d: int) -> np.ndarr
     return np.array([np.clip(np.median(r), *_Q_RANGE) if r else _Q_DEFAULT for r in ratios])
 
 
-def _worst(groups: Sequence[_Group], d: int, ncols: int) -> tuple[float, np.ndarray, int]:
-    """``(worst ratio, E_c per column, N)`` of a state."""
+def _worst(groups: Sequence[_Group], d: int, ncols: int, target: int | None = None) -> tuple[float, np.ndarray, int]:
+    """``(worst ratio, E_c per column, N)`` of a state; the ratio is the larger of files read and bytes read to
+    their ideals, as the sensor scores them (:func:`metrics.column_clustering`; bytes against files of ``target``)."""
     n = sum(g.nfiles for g in groups)
     read = np.sum([g.files_read for g in groups], axis=0) if groups else np.zeros(ncols)
-    return (float((read / n ** (1.0 - 1.0 / d)).max()) if n else 0.0), read, n
+    if not n:
+        return 0.0, read, n
+    return max(float((read / n ** (1.0 - 1.0 / d)).max()), _bytes_ratio(groups, d, n, target)), read, n
+
+
+def _bytes_ratio(groups: Sequence[_Group], d: int, n: int, target: int | None, extra: float = 0.0) -> float:
+    """Worst bytes-read ratio of a state (``extra``: bytes not yet in it, for the forecast)."""
+    total = sum(g.bytes for g in groups) + extra
+    if total <= 0:
+        return 0.0
+    n_ideal = max(float(n), total / target) if target else float(n)
+    return float(np.sum([g.bread for g in groups], axis=0).max() / (total * n_ideal ** (-1.0 / d)))
 
 
 def _candidates(groups: list[_Group], p: IncrementalParams, new_ok: bool, full_ok: bool) -> list[tuple[str, list[int]]]:
@@ -290,7 +332,7 @@ def _greedy(
 ) -> tuple[list[_Group], list[str]]:
     """Apply the best candidate by gain per byte until the target is met or nothing helps (module doc)."""
     q, reasons, spent = _calibration(cols, groups, d), [], 0
-    while (now := _worst(groups, d, len(cols)))[0] > p.target_ratio:
+    while (now := _worst(groups, d, len(cols), p.target_file_bytes))[0] > p.goal:
         best = None
         for kind, ids in _candidates(groups, p, *gates):
             members = [groups[i] for i in ids]
@@ -300,7 +342,7 @@ def _greedy(
             merged = _merge(members, cols, p, d, q)
             after = [g for i, g in enumerate(groups) if i not in ids] + [merged]
             gain = float(np.sum(sum(g.files_read for g in members) - merged.files_read)) / now[2] ** (1 - 1 / d)
-            ratio = _worst(after, d, len(cols))[0]
+            ratio = _worst(after, d, len(cols), p.target_file_bytes)[0]
             if gain > 1e-9 and ratio < now[0] - 1e-12 and (best is None or gain / max(cost, 1) > best[0]):
                 best = (gain / max(cost, 1), kind, after, cost, merged, len(members), ratio)
         if best is None:
@@ -315,6 +357,119 @@ def _greedy(
             f"files{on}: worst ratio {now[0]:.2f} -> {ratio:.2f}"
         )
     return groups, reasons
+
+
+@dataclass(frozen=True)
+class _Forecast:
+    """Future appends, one file at a time, each like a file of the pending new ones: the files read and files it
+    adds, and the range it adds to each column (a column whose new values lie beyond every clustered file's, e.g.
+    an ingestion date)."""
+
+    read: np.ndarray
+    bread: np.ndarray
+    nbytes: float
+    nfiles: int
+    grow: np.ndarray
+    total: np.ndarray
+    target: int | None
+
+    @classmethod
+    def of(cls, new: _Group | None, others: Sequence[_Group], cols: list[_Col], target: int | None) -> _Forecast:
+        total = np.array([c.total if c.total > 0 else 1.0 for c in cols])
+        if new is None:
+            zero = np.zeros(len(cols))
+            return cls(zero, zero, 0.0, 0, zero, total, target)
+        top = np.max([g.hi for g in others], axis=0) if others else np.full(len(cols), -np.inf)
+        beyond = (new.lo > top) & ~new.unknown & np.isfinite(new.lo)
+        width = np.array([c.res + (b - a) for c, a, b in zip(cols, new.lo, new.hi)])
+        k = max(new.nfiles, 1)  # one file at a time: a fine enough step to compare plans by
+        return cls(new.files_read / k, new.bread / k, new.bytes / k, 1, np.where(beyond, width, 0.0) / k, total, target)
+
+    def appends_absorbed(self, groups: Sequence[_Group], d: int, cap: float, horizon: int) -> int:
+        """How many more such appends the state takes before its worst ratio exceeds ``cap`` (at most ``horizon``)."""
+        _, read, n = _worst(groups, d, self.read.shape[0])
+        h = np.arange(1, horizon + 1, dtype=np.float64)[:, None]
+        shrink = self.total / (self.total + h * self.grow)
+        files = n + h[:, 0] * self.nfiles
+        ratio = ((read + h * self.read) * shrink / (files ** (1.0 - 1.0 / d))[:, None]).max(axis=1)
+        bread = (np.sum([g.bread for g in groups], axis=0) + h * self.bread) * shrink
+        size = sum(g.bytes for g in groups) + h[:, 0] * self.nbytes
+        if size[0] > 0:
+            n_ideal = np.maximum(files, size / self.target) if self.target else files
+            ratio = np.maximum(ratio, (bread / (size * n_ideal ** (-1.0 / d))[:, None]).max(axis=1))
+        over = np.flatnonzero(ratio > cap)
+        return int(over[0]) if over.size else horizon
+
+
+def _apply(
+    groups: list[_Group], ids: list[int], cols: list[_Col], p: IncrementalParams, d: int, q: np.ndarray
+) -> tuple[list[_Group], int, _Group]:
+    """``(state after, bytes newly rewritten, the merged group)`` of merging ``groups[ids]``."""
+    members = [groups[i] for i in ids]
+    merged = _merge(members, cols, p, d, q)
+    cost = sum(g.bytes for g in members if not g.planned)  # planned bins merge for free
+    return [g for i, g in enumerate(groups) if i not in ids] + [merged], cost, merged
+
+
+def _amortised(
+    groups: list[_Group],
+    cols: list[_Col],
+    p: IncrementalParams,
+    d: int,
+    gates: tuple[bool, bool],
+    names: list[str],
+    forecast: _Forecast,
+) -> tuple[list[_Group], list[str]] | None:
+    """The plan of one or two candidates (the second after clustering the new files, or after any first step)
+    that reaches the target with the fewest bytes per append absorbed before the sensor's trigger ratio comes
+    back (:class:`_Forecast`).  Rewriting a little now can cost more later: merging groups a query must visit
+    one by one buys more appends per byte.  None: no such plan (the greedy then decides)."""
+    assert p.trigger_ratio is not None
+    cap, q, m = p.trigger_ratio, _calibration(cols, groups, d), len(cols)
+    best: tuple[float, int, list[_Group], list[tuple[str, _Group, float]]] | None = None
+    now = _worst(groups, d, m, p.target_file_bytes)[0]
+
+    def consider(after: list[_Group], cost: int, steps: list[tuple[str, _Group, float]]) -> None:
+        nonlocal best
+        if p.max_bytes is not None and cost > p.max_bytes:
+            return
+        ratio = steps[-1][2]
+        if ratio > p.goal:
+            return
+        score = cost / (forecast.appends_absorbed(after, d, cap, p.horizon) + 1)
+        if best is None or score < best[0] - 1e-9 or (abs(score - best[0]) <= 1e-9 and cost < best[1]):
+            best = (score, cost, after, steps)
+
+    for kind, ids in _candidates(groups, p, *gates):
+        after, cost, merged = _apply(groups, ids, cols, p, d, q)
+        r1 = _worst(after, d, m, p.target_file_bytes)[0]
+        if r1 >= now - 1e-12:
+            continue
+        consider(after, cost, [(kind, merged, r1)])
+        for kind2, ids2 in _candidates(after, p, gates[0], False):
+            if kind2 == "cluster the new files":
+                continue
+            after2, cost2, merged2 = _apply(after, ids2, cols, p, d, q)
+            r2 = _worst(after2, d, m, p.target_file_bytes)[0]
+            if r2 < r1 - 1e-12:
+                consider(after2, cost + cost2, [(kind, merged, r1), (kind2, merged2, r2)])
+    if best is None:
+        return None
+    score, cost, after, steps = best
+    reasons, before = [], now
+    for kind, merged, ratio in steps:
+        on = "" if merged.on is None else f" on {', '.join(names[i] for i in merged.on)} (narrow in the others)"
+        reasons.append(
+            f"{kind} ({merged.idx.size} files, {format_bytes(merged.bytes)}) into {merged.nfiles} files{on}: worst "
+            f"ratio {before:.2f} -> {ratio:.2f}"
+        )
+        before = ratio
+    absorbed = forecast.appends_absorbed(after, d, cap, p.horizon)
+    reasons.append(
+        f"amortised: {format_bytes(cost)} rewritten for ~{absorbed}{'+' if absorbed >= p.horizon else ''} more "
+        f"files appended like the pending ones before the ratio passes {cap:.2f}"
+    )
+    return after, reasons
 
 
 def plan(
@@ -334,18 +489,24 @@ def plan(
     new_idx = np.flatnonzero(member < 0)
     new_ok = new_idx.size >= p.min_new_files or int(sizes[new_idx].sum()) >= p.min_new_bytes
     groups += [_group(new_idx, sizes, cols, None)] if new_idx.size else []
-    start, read0, n0 = _worst(groups, d, len(cols))
+    start, read0, n0 = _worst(groups, d, len(cols), p.target_file_bytes)
     settled = [g for g in groups if g.label is not None or new_ok]
-    full_ok = bool(settled) and _worst(settled, d, len(cols))[0] > p.target_ratio
+    full_ok = bool(settled) and _worst(settled, d, len(cols), p.target_file_bytes)[0] > p.goal
     reasons = []
-    if start <= p.target_ratio:
-        reasons.append(f"healthy: worst ratio to ideal {start:.2f} <= target {p.target_ratio:.2f}")
+    if start <= p.goal:
+        reasons.append(f"healthy: worst ratio to ideal {start:.2f} <= target {p.goal:.2f}")
     elif new_idx.size and not new_ok:
         reasons.append(
             f"{new_idx.size} new files ({format_bytes(sizes[new_idx].sum())}) wait for {p.min_new_files} files or {format_bytes(p.min_new_bytes)}"
         )
-    groups, steps = _greedy(groups, cols, p, d, (new_ok, full_ok), names)
-    _, read1, n1 = _worst(groups, d, len(cols))
+    chosen = None
+    if p.trigger_ratio is not None and start > p.goal:
+        new = next((g for g in groups if g.label is None), None)
+        others = [g for g in groups if g.label is not None]
+        forecast = _Forecast.of(new if new_ok else None, others, cols, p.target_file_bytes)
+        chosen = _amortised(groups, cols, p, d, (new_ok, full_ok), names, forecast)
+    groups, steps = chosen or _greedy(groups, cols, p, d, (new_ok, full_ok), names)
+    _, read1, n1 = _worst(groups, d, len(cols), p.target_file_bytes)
     bins = tuple(
         PlanBin(
             tuple(unit.paths[i] for i in sorted(g.idx)),

@@ -28,6 +28,7 @@ re-derived here.  :func:`evaluate` runs the steps, each in its own module:
 
 from __future__ import annotations
 
+import dataclasses
 import datetime as dt
 from collections.abc import Sequence
 from typing import Any
@@ -104,6 +105,8 @@ def incremental_plan(
 ) -> tuple[dict[str, Any] | None, str]:
     """``(plan document, reason line)`` for the partitions a ``recluster`` payload lists (the whole table when
     unpartitioned); a plan the stats cannot give (ValueError) is None, the line saying why: the job then plans."""
+    if params.trigger_ratio is None:  # plans are amortised against the ratio this sensor re-clusters at
+        params = dataclasses.replace(params, trigger_ratio=policy.max_ratio_to_ideal)
     listed = listed_partitions(scores, policy)
     units: list[str | None] = [g.partition for g in listed] if facts.partitioned else [None]
     num_files = sum(g.num_files for g in listed) if facts.partitioned else facts.num_files
