@@ -1008,6 +1008,26 @@ def _opt_cells(sim: dict | None, name: str, n: int) -> list[str] | None:
     return cells + [""] * (n - len(cells))
 
 
+def _simulator_line(name: str, sim: dict | None) -> str | None:
+    """The simulator's figures for the scenario, to set the Spark ones against (a model, at its own scale)."""
+    if not sim or not sim.get("policies"):
+        return None
+    pols = sim["policies"]
+    parts = [
+        f"{INC_LABEL.get(k, k)} {_f(pols[k].get('vs_full'), '.3f')}"
+        for k in ("incremental", "liquid", "hudi")
+        if k in pols and pols[k].get("vs_full") is not None
+    ]
+    kind = "optimum" if sim.get("exact") else "best schedule found by its DP (beam search)"
+    text = (
+        f"The simulator (`{sim.get('command', 'sim_incremental.py')}`): {kind} {_f(sim.get('optimum_vs_full'), '.3f')} "
+        "of its full policy's bytes" + (f"; its {', '.join(parts)}" if parts else "")
+    )
+    if name == "partitioned" and sim.get("full_wa_over_optimum"):
+        text += f"; its full policy's write amplification is {sim['full_wa_over_optimum']:.0f}x the optimum's"
+    return text + "."
+
+
 def _scenario_table(name: str, sc: dict) -> list[str]:
     hdr = [
         "policy",
@@ -1144,6 +1164,10 @@ def incremental_section(inc: dict, rel: str) -> list[str]:
         p("")
         lines.extend(_scenario_table(name, sc))
         p("")
+        sim_line = _simulator_line(name, sc.get("simulator"))
+        if sim_line:
+            p(sim_line)
+            p("")
         rc = sc.get("rows_check", {})
         exp = rc.get("expected") or {}
         p(

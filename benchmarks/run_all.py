@@ -1,6 +1,6 @@
 """All benchmarks of docs/benchmarks.md in one run: data, clustering, files read, DuckDB, stats; then the doc.
 
-    make bench            # = .venv/bin/python benchmarks/run_all.py   (~25 minutes on 2 cores, ~10 incremental)
+    make bench            # = .venv/bin/python benchmarks/run_all.py   (~27 minutes on 2 cores, ~12 incremental)
     .venv/bin/python benchmarks/run_all.py --sf 0.1 --skew-rows 400000 --out .bench/dev   # a quick try-out
     .venv/bin/python benchmarks/bench_report.py docs/benchmarks/results.json              # doc from the JSON only
 
