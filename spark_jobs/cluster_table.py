@@ -197,7 +197,7 @@ def _stage_batch(
         placed = []
         for f in sorted(by_unit[w.index], key=lambda x: x.path):
             i = names[unit.relpath] = names.get(unit.relpath, -1) + 1
-            dst = join(staging, unit.relpath, clustered_file_name(i, opts.run_id))
+            dst = join(staging, unit.relpath, clustered_file_name(i, opts.run_id, unit.bin))
             fs.rename(f.path, dst)
             placed.append(type(f)(dst, f.size, f.mtime_ms))
         done.append(

@@ -289,3 +289,36 @@ def test_new_files_narrow_in_a_column_are_clustered_on_the_others() -> None:
     doc = plan_table(stats_rows(base + fresh), list(COLS), params=params(min_new_files=4), membership=runs)
     assert [x.get("columns") for x in doc["partitions"][0]["bins"]] == [["a", "b"]]
     assert check_plan(json.loads(json.dumps(doc)))["partitions"][0]["bins"][0]["columns"] == ["a", "b"]
+
+
+def test_the_bins_of_one_run_stay_separate_groups() -> None:
+    """A run's bins were clustered apart: their names carry the bin, and the rule sees two groups, not one whose
+    span is the union of both (#37)."""
+    from airflow_zorder.core.jobs.file_names import membership_of
+
+    name = clustered_file_name(3, "20260101T000000-aaaa0001", bin=2)
+    assert name == "part-00003-b2-zorder-20260101T000000-aaaa0001.parquet"
+    assert run_id_of(f"/t/{name}") == "20260101T000000-aaaa0001"
+    assert membership_of(f"/t/{name}") == "20260101T000000-aaaa0001/b2"
+    assert membership_of(f"/t/{clustered_file_name(3, 'r9')}") == "r9" and membership_of("/t/x.parquet") is None
+    with pytest.raises(ValueError, match="bin"):
+        clustered_file_name(0, "r1", bin=-1)
+    # two bins of one run: each a perfect 2x2x2 grid, one in the low half of c, one in the high half
+    low = [
+        (f"/t/{clustered_file_name(i, 'r1', 0)}", TARGET, None, f[3], [f[4][0], f[4][1], f[4][2] // 2])
+        for i, f in enumerate(grid("x", 2))
+    ]
+    high = [
+        (
+            f"/t/{clustered_file_name(i, 'r1', 1)}",
+            TARGET,
+            None,
+            [f[3][0], f[3][1], 500 + f[3][2] // 2],
+            [f[4][0], f[4][1], 500 + f[4][2] // 2],
+        )
+        for i, f in enumerate(grid("y", 2))
+    ]
+    from airflow_zorder.core.policy.incremental_stats import unit_files
+
+    groups = set(unit_files(stats_rows(low + high), None, list(COLS)).membership)
+    assert groups == {"r1/b0", "r1/b1"}

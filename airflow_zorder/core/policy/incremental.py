@@ -298,8 +298,7 @@ def _bytes_ratio(groups: Sequence[_Group], d: int, n: int, target: int | None, e
     total = sum(g.bytes for g in groups) + extra
     if total <= 0:
         return 0.0
-    n_ideal = max(float(n), total / target) if target else float(n)
-    return float(np.sum([g.bread for g in groups], axis=0).max() / (total * n_ideal ** (-1.0 / d)))
+    return float(np.sum([g.bread for g in groups], axis=0).max() / metrics.ideal_bytes_read(total, float(n), d, target))
 
 
 def _candidates(groups: list[_Group], p: IncrementalParams, new_ok: bool, full_ok: bool) -> list[tuple[str, list[int]]]:
@@ -395,8 +394,8 @@ class _Forecast:
         bread = (np.sum([g.bread for g in groups], axis=0) + h * self.bread) * shrink
         size = sum(g.bytes for g in groups) + h[:, 0] * self.nbytes
         if size[0] > 0:
-            n_ideal = np.maximum(files, size / self.target) if self.target else files
-            ratio = np.maximum(ratio, (bread / (size * n_ideal ** (-1.0 / d))[:, None]).max(axis=1))
+            ideal = metrics.ideal_bytes_read(size, files, d, self.target)
+            ratio = np.maximum(ratio, (bread / ideal[:, None]).max(axis=1))
         over = np.flatnonzero(ratio > cap)
         return int(over[0]) if over.size else horizon
 

@@ -25,7 +25,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from airflow_zorder.core.jobs.file_names import run_id_of
+from airflow_zorder.core.jobs.file_names import membership_of
 from airflow_zorder.core.policy.incremental import IncrementalParams, IncrementalPlan, PlanBin, UnitFiles, plan
 from airflow_zorder.core.stats import stats_schema
 
@@ -47,7 +47,7 @@ def unit_files(
     rows: pa.Table, membership: Mapping[str, str | None] | str | None = None, columns: Sequence[str] | None = None
 ) -> UnitFiles:
     """:class:`UnitFiles` from one unit's FILE_STATS_SCHEMA rows; ``membership``: path -> run id, a column of
-    ``rows``, or None: the run each file's name carries (``core.jobs.file_names.run_id_of``)."""
+    ``rows``, or None: the run (and plan bin) each file's name carries (``core.jobs.file_names.membership_of``)."""
     enc = pc.dictionary_encode(rows["path"]).combine_chunks()
     paths = enc.dictionary.to_pylist()
     _, first = np.unique(enc.indices.to_numpy(zero_copy_only=False), return_index=True)
@@ -58,7 +58,7 @@ def unit_files(
             raise ValueError(f"no membership column {membership!r} in the stats rows; pass a path -> run id mapping")
         runs = rows[membership].take(take).to_pylist()
     elif membership is None:
-        runs = [run_id_of(x) for x in paths]
+        runs = [membership_of(x) for x in paths]
     else:
         runs = [membership.get(x) for x in paths]
     split = stats_schema.split_by_column(rows)

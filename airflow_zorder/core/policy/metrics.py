@@ -426,6 +426,22 @@ def mean_point_query_fraction(
 # --------------------------------------------------------------------------
 
 
+FILE_SIZE_TOLERANCE = 1.25  # files up to this many times the target count as target-sized in the bytes ideal
+
+
+def ideal_bytes_read(
+    total_bytes: Any, num_files: Any, num_clustering_columns: int, target_file_bytes: int | None
+) -> Any:
+    """Bytes a point query reads in a perfect grid of ``total_bytes``: ``B * n ** (-1/d)`` with ``n`` the file count,
+    or more files when the files are over :data:`FILE_SIZE_TOLERANCE` times ``target_file_bytes`` (numpy-friendly)."""
+    n = (
+        num_files
+        if not target_file_bytes
+        else np.maximum(num_files, total_bytes / (FILE_SIZE_TOLERANCE * target_file_bytes))
+    )
+    return total_bytes * np.power(n, -1.0 / num_clustering_columns)
+
+
 def ideal_point_query_fraction(num_files: int, num_clustering_columns: int) -> float:
     """Ideal expected fraction of files a point query on one clustering column reads.
 
@@ -604,8 +620,9 @@ class ColumnClustering:
     * ``expected_bytes_read``: the bytes of those files (each file's read
       probability times its size; None without sizes); ``ideal_bytes_read =
       B * n ** (-1 / num_clustering_columns)``, ``B`` the files' bytes and
-      ``n = max(num_files, B / target_file_bytes)`` (``num_files`` without a
-      target): a perfect grid of files no bigger than the target;
+      ``n = max(num_files, B / (1.25 * target_file_bytes))`` (``num_files``
+      without a target): a perfect grid of files no bigger than the target,
+      with 25% to spare (:func:`ideal_bytes_read`);
       ``bytes_ratio_to_ideal`` their ratio.  Equal to ``ratio_to_ideal`` for
       equal-sized files at the target; above it when files are bigger than the
       target, so the files ratio cannot be won by writing bigger files.
@@ -920,9 +937,8 @@ def _cluster_groups(
             files_read = frac = ideal = ratio = None
         exp_b = ideal_b = ratio_b = None
         if sizes is not None and Ni and B_all[i] > 0:
-            n_ideal = max(float(Ni), B_all[i] / target_file_bytes) if target_file_bytes else float(Ni)
             exp_b = float(bytes_read[i])
-            ideal_b = float(B_all[i] * n_ideal ** (-1.0 / num_clustering_columns))
+            ideal_b = float(ideal_bytes_read(float(B_all[i]), float(Ni), num_clustering_columns, target_file_bytes))
             ratio_b = exp_b / ideal_b
         results.append(
             ColumnClustering(
