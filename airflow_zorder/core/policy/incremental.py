@@ -326,6 +326,15 @@ def _merge(members: list[_Group], cols: list[_Col], p: IncrementalParams, d: int
     return _Group(np.concatenate([g.idx for g in members]), size, k, read, *_union(members), "planned", True, on)
 
 
+def _step_line(kind: str, m: int, merged: _Group, names: list[str], before: float, after: float) -> str:
+    """One step of a plan as its reason line."""
+    on = "" if merged.on is None else f" on {', '.join(names[i] for i in merged.on)} (narrow in the others)"
+    return (
+        f"{kind} ({m} groups, {merged.idx.size} files, {format_bytes(merged.bytes)}) into {merged.nfiles} "
+        f"files{on}: worst ratio {before:.2f} -> {after:.2f}"
+    )
+
+
 def _greedy(
     groups: list[_Group], cols: list[_Col], p: IncrementalParams, d: int, gates: tuple[bool, bool], names: list[str]
 ) -> tuple[list[_Group], list[str]]:
@@ -350,11 +359,7 @@ def _greedy(
             break
         _, kind, groups, cost, merged, m, ratio = best
         spent += cost
-        on = "" if merged.on is None else f" on {', '.join(names[i] for i in merged.on)} (narrow in the others)"
-        reasons.append(
-            f"{kind} ({m} groups, {merged.idx.size} files, {format_bytes(merged.bytes)}) into {merged.nfiles} "
-            f"files{on}: worst ratio {now[0]:.2f} -> {ratio:.2f}"
-        )
+        reasons.append(_step_line(kind, m, merged, names, now[0], ratio))
     return groups, reasons
 
 
@@ -425,10 +430,10 @@ def _amortised(
     one by one buys more appends per byte.  None: no such plan (the greedy then decides)."""
     assert p.trigger_ratio is not None
     cap, q, m = p.trigger_ratio, _calibration(cols, groups, d), len(cols)
-    best: tuple[float, int, list[_Group], list[tuple[str, _Group, float]]] | None = None
+    best: tuple[float, int, list[_Group], list[tuple[str, _Group, float, int]]] | None = None
     now = _worst(groups, d, m, p.target_file_bytes)[0]
 
-    def consider(after: list[_Group], cost: int, steps: list[tuple[str, _Group, float]]) -> None:
+    def consider(after: list[_Group], cost: int, steps: list[tuple[str, _Group, float, int]]) -> None:
         nonlocal best
         if p.max_bytes is not None and cost > p.max_bytes:
             return
@@ -444,24 +449,20 @@ def _amortised(
         r1 = _worst(after, d, m, p.target_file_bytes)[0]
         if r1 >= now - 1e-12:
             continue
-        consider(after, cost, [(kind, merged, r1)])
+        consider(after, cost, [(kind, merged, r1, len(ids))])
         for kind2, ids2 in _candidates(after, p, gates[0], False):
             if kind2 == "cluster the new files":
                 continue
             after2, cost2, merged2 = _apply(after, ids2, cols, p, d, q)
             r2 = _worst(after2, d, m, p.target_file_bytes)[0]
             if r2 < r1 - 1e-12:
-                consider(after2, cost + cost2, [(kind, merged, r1), (kind2, merged2, r2)])
+                consider(after2, cost + cost2, [(kind, merged, r1, len(ids)), (kind2, merged2, r2, len(ids2))])
     if best is None:
         return None
     score, cost, after, steps = best
     reasons, before = [], now
-    for kind, merged, ratio in steps:
-        on = "" if merged.on is None else f" on {', '.join(names[i] for i in merged.on)} (narrow in the others)"
-        reasons.append(
-            f"{kind} ({merged.idx.size} files, {format_bytes(merged.bytes)}) into {merged.nfiles} files{on}: worst "
-            f"ratio {before:.2f} -> {ratio:.2f}"
-        )
+    for kind, merged, ratio, m in steps:
+        reasons.append(_step_line(kind, m, merged, names, before, ratio))
         before = ratio
     absorbed = forecast.appends_absorbed(after, d, cap, p.horizon)
     reasons.append(
