@@ -1134,12 +1134,14 @@ def incremental_section(inc: dict, rel: str) -> list[str]:
         "- *full*: on `recluster`, `run_cluster(..., incremental=False)`, today's job: every file of the table (of "
         "each degraded partition the sensor lists, when partitioned), `target_file_size` = the base's mean file size;\n"
         "- *incremental*: on `recluster`, `run_cluster(..., incremental=True, plan=<the sensor's plan, as JSON>)`, the "
-        f"same target size; `IncrementalParams(target_ratio={ip.get('target_ratio', 0):g}, min_new_files="
-        f"{ip.get('min_new_files')}, ...)` with the defaults' sizes in units of the target file size;\n"
+        f"same target size; `IncrementalParams(target_ratio={_opt_g(ip.get('target_ratio'))}, min_new_files="
+        f"{ip.get('min_new_files')}, ...)` with the defaults' sizes in units of the target file size (target_ratio "
+        "None: the sensor passes its threshold as `trigger_ratio`, the goal is 0.05 below it and plans are amortised; "
+        "[docs/incremental.md](incremental.md#the-rule));\n"
         + (
             f"- *liquid* (Delta Liquid-like, daily, ignores the sensor): once a unit's never-clustered files reach "
             f"{anc.get('liquid_min_target_files', 4):g} target files of bytes, they and the unit's unsealed cubes (one "
-            f"earlier liquid run's files, below {anc.get('liquid_seal_target_files', 8):g} target files) are clustered "
+            f"previous liquid run's files, below {anc.get('liquid_seal_target_files', 8):g} target files) are clustered "
             "into one new cube; sealed cubes are never merged again;\n"
             f"- *hudi* (Hudi size-based, every {anc.get('hudi_every_days', 4)} days, ignores the sensor): each unit's "
             f"files below {anc.get('hudi_small_target', 0.3):g} x target, binned up to "
@@ -1208,6 +1210,11 @@ def incremental_section(inc: dict, rel: str) -> list[str]:
     )
     lines += ["", INC_END]
     return lines
+
+
+def _opt_g(x: float | None) -> str:
+    """A number in ``:g`` form, or None."""
+    return "None" if x is None else f"{x:g}"
 
 
 def render_incremental(inc: dict, out_dir: Path, doc: Path | None = None) -> None:

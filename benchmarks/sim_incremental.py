@@ -132,12 +132,13 @@ def stats_rows(files: list[File]):
 _UNIT_MEMO: dict[tuple[str, ...], tuple[float, float, np.ndarray]] = {}
 
 
-def unit_metrics(files: list[File], target: int) -> tuple[float, float, np.ndarray]:
-    """``(worst files-read ratio, worst bytes-read ratio, files read per column)`` of one unit.
+def unit_metrics(files: list[File], target: int) -> tuple[float, float, np.ndarray, float]:
+    """``(worst files-read ratio, worst bytes-read ratio, files read per column, score)`` of one unit.
 
     Both are the sensor's numbers (:func:`metrics.partition_clustering`, d = 3): ``ratio_to_ideal`` and
     ``bytes_ratio_to_ideal`` (the same point-query model weighted by file bytes, against a grid of files of the
-    target size); the sensor re-clusters when the larger passes its threshold."""
+    target size); last, the sensor's score: the larger of ``ratio_to_ideal`` and ``sized_ratio_to_ideal`` (files
+    over 1.25x the target counted as several)."""
     key = tuple(sorted(f.path for f in files))
     if key not in _UNIT_MEMO:
         stats, _ = stats_rows(files)
@@ -146,8 +147,9 @@ def unit_metrics(files: list[File], target: int) -> tuple[float, float, np.ndarr
         )
         ratio = max(cc.ratio_to_ideal for cc in per_col.values())
         bratio = max(cc.bytes_ratio_to_ideal for cc in per_col.values())
+        score = max(ratio, *(cc.sized_ratio_to_ideal for cc in per_col.values()))
         read = np.array([per_col[c].expected_files_read for c in COLS])
-        _UNIT_MEMO[key] = (ratio, bratio, read)
+        _UNIT_MEMO[key] = (ratio, bratio, read, score)
     return _UNIT_MEMO[key]
 
 
@@ -258,12 +260,12 @@ class Table:
         return sum(f.bytes for g in groups for f in g[0])
 
     def metrics(self) -> tuple[float, float, dict]:
-        """Worst files ratio and bytes ratio over units, and each unit's score (the larger, as the sensor has it)."""
+        """Worst files ratio and bytes ratio over units, and each unit's score (as the sensor has it)."""
         per = {u: unit_metrics(fs, self.target) for u, fs in units(self.files).items()}
         return (
             max(v[0] for v in per.values()),
             max(v[1] for v in per.values()),
-            {u: max(v[0], v[1]) for u, v in per.items()},
+            {u: v[3] for u, v in per.items()},
         )
 
 

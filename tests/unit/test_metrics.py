@@ -623,5 +623,9 @@ def test_bytes_read_ratio_weighs_files_by_size_against_a_grid_of_target_files():
     # files 1.25x the target pass as target-sized
     near = column_clustering(mins, maxs, None, 1, file_sizes=[12.5, 12.5], target_file_bytes=10)
     assert near.bytes_ratio_to_ideal == pytest.approx(near.ratio_to_ideal)
+    # the sensor's sized ratio: files over 1.25x the target count as several; none here, so the files ratio
+    assert near.sized_ratio_to_ideal == pytest.approx(near.ratio_to_ideal)
+    # 40-byte files = 3.2 target files each: a query reads 0.5 x 2 x 3.2 = 3.2 of 6.4, ideal 6.4 ** 0.5 (d = 2)
+    assert big.sized_ratio_to_ideal == pytest.approx(3.2 / 6.4**0.5)
     assert big.ratio_to_ideal == pytest.approx(1.0 / 2**0.5)
     assert column_clustering(mins, maxs, None, 1).bytes_ratio_to_ideal is None

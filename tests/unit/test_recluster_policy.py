@@ -544,7 +544,7 @@ def test_plan_that_cannot_be_made_leaves_the_decision_and_says_why():
 
 def test_bigger_files_than_the_target_cannot_pass_the_ratio():
     """A perfect 2x2 grid of 4 files passes on files read, but each file is 4x the target: a grid of 16
-    target-sized files (12.8 with the 25% allowance) reads 1/1.79 of the bytes: over the threshold (#37)."""
+    files 1.25x the target reads 1/1.79 as much: over the threshold (#37)."""
     files = grid(2, size=4000)
     on_files = evaluate(snapshot(files), ["a", "b"], HealthPolicy(min_files=1, target_file_size=None), now=NOW)
     assert on_files["decision"] == "healthy"
@@ -553,7 +553,8 @@ def test_bigger_files_than_the_target_cannot_pass_the_ratio():
     )
     assert judged["decision"] == "recluster"
     assert judged["columns"]["a"]["ratio_to_ideal"] == pytest.approx(1.0)
-    assert judged["columns"]["a"]["bytes_ratio_to_ideal"] == pytest.approx((16 / 1.25 / 4) ** 0.5)  # 1.79
+    # each file counts as 4 / 1.25 = 3.2 target files: a query reads 2 x 3.2 of 12.8, ideal 12.8 ** 0.5
+    assert judged["columns"]["a"]["sized_ratio_to_ideal"] == pytest.approx(6.4 / 12.8**0.5)  # 1.79
     assert any("the files are bigger than the target" in r for r in judged["reasons"]), judged["reasons"]
     # the same layout of target-sized files is healthy under the same policy
     small = evaluate(

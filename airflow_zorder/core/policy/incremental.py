@@ -214,22 +214,28 @@ class _Group:
     label: str | None  # membership; None = the new group
     planned: bool = False
     on: tuple[int, ...] | None = None  # planned: the columns it is clustered on (None: all)
-    bytes_read: np.ndarray | None = None  # expected bytes read per column (None: files_read x mean file size)
+    wread: np.ndarray | None = None  # files read, each file counted as its size weight (None: one output size)
+    weight: float | None = None  # the files' size weights summed (metrics.size_weights)
 
-    @property
-    def bread(self) -> np.ndarray:
-        """Expected bytes a point query reads per column."""
-        return self.bytes_read if self.bytes_read is not None else self.files_read * (self.bytes / max(self.nfiles, 1))
+    def sized(self, target: int | None) -> tuple[np.ndarray, float]:
+        """``(files read, files)`` with files over 1.25x ``target`` counted as several (the sensor's sized ratio)."""
+        if self.wread is not None and self.weight is not None:
+            return self.wread, self.weight
+        w = float(metrics.size_weights(self.bytes / max(self.nfiles, 1), target))
+        return self.files_read * w, self.nfiles * w
 
 
-def _group(idx: np.ndarray, sizes: np.ndarray, cols: list[_Col], label: str | None) -> _Group:
+def _group(idx: np.ndarray, sizes: np.ndarray, cols: list[_Col], label: str | None, target: int | None) -> _Group:
     """The group of files ``idx`` as they are on disk."""
     lo = np.array([c.lo[idx][c.bounded[idx]].min(initial=np.inf) for c in cols])
     hi = np.array([c.hi[idx][c.bounded[idx]].max(initial=-np.inf) for c in cols])
     unknown = np.array([bool(c.unknown[idx].any()) for c in cols])
     read = np.array([float(c.p[idx].sum()) for c in cols])
-    bread = np.array([float((c.p[idx] * sizes[idx]).sum()) for c in cols])
-    return _Group(idx, int(sizes[idx].sum()), int(idx.size), read, lo, hi, unknown, label, bytes_read=bread)
+    w = metrics.size_weights(sizes[idx], target)
+    wread = np.array([float((c.p[idx] * w).sum()) for c in cols])
+    return _Group(
+        idx, int(sizes[idx].sum()), int(idx.size), read, lo, hi, unknown, label, wread=wread, weight=float(w.sum())
+    )
 
 
 def _union(groups: Sequence[_Group]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -285,20 +291,15 @@ def _calibration(cols: list[_Col], groups: Sequence[_Group], d: int) -> np.ndarr
 
 def _worst(groups: Sequence[_Group], d: int, ncols: int, target: int | None = None) -> tuple[float, np.ndarray, int]:
     """``(worst ratio, E_c per column, N)`` of a state; the ratio is the larger of files read and bytes read to
-    their ideals, as the sensor scores them (:func:`metrics.column_clustering`; bytes against files of ``target``)."""
+    their ideals, as the sensor scores them: the files ratio and the sized one, files over 1.25x ``target`` counted as
+    several (:func:`metrics.size_weights`)."""
     n = sum(g.nfiles for g in groups)
     read = np.sum([g.files_read for g in groups], axis=0) if groups else np.zeros(ncols)
     if not n:
         return 0.0, read, n
-    return max(float((read / n ** (1.0 - 1.0 / d)).max()), _bytes_ratio(groups, d, n, target)), read, n
-
-
-def _bytes_ratio(groups: Sequence[_Group], d: int, n: int, target: int | None, extra: float = 0.0) -> float:
-    """Worst bytes-read ratio of a state (``extra``: bytes not yet in it, for the forecast)."""
-    total = sum(g.bytes for g in groups) + extra
-    if total <= 0:
-        return 0.0
-    return float(np.sum([g.bread for g in groups], axis=0).max() / metrics.ideal_bytes_read(total, float(n), d, target))
+    sized = [g.sized(target) for g in groups]
+    wread, weight = np.sum([s[0] for s in sized], axis=0), sum(s[1] for s in sized)
+    return max(float((read / n ** (1.0 - 1.0 / d)).max()), float((wread / weight ** (1.0 - 1.0 / d)).max())), read, n
 
 
 def _candidates(groups: list[_Group], p: IncrementalParams, new_ok: bool, full_ok: bool) -> list[tuple[str, list[int]]]:
@@ -370,8 +371,8 @@ class _Forecast:
     an ingestion date)."""
 
     read: np.ndarray
-    bread: np.ndarray
-    nbytes: float
+    wread: np.ndarray
+    weight: float
     nfiles: int
     grow: np.ndarray
     total: np.ndarray
@@ -387,7 +388,8 @@ class _Forecast:
         beyond = (new.lo > top) & ~new.unknown & np.isfinite(new.lo)
         width = np.array([c.res + (b - a) for c, a, b in zip(cols, new.lo, new.hi)])
         k = max(new.nfiles, 1)  # one file at a time: a fine enough step to compare plans by
-        return cls(new.files_read / k, new.bread / k, new.bytes / k, 1, np.where(beyond, width, 0.0) / k, total, target)
+        wread, weight = new.sized(target)
+        return cls(new.files_read / k, wread / k, weight / k, 1, np.where(beyond, width, 0.0) / k, total, target)
 
     def appends_absorbed(self, groups: Sequence[_Group], d: int, cap: float, horizon: int) -> int:
         """How many more such appends the state takes before its worst ratio exceeds ``cap`` (at most ``horizon``)."""
@@ -396,11 +398,10 @@ class _Forecast:
         shrink = self.total / (self.total + h * self.grow)
         files = n + h[:, 0] * self.nfiles
         ratio = ((read + h * self.read) * shrink / (files ** (1.0 - 1.0 / d))[:, None]).max(axis=1)
-        bread = (np.sum([g.bread for g in groups], axis=0) + h * self.bread) * shrink
-        size = sum(g.bytes for g in groups) + h[:, 0] * self.nbytes
-        if size[0] > 0:
-            ideal = metrics.ideal_bytes_read(size, files, d, self.target)
-            ratio = np.maximum(ratio, (bread / ideal[:, None]).max(axis=1))
+        sized = [g.sized(self.target) for g in groups]
+        wread = (np.sum([s[0] for s in sized], axis=0) + h * self.wread) * shrink
+        weight = sum(s[1] for s in sized) + h[:, 0] * self.weight
+        ratio = np.maximum(ratio, (wread / (weight ** (1.0 - 1.0 / d))[:, None]).max(axis=1))
         over = np.flatnonzero(ratio > cap)
         return int(over[0]) if over.size else horizon
 
@@ -485,10 +486,11 @@ def plan(
     sizes = np.asarray(unit.bytes, dtype=np.int64)
     labels = sorted({m for m in unit.membership if m is not None})
     member = np.array([labels.index(m) if m is not None else -1 for m in unit.membership], dtype=np.int64)
-    groups = [_group(np.flatnonzero(member == i), sizes, cols, lab) for i, lab in enumerate(labels)]
+    t = p.target_file_bytes
+    groups = [_group(np.flatnonzero(member == i), sizes, cols, lab, t) for i, lab in enumerate(labels)]
     new_idx = np.flatnonzero(member < 0)
     new_ok = new_idx.size >= p.min_new_files or int(sizes[new_idx].sum()) >= p.min_new_bytes
-    groups += [_group(new_idx, sizes, cols, None)] if new_idx.size else []
+    groups += [_group(new_idx, sizes, cols, None, t)] if new_idx.size else []
     start, read0, n0 = _worst(groups, d, len(cols), p.target_file_bytes)
     settled = [g for g in groups if g.label is not None or new_ok]
     full_ok = bool(settled) and _worst(settled, d, len(cols), p.target_file_bytes)[0] > p.goal

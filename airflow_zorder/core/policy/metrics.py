@@ -429,6 +429,15 @@ def mean_point_query_fraction(
 FILE_SIZE_TOLERANCE = 1.25  # files up to this many times the target count as target-sized in the bytes ideal
 
 
+def size_weights(sizes: Any, target_file_bytes: int | None) -> Any:
+    """How many target files each file counts as: 1, or its size over :data:`FILE_SIZE_TOLERANCE` times the target
+    when bigger (all 1 without a target).  A point query that reads a file 4x the target reads 3.2 files' worth."""
+    sizes = np.asarray(sizes, dtype=np.float64)
+    if not target_file_bytes:
+        return np.ones_like(sizes)
+    return np.maximum(1.0, sizes / (FILE_SIZE_TOLERANCE * target_file_bytes))
+
+
 def ideal_bytes_read(
     total_bytes: Any, num_files: Any, num_clustering_columns: int, target_file_bytes: int | None
 ) -> Any:
@@ -625,7 +634,12 @@ class ColumnClustering:
       with 25% to spare (:func:`ideal_bytes_read`);
       ``bytes_ratio_to_ideal`` their ratio.  Equal to ``ratio_to_ideal`` for
       equal-sized files at the target; above it when files are bigger than the
-      target, so the files ratio cannot be won by writing bigger files.
+      target.
+    * ``sized_ratio_to_ideal``: ``ratio_to_ideal`` with each file over 1.25x
+      ``target_file_bytes`` counted as that many target files, in the files a
+      query reads and in the ideal's file count (:func:`size_weights`); equal to
+      ``ratio_to_ideal`` when no file is that big.  The sensor scores it, so
+      its threshold cannot be passed by writing bigger files.
     """
 
     column: str | None
@@ -650,6 +664,7 @@ class ColumnClustering:
     expected_bytes_read: float | None = None
     ideal_bytes_read: float | None = None
     bytes_ratio_to_ideal: float | None = None
+    sized_ratio_to_ideal: float | None = None
 
     def to_dict(self) -> dict[str, Any]:
         """Plain JSON-serialisable dict (Python ints/floats/str/None only)."""
@@ -676,6 +691,7 @@ class ColumnClustering:
             "expected_bytes_read": self.expected_bytes_read,
             "ideal_bytes_read": self.ideal_bytes_read,
             "bytes_ratio_to_ideal": self.bytes_ratio_to_ideal,
+            "sized_ratio_to_ideal": self.sized_ratio_to_ideal,
         }
 
     @classmethod
@@ -856,6 +872,9 @@ def _cluster_groups(
     read_b = np.zeros(G, dtype=np.float64)
     bytes_b = np.zeros(G, dtype=np.float64)  # expected bytes read of the bounded files
     size_b = sizes[idx_b] if sizes is not None else np.zeros(nb)
+    weight = size_weights(sizes if sizes is not None else np.zeros(n), target_file_bytes)
+    weight_b = weight[idx_b]
+    wread_b = np.zeros(G, dtype=np.float64)  # expected files read, each file counted as its weight
     use_rank = np.zeros(G, dtype=bool)
     if nb:
         has_b = B_g > 0
@@ -900,10 +919,13 @@ def _cluster_groups(
                 use_rank = has_b & ~np.isfinite(total)
             with np.errstate(over="ignore", invalid="ignore"):
                 sum_w = np.bincount(g, weights=np.where(np.isfinite(widths), widths, 0.0), minlength=G)
-                sum_wb = np.bincount(g, weights=np.where(np.isfinite(widths), widths, 0.0) * size_b, minlength=G)
+                finite = np.where(np.isfinite(widths), widths, 0.0)
+                sum_wb = np.bincount(g, weights=finite * size_b, minlength=G)
+                sum_ww = np.bincount(g, weights=finite * weight_b, minlength=G)
             ok = has_b & ~use_rank
             read_b[ok] = sum_w[ok] / total[ok]
             bytes_b[ok] = sum_wb[ok] / total[ok]
+            wread_b[ok] = sum_ww[ok] / total[ok]
             for i in np.flatnonzero(ok):
                 space[i] = "value"
         else:
@@ -915,12 +937,16 @@ def _cluster_groups(
             read_b[use_rank] = sum_rw[use_rank] / K_g[use_rank]
             sum_rwb = np.bincount(g, weights=rw * size_b, minlength=G)
             bytes_b[use_rank] = sum_rwb[use_rank] / K_g[use_rank]
+            sum_rww = np.bincount(g, weights=rw * weight_b, minlength=G)
+            wread_b[use_rank] = sum_rww[use_rank] / K_g[use_rank]
             for i in np.flatnonzero(use_rank):
                 space[i] = "rank"
 
     if sizes is not None:
         B_all = np.bincount(groups, weights=sizes, minlength=G)
         bytes_read = bytes_b + np.bincount(groups[unknown], weights=sizes[unknown], minlength=G)
+        W_all = np.bincount(groups, weights=weight, minlength=G)
+        wread = wread_b + np.bincount(groups[unknown], weights=weight[unknown], minlength=G)
     keys = depth_histogram_keys(int(max_depth.max()) if G else 0)
     results: list[ColumnClustering] = []
     for i in range(G):
@@ -935,11 +961,12 @@ def _cluster_groups(
             ratio = frac / ideal
         else:
             files_read = frac = ideal = ratio = None
-        exp_b = ideal_b = ratio_b = None
+        exp_b = ideal_b = ratio_b = sized = None
         if sizes is not None and Ni and B_all[i] > 0:
             exp_b = float(bytes_read[i])
             ideal_b = float(ideal_bytes_read(float(B_all[i]), float(Ni), num_clustering_columns, target_file_bytes))
             ratio_b = exp_b / ideal_b
+            sized = float(wread[i] / W_all[i] ** (1.0 - 1.0 / num_clustering_columns))
         results.append(
             ColumnClustering(
                 column=column,
@@ -964,6 +991,7 @@ def _cluster_groups(
                 expected_bytes_read=exp_b,
                 ideal_bytes_read=ideal_b,
                 bytes_ratio_to_ideal=ratio_b,
+                sized_ratio_to_ideal=sized,
             )
         )
     return _Grouped(overlaps=overlaps, depth=depth, results=results)

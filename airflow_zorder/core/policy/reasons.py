@@ -30,8 +30,11 @@ def short_why(column: str, cs: ColumnScore, cd: Mapping[str, Any], policy: Healt
         return f"{column} average depth {_num(cd['average_depth'])} > {_num(policy.max_average_depth or 0)}"
     if cs.kind == "fraction":
         return f"{column} reads {_pct(cd['expected_fraction'])} of files > {_pct(policy.max_files_fraction or 0)}"
-    if cs.kind == "bytes":
-        return f"{column} reads {cd['bytes_ratio_to_ideal']:.1f}x the ideal bytes, threshold {_num(policy.threshold(column))}x"
+    if cs.kind == "size":
+        return (
+            f"{column} {cd['sized_ratio_to_ideal']:.1f}x the ideal counting files bigger than the target as several, "
+            f"threshold {_num(policy.threshold(column))}x"
+        )
     return f"{column} {cd['ratio_to_ideal']:.1f}x the ideal, threshold {_num(policy.threshold(column))}x"
 
 
@@ -48,12 +51,12 @@ def column_line(column: str, c: Mapping[str, Any], policy: HealthPolicy, partiti
             f"{column}: a point query reads {_pct(c['expected_fraction'])} of {c['num_files']} files "
             f"(max_files_fraction {_pct(policy.max_files_fraction or 0)})"
         )
-    if kind == "bytes":
-        ratio = c["bytes_partition_ratio"] if partitioned else c["bytes_ratio_to_ideal"]
-        size = format_bytes(policy.target_file_size) if policy.target_file_size else "its mean size"
+    if kind == "size":
+        size = format_bytes(policy.target_file_size or 0)
+        reads = "partitions read more than" if partitioned else f"a point query reads {c['sized_ratio_to_ideal']:.1f}x"
         return (
-            f"{column}: a point query reads {ratio:.1f}x the bytes it would read in an ideal layout of files of "
-            f"{size} (threshold {_num(thr)}x): the files are bigger than the target"
+            f"{column}: counting each file over 1.25x the target ({size}) as that many target files, {reads} the "
+            f"ideal (threshold {_num(thr)}x): the files are bigger than the target"
         )
     if partitioned:
         return (

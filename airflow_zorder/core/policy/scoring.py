@@ -1,7 +1,8 @@
 """Scores of a table's partitions and columns against the policy's thresholds (above 1: degraded).
 
 Every partition (the whole table when unpartitioned) is scored per column: the column's ``ratio_to_ideal``
-and its ``bytes_ratio_to_ideal`` (bytes read against a grid of ``target_file_size`` files) divided by its threshold, and, when set, ``average_depth / max_average_depth`` and ``expected_fraction /
+and its ``sized_ratio_to_ideal`` (the same with files over 1.25x ``target_file_size`` counted as that many files)
+divided by its threshold, and, when set, ``average_depth / max_average_depth`` and ``expected_fraction /
 max_files_fraction``; a column's score is the largest of these.  A partition's score is the worst column's
 (``aggregate="worst"``) or the mean over columns (``"mean"``).  The inputs are :func:`metrics.table_clustering`'s.
 """
@@ -32,7 +33,7 @@ class ColumnScore:
     """One column's score and which threshold gave it."""
 
     score: float
-    kind: str  # "ratio" | "bytes" | "depth" | "fraction"
+    kind: str  # "ratio" | "size" | "depth" | "fraction"
 
 
 @dataclass(frozen=True)
@@ -74,8 +75,9 @@ def column_score(cd: Mapping[str, Any] | None, column: str, policy: HealthPolicy
     comps: list[tuple[float, str]] = []
     if cd.get("ratio_to_ideal") is not None:
         comps.append((cd["ratio_to_ideal"] / policy.threshold(column), "ratio"))
-    if cd.get("bytes_ratio_to_ideal") is not None:  # files bigger than the target cannot pass the ratio
-        comps.append((cd["bytes_ratio_to_ideal"] / policy.threshold(column), "bytes"))
+    sized, ratio = cd.get("sized_ratio_to_ideal"), cd.get("ratio_to_ideal")
+    if sized is not None and (ratio is None or sized > ratio * (1 + 1e-9)):  # files bigger than the target
+        comps.append((sized / policy.threshold(column), "size"))
     if policy.max_average_depth is not None and cd.get("average_depth") is not None:
         comps.append((cd["average_depth"] / policy.max_average_depth, "depth"))
     if policy.max_files_fraction is not None and cd.get("expected_fraction") is not None:
@@ -156,6 +158,7 @@ def column_view(
             "partition_ratio": (summary.get("partition_ratio") or {}).get(c),
             "bytes_ratio_to_ideal": w.get("bytes_ratio_to_ideal"),
             "bytes_partition_ratio": (summary.get("bytes_partition_ratio") or {}).get(c),
+            "sized_ratio_to_ideal": w.get("sized_ratio_to_ideal"),
             "partition_fraction": read / n_in_parts if n_in_parts else None,
             "partition_ideal_fraction": ideal / n_in_parts if n_in_parts else None,
             "average_overlaps": w.get("average_overlaps"),
