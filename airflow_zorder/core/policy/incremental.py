@@ -25,6 +25,10 @@ The rule
   their overlap, i.e. depth, is high; merging small first keeps each byte rewritten about log(G) times); and the
   full rewrite of every file, the last resort for overlap no merge can repair (sealed cubes overlapping each
   other, which Delta never measures), offered only if the unit is degraded without its pending files.
+* Amortised (the sensor's ``trigger_ratio`` given, and the new files beyond every clustered file in a column, e.g.
+  an ingestion date): of the plans of one or two candidates reaching the goal, the one with the fewest bytes per
+  appended file absorbed before the trigger ratio comes back, new files forecast one at a time like the pending
+  ones (:class:`_Forecast`).  Otherwise, or when no such plan exists:
 * Greedy: take the candidate with the largest gain per byte newly rewritten, gain ``sum_c (E_c before - E_c
   after) / I_c``, that fits the run's ``max_bytes`` and lowers the worst ratio; apply it virtually (the merged
   set becomes one planned group with its estimated cost) and repeat until the worst ``E_c / I_c <=
@@ -34,6 +38,7 @@ The rule
 
 from __future__ import annotations
 
+import dataclasses
 import itertools
 import math
 from collections.abc import Mapping, Sequence
@@ -290,9 +295,8 @@ def _calibration(cols: list[_Col], groups: Sequence[_Group], d: int) -> np.ndarr
 
 
 def _worst(groups: Sequence[_Group], d: int, ncols: int, target: int | None = None) -> tuple[float, np.ndarray, int]:
-    """``(worst ratio, E_c per column, N)`` of a state; the ratio is the larger of files read and bytes read to
-    their ideals, as the sensor scores them: the files ratio and the sized one, files over 1.25x ``target`` counted as
-    several (:func:`metrics.size_weights`)."""
+    """``(worst ratio, E_c per column, N)`` of a state; the ratio is the larger of the files ratio and the sized one
+    (files over 1.25x ``target`` counted as several, :func:`metrics.size_weights`), as the sensor scores them."""
     n = sum(g.nfiles for g in groups)
     read = np.sum([g.files_read for g in groups], axis=0) if groups else np.zeros(ncols)
     if not n:
@@ -491,6 +495,13 @@ def plan(
     new_idx = np.flatnonzero(member < 0)
     new_ok = new_idx.size >= p.min_new_files or int(sizes[new_idx].sum()) >= p.min_new_bytes
     groups += [_group(new_idx, sizes, cols, None, t)] if new_idx.size else []
+    forecast = None
+    if p.trigger_ratio is not None:
+        new = next((g for g in groups if g.label is None), None)
+        others = [g for g in groups if g.label is not None]
+        forecast = _Forecast.of(new if new_ok else None, others, cols, p.target_file_bytes)
+        if not forecast.grow.any():  # appends spread over the clustered ranges: the greedy (see the module doc)
+            p, forecast = dataclasses.replace(p, trigger_ratio=None), None
     start, read0, n0 = _worst(groups, d, len(cols), p.target_file_bytes)
     settled = [g for g in groups if g.label is not None or new_ok]
     full_ok = bool(settled) and _worst(settled, d, len(cols), p.target_file_bytes)[0] > p.goal
@@ -502,10 +513,7 @@ def plan(
             f"{new_idx.size} new files ({format_bytes(sizes[new_idx].sum())}) wait for {p.min_new_files} files or {format_bytes(p.min_new_bytes)}"
         )
     chosen = None
-    if p.trigger_ratio is not None and start > p.goal:
-        new = next((g for g in groups if g.label is None), None)
-        others = [g for g in groups if g.label is not None]
-        forecast = _Forecast.of(new if new_ok else None, others, cols, p.target_file_bytes)
+    if forecast is not None and start > p.goal:
         chosen = _amortised(groups, cols, p, d, (new_ok, full_ok), names, forecast)
     groups, steps = chosen or _greedy(groups, cols, p, d, (new_ok, full_ok), names)
     _, read1, n1 = _worst(groups, d, len(cols), p.target_file_bytes)
