@@ -1121,7 +1121,7 @@ def incremental_section(inc: dict, rel: str) -> list[str]:
         "**Loop, every day, per policy:** append; the stats job (`run_collect`, the 3 columns); the sensor's decision "
         f"(`recluster_policy.evaluate`, `HealthPolicy(max_ratio_to_ideal={hp['max_ratio_to_ideal']:g}, "
         "min_interval_since_cluster=None, max_stats_age=None, min_files=1, target_file_size=<the target>)`, d = 3; "
-        "the same for every policy; it scores a column by the larger of its files and bytes ratios); the "
+        "the same for every policy; it scores a column by the larger of its files ratio and its sized ratio, files over 1.25x the target counted as several); the "
         "policy's run; stats again after a run; per column the expected files a point query reads over its ideal "
         "(`ratio_to_ideal`) and the expected bytes it reads over its ideal (`bytes_ratio_to_ideal`, files sized by the "
         "target), both from `metrics.table_clustering` (the sensor's measure), worst over partitions."
