@@ -675,6 +675,7 @@ def report(world: World, tables: dict[str, Table], bounds: dict[str, float]) -> 
 def calibrate(world: World, tables: dict[str, Table]) -> None:
     """Per-day worst ratio and bytes (over the base's bytes) of never/full/incremental against the SF1 Spark run."""
     spark = json.loads(RESULTS.read_text())["incremental"]
+    spark = spark.get("scenarios", {}).get("uniform", spark)  # three scenarios since #37; before, uniform alone
     base = spark["base"]["bytes"]
     sim_base = sum(f.bytes for f in world.base)
     print(f"\ncalibration against {RESULTS.name} (SF1 Spark run): per day, worst ratio after the day and bytes / base")
