@@ -581,10 +581,8 @@ def collect(spark, t: PolicyTable) -> tuple[Any, float]:
 
 
 def health_for(target: int) -> HealthPolicy:
-    """:data:`HEALTH` with the bytes-read ratio sized by ``target`` (when the policy has ``target_file_size``)."""
-    if "target_file_size" in {f.name for f in dataclasses.fields(HealthPolicy)}:
-        return dataclasses.replace(HEALTH, target_file_size=int(target))
-    return HEALTH
+    """:data:`HEALTH` with files over 1.25x ``target`` counted as several (the sensor's sized ratio)."""
+    return dataclasses.replace(HEALTH, target_file_size=int(target))
 
 
 def sensor(
@@ -602,10 +600,7 @@ def sensor(
 
 def _clustering(snapshot, target: int) -> dict[str, Any]:
     """``metrics.table_clustering`` with the target file size (the bytes-read fields), d = 3."""
-    try:
-        return metrics.table_clustering(snapshot, COLUMNS, num_clustering_columns=D, target_file_bytes=target)
-    except TypeError:  # a metrics module without bytes read
-        return metrics.table_clustering(snapshot, COLUMNS, num_clustering_columns=D)
+    return metrics.table_clustering(snapshot, COLUMNS, num_clustering_columns=D, target_file_bytes=target)
 
 
 def _worst_over_units(tc: dict[str, Any], key: str) -> dict[str, float | None]:

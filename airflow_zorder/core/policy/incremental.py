@@ -301,9 +301,23 @@ def _worst(groups: Sequence[_Group], d: int, ncols: int, target: int | None = No
     read = np.sum([g.files_read for g in groups], axis=0) if groups else np.zeros(ncols)
     if not n:
         return 0.0, read, n
+    wread, weight = _sized_sums(groups, target)
+    return float(_ratio(read, float(n), wread, weight, d)), read, n
+
+
+def _sized_sums(groups: Sequence[_Group], target: int | None) -> tuple[np.ndarray, float]:
+    """The state's files read and files, each file counted as its size weight (:meth:`_Group.sized`)."""
     sized = [g.sized(target) for g in groups]
-    wread, weight = np.sum([s[0] for s in sized], axis=0), sum(s[1] for s in sized)
-    return max(float((read / n ** (1.0 - 1.0 / d)).max()), float((wread / weight ** (1.0 - 1.0 / d)).max())), read, n
+    return np.sum([s[0] for s in sized], axis=0), sum(s[1] for s in sized)
+
+
+def _ratio(read: np.ndarray, n: Any, wread: np.ndarray, weight: Any, d: int) -> Any:
+    """The worst column's ratio: the larger of files read over ``n ** (1 - 1/d)`` and the sized files read over
+    ``weight ** (1 - 1/d)``.  ``n`` and ``weight`` may be arrays (one state per row of ``read`` and ``wread``)."""
+    e = 1.0 - 1.0 / d
+    files = np.max(read / np.power(n, e)[..., None] if np.ndim(n) else read / n**e, axis=-1)
+    sized = np.max(wread / np.power(weight, e)[..., None] if np.ndim(weight) else wread / weight**e, axis=-1)
+    return np.maximum(files, sized)
 
 
 def _candidates(groups: list[_Group], p: IncrementalParams, new_ok: bool, full_ok: bool) -> list[tuple[str, list[int]]]:
@@ -348,16 +362,13 @@ def _greedy(
     while (now := _worst(groups, d, len(cols), p.target_file_bytes))[0] > p.goal:
         best = None
         for kind, ids in _candidates(groups, p, *gates):
-            members = [groups[i] for i in ids]
-            cost = sum(g.bytes for g in members if not g.planned)  # planned bins merge for free
+            after, cost, merged = _apply(groups, ids, cols, p, d, q)
             if p.max_bytes is not None and spent + cost > p.max_bytes:
                 continue
-            merged = _merge(members, cols, p, d, q)
-            after = [g for i, g in enumerate(groups) if i not in ids] + [merged]
-            gain = float(np.sum(sum(g.files_read for g in members) - merged.files_read)) / now[2] ** (1 - 1 / d)
+            gain = float(np.sum(sum(groups[i].files_read for i in ids) - merged.files_read)) / now[2] ** (1 - 1 / d)
             ratio = _worst(after, d, len(cols), p.target_file_bytes)[0]
             if gain > 1e-9 and ratio < now[0] - 1e-12 and (best is None or gain / max(cost, 1) > best[0]):
-                best = (gain / max(cost, 1), kind, after, cost, merged, len(members), ratio)
+                best = (gain / max(cost, 1), kind, after, cost, merged, len(ids), ratio)
         if best is None:
             budget = " within the byte budget" if p.max_bytes else ""
             reasons.append(f"stop at worst ratio {now[0]:.2f}: no candidate lowers it{budget}")
@@ -398,14 +409,16 @@ class _Forecast:
     def appends_absorbed(self, groups: Sequence[_Group], d: int, cap: float, horizon: int) -> int:
         """How many more such appends the state takes before its worst ratio exceeds ``cap`` (at most ``horizon``)."""
         _, read, n = _worst(groups, d, self.read.shape[0])
+        wread, weight = _sized_sums(groups, self.target)
         h = np.arange(1, horizon + 1, dtype=np.float64)[:, None]
         shrink = self.total / (self.total + h * self.grow)
-        files = n + h[:, 0] * self.nfiles
-        ratio = ((read + h * self.read) * shrink / (files ** (1.0 - 1.0 / d))[:, None]).max(axis=1)
-        sized = [g.sized(self.target) for g in groups]
-        wread = (np.sum([s[0] for s in sized], axis=0) + h * self.wread) * shrink
-        weight = sum(s[1] for s in sized) + h[:, 0] * self.weight
-        ratio = np.maximum(ratio, (wread / (weight ** (1.0 - 1.0 / d))[:, None]).max(axis=1))
+        ratio = _ratio(
+            (read + h * self.read) * shrink,
+            n + h[:, 0] * self.nfiles,
+            (wread + h * self.wread) * shrink,
+            weight + h[:, 0] * self.weight,
+            d,
+        )
         over = np.flatnonzero(ratio > cap)
         return int(over[0]) if over.size else horizon
 

@@ -73,9 +73,9 @@ def column_score(cd: Mapping[str, Any] | None, column: str, policy: HealthPolicy
     if not cd:
         return None
     comps: list[tuple[float, str]] = []
-    if cd.get("ratio_to_ideal") is not None:
-        comps.append((cd["ratio_to_ideal"] / policy.threshold(column), "ratio"))
-    sized, ratio = cd.get("sized_ratio_to_ideal"), cd.get("ratio_to_ideal")
+    ratio, sized = cd.get("ratio_to_ideal"), cd.get("sized_ratio_to_ideal")
+    if ratio is not None:
+        comps.append((ratio / policy.threshold(column), "ratio"))
     if sized is not None and (ratio is None or sized > ratio * (1 + 1e-9)):  # files bigger than the target
         comps.append((sized / policy.threshold(column), "size"))
     if policy.max_average_depth is not None and cd.get("average_depth") is not None:

@@ -33,7 +33,8 @@ class HealthPolicy:
     min_new_data_fraction: float = 0.0  # anti-thrash: bytes written since the last re-clustering / all bytes
     min_partition_files: int = 2  # partitions with fewer files are never listed (nothing to improve)
     max_partitions: int | None = 1000  # partitions listed per decision, worst first (bounds a run and the XCom)
-    # the bytes-read ratio's file size (the job's target): bigger files cannot pass the ratio threshold
+    # the job's target file size: files over 1.25x it count as several (sized_ratio_to_ideal), so bigger files cannot
+    # pass the ratio threshold
     target_file_size: int | None = DEFAULT_TARGET_FILE_SIZE
 
     def __post_init__(self) -> None:
