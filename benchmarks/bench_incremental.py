@@ -1146,7 +1146,7 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     return a
 
 
-def incremental_params(target: int, target_ratio: float) -> IncrementalParams:
+def incremental_params(target: int, target_ratio: float, curve: str) -> IncrementalParams:
     """The policy's knobs at this scale: the defaults' sizes in units of the target file size (as sim_incremental)."""
     d = IncrementalParams()
     scale = target / d.target_file_bytes
@@ -1156,6 +1156,7 @@ def incremental_params(target: int, target_ratio: float) -> IncrementalParams:
         min_new_files=d.min_new_files,
         min_new_bytes=max(1, int(d.min_new_bytes * scale)),
         seal_bytes=max(1, int(d.seal_bytes * scale)) if d.seal_bytes else None,
+        curve=curve,
     )
 
 
@@ -1234,7 +1235,7 @@ def run_scenario(spark, a: argparse.Namespace, work: Path, name: str, src: Path,
         target = sc.target
         sc.health = health_for(target)
         res["health_policy"] = sc.health.to_dict()
-        params = incremental_params(target, a.target_ratio)
+        params = incremental_params(target, a.target_ratio, CURVE)
         dt = next((t for t in tables if t.delta), None)
         dt_files = bc.delta_live_files(dt.path) if dt else []
         dt_target = bc.dir_bytes(dt_files) // max(len(dt_files), 1)

@@ -134,6 +134,17 @@ def pytest_terminal_summary(terminalreporter) -> None:
 # --------------------------------------------------------------------------- fixtures
 
 
+@pytest.fixture
+def perfect_grid_curve(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The incremental rule's logic apart from the curve: any file count cuts a perfect grid (``k ** (1 - 1/d)``
+    files read per column) instead of the curve's measured cost (tests of that: tests/unit/test_curve_cost.py)."""
+    import numpy as np
+
+    from airflow_zorder.core.layout import curve_cost
+
+    monkeypatch.setattr(curve_cost, "files_read", lambda curve, k, d: np.full(d, float(k) ** (1.0 - 1.0 / d)))
+
+
 @pytest.fixture(scope="session")
 def airflow_db() -> str:
     """Create the real SQLite metadata DB of the session's Airflow home once; returns AIRFLOW_HOME."""

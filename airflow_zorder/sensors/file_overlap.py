@@ -58,7 +58,7 @@ _PLAN_SIZES = ("target_file_bytes", "min_new_bytes", "seal_bytes", "max_bytes") 
 
 def _plan_value(key: str, value: Any) -> Any:
     """One rendered ``incremental_plan`` value as ``IncrementalParams`` takes it (sizes parsed, text converted)."""
-    if not isinstance(value, str):
+    if not isinstance(value, str) or key == "curve":
         return value
     try:
         if key in _PLAN_SIZES:

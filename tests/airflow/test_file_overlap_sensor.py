@@ -395,6 +395,9 @@ def test_incremental_plan_parameter():
     )
     assert got == IncrementalParams(max_bytes=200 << 30, target_file_bytes=1 << 20, min_new_files=3, seal_bytes=None)
     assert incremental_params({"target_file_bytes": "", "max_bytes": "None"}) == IncrementalParams()  # unset
+    assert incremental_params({"curve": "hilbert"}).curve == "hilbert"  # the job's curve, as text
+    with pytest.raises(ValueError, match="incremental_plan: curve must be one of zorder, hilbert, linear"):
+        incremental_params({"curve": "spiral"})
     with pytest.raises(ValueError, match=r"incremental_plan: unknown key\(s\) \['target'\]; known: target_ratio"):
         FileOverlapSensor(task_id="w", table="/t", incremental_plan={"target": 1.2})
     with pytest.raises(ValueError, match="incremental_plan: target_ratio must be >= 1"):

@@ -15,6 +15,8 @@ from airflow_zorder.core.policy.incremental import IncrementalParams, UnitFiles,
 from airflow_zorder.core.policy.incremental_stats import PLAN_FORMAT, check_plan, plan_from_stats, plan_table
 from airflow_zorder.core.stats.stats_schema import file_stats_table
 
+pytestmark = pytest.mark.usefixtures("perfect_grid_curve")  # the rule's logic; the curve's costs: test_curve_cost
+
 COLS = ("a", "b", "c")
 TARGET = 1000  # bytes per output file in every test
 

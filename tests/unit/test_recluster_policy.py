@@ -507,7 +507,7 @@ def test_plan_covers_exactly_the_listed_degraded_partitions():
     assert capped["plan"]["partitions_evaluated"] == 1 and capped["reasons"][-1].endswith("(estimated)")
 
 
-def test_plan_reads_only_the_chosen_columns_and_the_membership_in_file_names():
+def test_plan_reads_only_the_chosen_columns_and_the_membership_in_file_names(perfect_grid_curve):
     """Files an earlier run wrote (named by the job) stay; only the new, unsorted ones are planned; extra columns in
     the snapshot change nothing."""
     from airflow_zorder.core.jobs.file_names import clustered_file_name

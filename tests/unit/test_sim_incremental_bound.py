@@ -91,15 +91,16 @@ def test_infeasible_cap_gives_inf():
     assert cost == math.inf and sched == {}
 
 
-def test_the_amortised_rule_beats_the_greedy_on_appends_in_a_fresh_date_slab(capsys):
-    """#37: the real rule (amortised against the sensor's threshold, bins on their wide columns) on the simulator's
-    date scenario rewrites well under the greedy's bytes and under 1/4 of the full policy's, within the cap."""
-    argv = ["--scenario", "date", "--no-bound", "--quiet"]  # its default scale: 300,000 rows, 30 days (~8 s)
-    amortised = sim.main([*argv, "--policies", "full,incremental"])["date"]
-    greedy = sim.main([*argv, "--policies", "incremental", "--greedy"])["date"]["incremental"]
-    inc, full = amortised["incremental"], amortised["full"]
-    assert inc["bytes"] < 0.25 * full["bytes"] and inc["bytes"] < 0.6 * greedy["bytes"], (inc, greedy, full)
-    assert inc["max_ratio"] <= 1.5 and inc["largest_file"] < 1.5
+def test_the_rule_rewrites_under_a_fifth_of_full_on_appends_in_a_fresh_date_slab(capsys):
+    """#37: the real rule (amortised against the sensor's threshold, bins on their wide columns, file counts the
+    curve cuts best) on the simulator's date scenario rewrites under 1/5 of the full policy's bytes (the issue's
+    goal), within the cap after every day and with files of the target size."""
+    argv = ["--scenario", "date", "--no-bound", "--quiet", "--policies", "full,incremental"]  # 300,000 rows, 30 days
+    for seed in ("7", "8"):
+        out = sim.main([*argv, "--seed", seed])["date"]
+        inc, full = out["incremental"], out["full"]
+        assert inc["bytes"] < 0.2 * full["bytes"], (seed, inc, full)
+        assert inc["max_ratio"] <= 1.5 and inc["largest_file"] < 1.5, (seed, inc)
 
 
 def test_the_goal_sits_just_below_the_trigger_unless_set():

@@ -49,12 +49,13 @@ import numpy as np
 
 from airflow_zorder.core.jobs.file_sizing import DEFAULT_TARGET_FILE_SIZE
 from airflow_zorder.core.jobs.options import DEFAULT_TARGET_RATIO
+from airflow_zorder.core.layout import curve_cost, curves
 from airflow_zorder.core.policy import metrics
 from airflow_zorder.core.policy.formatting import format_bytes
 
 __all__ = ["ColumnEstimate", "IncrementalParams", "IncrementalPlan", "PlanBin", "UnitFiles", "plan"]
 
-_Q_RANGE, _Q_DEFAULT, _Q_MIN_FILES = (1.0, 2.0), 1.0, 4  # calibration: clip, default, smallest group measured
+_Q_RANGE, _Q_DEFAULT, _Q_MIN_FILES = (0.75, 2.0), 1.0, 4  # calibration: clip, default, smallest group measured
 _TRIGGER_MARGIN = 0.05  # the default goal's distance below the trigger ratio
 _MAX_SUBSET_COLUMNS = 6  # column subsets searched for a bin: every one up to this many columns
 
@@ -75,6 +76,7 @@ class IncrementalParams:
     # before the unit reaches it again (amortised); None: the greedy alone
     trigger_ratio: float | None = None
     horizon: int = 500  # appended files looked ahead by the amortised choice
+    curve: str = "zorder"  # the job's curve (its estimates, and the file counts it cuts best; curve_cost)
 
     @property
     def goal(self) -> float:
@@ -87,6 +89,8 @@ class IncrementalParams:
         return DEFAULT_TARGET_RATIO
 
     def __post_init__(self) -> None:
+        if self.curve not in curves.CURVES:
+            raise ValueError(f"curve must be one of {', '.join(curves.CURVES)}, not {self.curve!r}")
         if self.target_ratio is None:
             pass
         elif not (isinstance(self.target_ratio, (int, float)) and math.isfinite(self.target_ratio)):
@@ -258,22 +262,28 @@ def _span(cols: list[_Col], groups: Sequence[_Group]) -> np.ndarray:
     return np.array([1.0 if u else (c.span_p(a, b) if a <= b else 0.0) for c, a, b, u in zip(cols, lo, hi, unk)])
 
 
-def _clustered_cost(span: np.ndarray, k: int, d: int, q: np.ndarray) -> tuple[np.ndarray, tuple[int, ...] | None]:
+def _clustered_cost(
+    span: np.ndarray, k: int, d: int, q: np.ndarray, curve: str
+) -> tuple[np.ndarray, tuple[int, ...] | None]:
     """Estimated ``E_c`` of a set spanning ``span`` clustered into ``k`` files, and the columns to cluster it on.
 
-    On a subset S of the columns, a column of S costs ``q_c * k ** (1 - 1/d_S)`` spans and one outside S costs
-    ``k`` (every file spans the set's range there), ``d_S = d - (columns - |S|)``.  The subset with the least total
-    wins (ties: more columns): a set narrow in a column -- a day of appends in an ingestion-date column -- is
-    best clustered on its wide columns only (``sqrt(k)`` files instead of ``k ** (2/3)`` for 2 of 3 columns).
+    On a subset S of the columns, a column of S costs ``q_c`` times what ``curve`` cut into ``k`` files reads on
+    its column (:func:`curve_cost.files_read` on ``d_S`` columns, about ``k ** (1 - 1/d_S)``) and one outside S
+    costs ``k`` (every file spans the set's range there), ``d_S = d - (columns - |S|)``.  The subset with the least
+    total wins (ties: more columns): a set narrow in a column -- a day of appends in an ingestion-date column --
+    is best clustered on its wide columns only (``sqrt(k)`` files instead of ``k ** (2/3)`` for 2 of 3 columns).
     """
     m = span.shape[0]
     best: tuple[float, np.ndarray, tuple[int, ...] | None] | None = None
     for size in range(m, 0, -1):
         dim = max(1, d - (m - size))
+        read = curve_cost.files_read(curve, k, dim)
         for sub in itertools.combinations(range(m), size):
             inside = np.zeros(m, dtype=bool)
             inside[list(sub)] = True
-            cost = span * np.where(inside, np.minimum(k, q * k ** (1.0 - 1.0 / dim)), k)
+            per = np.full(m, float(k))
+            per[list(sub)] = read[: len(sub)]
+            cost = span * np.where(inside, np.minimum(k, q * per), k)
             total = float(cost.sum())
             if best is None or total < best[0] - 1e-9:
                 best = (total, cost, None if size == m else sub)
@@ -283,12 +293,13 @@ def _clustered_cost(span: np.ndarray, k: int, d: int, q: np.ndarray) -> tuple[np
     return best[1], best[2]
 
 
-def _calibration(cols: list[_Col], groups: Sequence[_Group], d: int) -> np.ndarray:
-    """``q_c``: median actual / estimated cost over clustered groups of >= 4 files, clipped to [1, 2]."""
+def _calibration(cols: list[_Col], groups: Sequence[_Group], d: int, curve: str) -> np.ndarray:
+    """``q_c``: median actual / estimated cost over clustered groups of >= 4 files, clipped to [0.75, 2] (the
+    data's distance from the curve's cost on evenly spread values)."""
     ratios: list[list[float]] = [[] for _ in cols]
     for g in groups:
         if g.label is not None and g.nfiles >= _Q_MIN_FILES:
-            est = _clustered_cost(_span(cols, [g]), g.nfiles, d, np.ones(len(cols)))[0]
+            est = _clustered_cost(_span(cols, [g]), g.nfiles, d, np.ones(len(cols)), curve)[0]
             for i in np.flatnonzero(est > 0):
                 ratios[i].append(g.files_read[i] / est[i])
     return np.array([np.clip(np.median(r), *_Q_RANGE) if r else _Q_DEFAULT for r in ratios])
@@ -338,10 +349,20 @@ def _candidates(groups: list[_Group], p: IncrementalParams, new_ok: bool, full_o
 
 
 def _merge(members: list[_Group], cols: list[_Col], p: IncrementalParams, d: int, q: np.ndarray) -> _Group:
-    """The planned group ``members`` become once clustered together."""
+    """The planned group ``members`` become once clustered together, into the file count the curve cuts best
+    of :func:`curve_cost.preferred_counts` (mean file within 0.8-1.1x the target): the least worst-column
+    files read over ``k ** (1 - 1/d)``."""
     size = sum(g.bytes for g in members)
-    k = max(1, int(math.floor(size / p.target_file_bytes + 0.5)))
-    read, on = _clustered_cost(_span(cols, members), k, d, q)
+    span = _span(cols, members)
+    best: tuple[float, int, np.ndarray, tuple[int, ...] | None] | None = None
+    exact = size / p.target_file_bytes
+    for k in sorted(curve_cost.preferred_counts(exact), key=lambda k: (abs(k - exact), k)):  # ties: the nearest
+        read, on = _clustered_cost(span, k, d, q, p.curve)
+        score = float(read.max()) / k ** (1 - 1 / d)
+        if best is None or score < best[0] - 1e-9:
+            best = (score, k, read, on)
+    assert best is not None
+    _, k, read, on = best
     return _Group(np.concatenate([g.idx for g in members]), size, k, read, *_union(members), "planned", True, on)
 
 
@@ -358,7 +379,7 @@ def _greedy(
     groups: list[_Group], cols: list[_Col], p: IncrementalParams, d: int, gates: tuple[bool, bool], names: list[str]
 ) -> tuple[list[_Group], list[str]]:
     """Apply the best candidate by gain per byte until the target is met or nothing helps (module doc)."""
-    q, reasons, spent = _calibration(cols, groups, d), [], 0
+    q, reasons, spent = _calibration(cols, groups, d, p.curve), [], 0
     while (now := _worst(groups, d, len(cols), p.target_file_bytes))[0] > p.goal:
         best = None
         for kind, ids in _candidates(groups, p, *gates):
@@ -447,7 +468,7 @@ def _amortised(
     back (:class:`_Forecast`).  Rewriting a little now can cost more later: merging groups a query must visit
     one by one buys more appends per byte.  None: no such plan (the greedy then decides)."""
     assert p.trigger_ratio is not None
-    cap, q, m = p.trigger_ratio, _calibration(cols, groups, d), len(cols)
+    cap, q, m = p.trigger_ratio, _calibration(cols, groups, d, p.curve), len(cols)
     best: tuple[float, int, list[_Group], list[tuple[str, _Group, float, int]]] | None = None
     now = _worst(groups, d, m, p.target_file_bytes)[0]
 

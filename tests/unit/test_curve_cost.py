@@ -1,0 +1,56 @@
+"""Tests for airflow_zorder.core.layout.curve_cost and the incremental rule's use of it (file counts the curve
+cuts best, estimates from the curve's measured cost)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from airflow_zorder.core.layout.curve_cost import files_read, preferred_counts
+from airflow_zorder.core.policy.incremental import IncrementalParams, UnitFiles, plan
+
+
+def test_files_read_is_the_grid_the_curve_cuts() -> None:
+    # Z-order hands the key's bits to the columns in turn: 8 and 64 files are cubes, 32 files are 4 x 4 x 2
+    assert files_read("zorder", 8, 3) == pytest.approx([4, 4, 4], abs=0.05)
+    assert files_read("zorder", 64, 3) == pytest.approx([16, 16, 16], rel=0.03)
+    assert files_read("zorder", 32, 3) == pytest.approx([8, 8, 16], rel=0.03)
+    assert files_read("hilbert", 16, 2) == pytest.approx([4, 4], abs=0.05)
+    # Hilbert turns its cells: 32 files are within 20% of the ideal in every column, Z-order's worst is 1.59x
+    assert files_read("hilbert", 32, 3).max() < 1.2 * 32 ** (2 / 3) < files_read("zorder", 32, 3).max()
+    assert list(files_read("zorder", 1, 3)) == [1, 1, 1]
+    assert files_read("zorder", 50, 1) == pytest.approx([1.0], abs=1e-3)  # a sort: one slice each
+
+
+def test_files_read_errors() -> None:
+    with pytest.raises(ValueError, match="unknown curve 'spiral': use one of zorder, hilbert, linear"):
+        files_read("spiral", 8, 3)
+    with pytest.raises(ValueError, match="k and d must be >= 1"):
+        files_read("zorder", 0, 3)
+    with pytest.raises(ValueError, match="curve must be one of"):
+        IncrementalParams(curve="spiral")
+
+
+def test_preferred_counts_keep_the_mean_file_near_the_target() -> None:
+    assert preferred_counts(12) == [11, 12, 13, 14, 15]  # 0.8-1.1x the target: every count up to 128 files
+    assert preferred_counts(0.3) == [1] and preferred_counts(1.4) == [1]  # one file, however small
+    assert preferred_counts(2000) == [2000, 2048]  # beyond 128 files: the nearest and the powers of two
+
+
+def _unsorted(n: int) -> UnitFiles:
+    """``n`` never-clustered 1000-byte files spanning [0, 999] in a, b and c."""
+    lo, hi = np.zeros(n, dtype=np.int64), np.full(n, 999, dtype=np.int64)
+    ok = np.ones(n, dtype=bool)
+    return UnitFiles([f"new-{i}" for i in range(n)], [1000] * n, [None] * n, {c: (lo, hi, ok) for c in "abc"})
+
+
+@pytest.mark.parametrize("curve", ["zorder", "hilbert"])
+def test_the_rule_cuts_the_count_its_curve_cuts_best(curve: str) -> None:
+    """40 target files of unsorted data: the plan writes the count among 37..50 whose worst column the curve reads
+    least of, and estimates the result by the curve's measured cost (here, one group: its worst column / ideal)."""
+    p = plan(_unsorted(40), IncrementalParams(target_file_bytes=1000, min_new_files=4, curve=curve))
+    (b,) = p.bins
+    worst = {k: files_read(curve, k, 3).max() / k ** (2 / 3) for k in preferred_counts(40)}
+    assert b.num_output_files == min(worst, key=worst.get)
+    assert worst[b.num_output_files] < worst[40]
+    assert p.worst_ratio_after == pytest.approx(worst[b.num_output_files], rel=1e-6)
