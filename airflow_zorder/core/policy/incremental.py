@@ -12,12 +12,15 @@ The rule
   the ideal is ``I_c = N ** (1 - 1/d)`` (:func:`metrics.ideal_point_query_fraction` times N).
 * Groups: files by membership; never-clustered files form the *new* group.  A clustered group above
   ``seal_bytes`` is sealed (Delta's ZCubes seal at 100 GiB): only the *full* candidate rewrites it.
-* Estimate: clustering a set S into ``k = max(1, round(bytes(S) / target_file_bytes))`` files costs
-  ``U_c(S) * min(k, q_c * k ** (1 - 1/d))``, ``U_c(S)`` = ``P_c`` of one pseudo-file spanning S (narrow data,
-  e.g. recent dates, is credited), ``q_c`` = median over clustered groups of >= 4 files of their actual ``E_c``
-  over this estimate, clipped to [1, 2] (default 1): the curve's measured distance from a perfect grid.
+* Estimate: clustering a set S into ``k`` files costs ``U_c(S) * min(k, q_c * F_c(k))``, ``U_c(S)`` = ``P_c`` of
+  one pseudo-file spanning S (narrow data, e.g. recent dates, is credited), ``F_c(k)`` the files the curve cut into
+  ``k`` files reads on column c of evenly spread data (:func:`curve_cost.files_read`, about ``k ** (1 - 1/d)``),
+  ``q_c`` = median over clustered groups of >= 4 files of their actual ``E_c`` over this estimate, clipped to
+  [0.75, 2] (default 1): the data's distance from evenly spread.  ``k`` is the count the curve cuts best with the
+  mean file within 0.8-1.1x ``target_file_bytes`` (:func:`curve_cost.preferred_counts`; Z-order on 3 columns cuts
+  64 files into a grid, 40 into files whose worst column reads 1.7x the ideal).
   A set may be clustered on a subset of the columns (the bin's ``columns``): a column outside it costs
-  ``U_c(S) * k`` and the subset's own get the curve's ``k ** (1 - 1/|subset|)``; the cheapest subset wins, so a
+  ``U_c(S) * k`` and the subset's own get the curve's cost on ``|subset|`` columns; the cheapest subset wins, so a
   set narrow in a column (a day of appends in an ingestion-date column) is clustered on its wide columns only.
 * Candidates: the new files alone, once they reach ``min_new_files`` or ``min_new_bytes`` (below that they are
   *pending*: Hudi's size-based plans and ZCubes cluster new data once enough has accumulated); LSM-style merges
@@ -25,10 +28,10 @@ The rule
   their overlap, i.e. depth, is high; merging small first keeps each byte rewritten about log(G) times); and the
   full rewrite of every file, the last resort for overlap no merge can repair (sealed cubes overlapping each
   other, which Delta never measures), offered only if the unit is degraded without its pending files.
-* Amortised (the sensor's ``trigger_ratio`` given, and the new files beyond every clustered file in a column, e.g.
-  an ingestion date): of the plans of one or two candidates reaching the goal, the one with the fewest bytes per
-  appended file absorbed before the trigger ratio comes back, new files forecast one at a time like the pending
-  ones (:class:`_Forecast`).  Otherwise, or when no such plan exists:
+* Amortised (the sensor's ``trigger_ratio`` given): of the plans of one or two candidates reaching the goal, the
+  one with the fewest bytes per appended file absorbed before the trigger ratio comes back, new files forecast one
+  at a time like the pending ones (:class:`_Forecast`; a column whose new values lie beyond every clustered file's,
+  e.g. an ingestion date, widens the range as they come).  Without a trigger ratio, or when no such plan exists:
 * Greedy: take the candidate with the largest gain per byte newly rewritten, gain ``sum_c (E_c before - E_c
   after) / I_c``, that fits the run's ``max_bytes`` and lowers the worst ratio; apply it virtually (the merged
   set becomes one planned group with its estimated cost) and repeat until the worst ``E_c / I_c <=
@@ -38,7 +41,6 @@ The rule
 
 from __future__ import annotations
 
-import dataclasses
 import itertools
 import math
 from collections.abc import Mapping, Sequence
@@ -534,8 +536,6 @@ def plan(
         new = next((g for g in groups if g.label is None), None)
         others = [g for g in groups if g.label is not None]
         forecast = _Forecast.of(new if new_ok else None, others, cols, p.target_file_bytes)
-        if not forecast.grow.any():  # appends spread over the clustered ranges: the greedy (see the module doc)
-            p, forecast = dataclasses.replace(p, trigger_ratio=None), None
     start, read0, n0 = _worst(groups, d, len(cols), p.target_file_bytes)
     settled = [g for g in groups if g.label is not None or new_ok]
     full_ok = bool(settled) and _worst(settled, d, len(cols), p.target_file_bytes)[0] > p.goal
