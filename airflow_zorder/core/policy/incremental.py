@@ -31,7 +31,9 @@ The rule
 * Amortised (the sensor's ``trigger_ratio`` given): of the plans of one or two candidates reaching the goal, the
   one with the fewest bytes per appended file absorbed before the trigger ratio comes back, new files forecast one
   at a time like the pending ones (:class:`_Forecast`; a column whose new values lie beyond every clustered file's,
-  e.g. an ingestion date, widens the range as they come).  Without a trigger ratio, or when no such plan exists:
+  e.g. an ingestion date, widens the range as they come), counting the next run too: the state is carried to the
+  day the trigger ratio returns and the next run's best one-step plan joins the score (:func:`_lookahead`), so a
+  plan that buys little now pays for the bigger run it leads to.  Without a trigger ratio, or when no such plan exists:
 * Greedy: take the candidate with the largest gain per byte newly rewritten, gain ``sum_c (E_c before - E_c
   after) / I_c``, that fits the run's ``max_bytes`` and lowers the worst ratio; apply it virtually (the merged
   set becomes one planned group with its estimated cost) and repeat until the worst ``E_c / I_c <=
@@ -41,6 +43,7 @@ The rule
 
 from __future__ import annotations
 
+import dataclasses
 import itertools
 import math
 from collections.abc import Mapping, Sequence
@@ -415,6 +418,10 @@ class _Forecast:
     grow: np.ndarray
     total: np.ndarray
     target: int | None
+    bytes: float = 0.0  # bytes per appended file
+    lo: np.ndarray | None = None  # the pending files' span (an appended file's, outside a growing column)
+    hi: np.ndarray | None = None
+    unknown: np.ndarray | None = None
 
     @classmethod
     def of(cls, new: _Group | None, others: Sequence[_Group], cols: list[_Col], target: int | None) -> _Forecast:
@@ -427,7 +434,59 @@ class _Forecast:
         width = np.array([c.res + (b - a) for c, a, b in zip(cols, new.lo, new.hi)])
         k = max(new.nfiles, 1)  # one file at a time: a fine enough step to compare plans by
         wread, weight = new.sized(target)
-        return cls(new.files_read / k, wread / k, weight / k, 1, np.where(beyond, width, 0.0) / k, total, target)
+        grow = np.where(beyond, width, 0.0) / k
+        return cls(
+            new.files_read / k,
+            wread / k,
+            weight / k,
+            1,
+            grow,
+            total,
+            target,
+            new.bytes / k,
+            new.lo,
+            new.hi,
+            new.unknown,
+        )
+
+    def advance(self, groups: Sequence[_Group], cols: list[_Col], h: int) -> tuple[list[_Group], list[_Col], _Forecast]:
+        """The state once ``h`` more files are appended, the columns (a growing one's range widened by them) and
+        the forecast from there: clustered groups read fewer files of a wider range, the ``h`` files are one new
+        group beyond every file in a growing column."""
+        total = self.total + h * self.grow
+        shrink = self.total / total
+        fcols = [dataclasses.replace(c, total=float(t)) if c.total > 0 else c for c, t in zip(cols, total)]
+        moved = [
+            dataclasses.replace(
+                g,
+                files_read=g.files_read * shrink,
+                wread=None if g.wread is None else g.wread * shrink,
+                planned=False,
+                label=g.label if g.label is not None or not g.planned else "planned",
+            )
+            for g in groups
+        ]
+        if not self.nfiles or self.lo is None or self.hi is None or self.unknown is None:
+            return moved, fcols, dataclasses.replace(self, total=total)
+        top = np.max([g.hi for g in groups], axis=0)
+        growing = self.grow > 0
+        new = _Group(
+            np.zeros(0, dtype=np.int64),
+            int(h * self.bytes),
+            h * self.nfiles,
+            h * self.read * shrink,
+            np.where(growing, top, self.lo),
+            np.where(growing, top + h * self.grow, self.hi),
+            self.unknown,
+            None,
+            wread=h * self.wread * shrink,
+            weight=h * self.weight,
+        )
+        return (
+            moved + [new],
+            fcols,
+            dataclasses.replace(self, read=self.read * shrink, wread=self.wread * shrink, total=total),
+        )
 
     def appends_absorbed(self, groups: Sequence[_Group], d: int, cap: float, horizon: int) -> int:
         """How many more such appends the state takes before its worst ratio exceeds ``cap`` (at most ``horizon``)."""
@@ -456,6 +515,30 @@ def _apply(
     return [g for i, g in enumerate(groups) if i not in ids] + [merged], cost, merged
 
 
+def _lookahead(
+    after: list[_Group], cost: int, cols: list[_Col], p: IncrementalParams, d: int, q: np.ndarray, forecast: _Forecast
+) -> float:
+    """Bytes per appended file of a plan and the next run's best one-step plan: the state is carried to the day the
+    trigger ratio comes back (:meth:`_Forecast.advance`), and the next run's candidates are scored by the bytes of
+    both runs over the files both absorb.  A plan that buys little now is charged for the bigger run it leads to."""
+    assert p.trigger_ratio is not None
+    cap = p.trigger_ratio
+    first = forecast.appends_absorbed(after, d, cap, p.horizon)
+    best = cost / (first + 1)
+    if first >= p.horizon or not forecast.nfiles:
+        return best
+    future, fcols, fc = forecast.advance(after, cols, first + 1)
+    out = None
+    for _, ids in _candidates(future, p, True, False):  # the next run's plans reach the goal, as this one's do
+        after2, cost2, _ = _apply(future, ids, fcols, p, d, q)
+        if _worst(after2, d, len(cols), p.target_file_bytes)[0] > p.goal:
+            continue
+        second = fc.appends_absorbed(after2, d, cap, p.horizon)
+        score = (cost + cost2) / (first + 1 + second + 1)
+        out = score if out is None else min(out, score)
+    return best if out is None else out
+
+
 def _amortised(
     groups: list[_Group],
     cols: list[_Col],
@@ -467,7 +550,7 @@ def _amortised(
 ) -> tuple[list[_Group], list[str]] | None:
     """The plan of one or two candidates (the second after clustering the new files, or after any first step)
     that reaches the target with the fewest bytes per append absorbed before the sensor's trigger ratio comes
-    back (:class:`_Forecast`).  Rewriting a little now can cost more later: merging groups a query must visit
+    back, this run and the next (:func:`_lookahead`).  Rewriting a little now can cost more later: merging groups a query must visit
     one by one buys more appends per byte.  None: no such plan (the greedy then decides)."""
     assert p.trigger_ratio is not None
     cap, q, m = p.trigger_ratio, _calibration(cols, groups, d, p.curve), len(cols)
@@ -481,23 +564,28 @@ def _amortised(
         ratio = steps[-1][2]
         if ratio > p.goal:
             return
-        score = cost / (forecast.appends_absorbed(after, d, cap, p.horizon) + 1)
+        score = _lookahead(after, cost, cols, p, d, q, forecast)
         if best is None or score < best[0] - 1e-9 or (abs(score - best[0]) <= 1e-9 and cost < best[1]):
             best = (score, cost, after, steps)
 
-    for kind, ids in _candidates(groups, p, *gates):
-        after, cost, merged = _apply(groups, ids, cols, p, d, q)
-        r1 = _worst(after, d, m, p.target_file_bytes)[0]
-        if r1 >= now - 1e-12:
-            continue
-        consider(after, cost, [(kind, merged, r1, len(ids))])
-        for kind2, ids2 in _candidates(after, p, gates[0], False):
-            if kind2 == "cluster the new files":
+    for full in (False, True) if gates[1] else (False,):  # the full rewrite: only if nothing else reaches the goal
+        if best is not None:
+            break
+        for kind, ids in _candidates(groups, p, gates[0], full):
+            if full and kind != "full rewrite":
                 continue
-            after2, cost2, merged2 = _apply(after, ids2, cols, p, d, q)
-            r2 = _worst(after2, d, m, p.target_file_bytes)[0]
-            if r2 < r1 - 1e-12:
-                consider(after2, cost + cost2, [(kind, merged, r1, len(ids)), (kind2, merged2, r2, len(ids2))])
+            after, cost, merged = _apply(groups, ids, cols, p, d, q)
+            r1 = _worst(after, d, m, p.target_file_bytes)[0]
+            if r1 >= now - 1e-12:
+                continue
+            consider(after, cost, [(kind, merged, r1, len(ids))])
+            for kind2, ids2 in _candidates(after, p, gates[0], False):
+                if kind2 == "cluster the new files":
+                    continue
+                after2, cost2, merged2 = _apply(after, ids2, cols, p, d, q)
+                r2 = _worst(after2, d, m, p.target_file_bytes)[0]
+                if r2 < r1 - 1e-12:
+                    consider(after2, cost + cost2, [(kind, merged, r1, len(ids)), (kind2, merged2, r2, len(ids2))])
     if best is None:
         return None
     score, cost, after, steps = best
