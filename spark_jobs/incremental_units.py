@@ -40,9 +40,12 @@ def _key(path: str) -> str:
 
 
 def params_of(opts: ClusterOptions) -> IncrementalParams:
-    """The rule's knobs from the job's options (the output file size is the job's; unset ones: the rule's defaults)."""
+    """The rule's knobs from the job's options (the output file size and the curve are the job's; unset ones: the
+    rule's defaults)."""
     given = {"target_ratio": opts.target_ratio, "max_bytes": opts.max_rewrite_bytes}
-    return IncrementalParams(target_file_bytes=opts.file_bytes, **{k: v for k, v in given.items() if v is not None})
+    return IncrementalParams(
+        target_file_bytes=opts.file_bytes, curve=opts.curve, **{k: v for k, v in given.items() if v is not None}
+    )
 
 
 def read_plan(fs: FileSystem, location: str) -> dict[str, Any]:

@@ -528,6 +528,16 @@ def test_plan_reads_only_the_chosen_columns_and_the_membership_in_file_names(per
     only_ab = snapshot(clustered + new)
     same = evaluate(only_ab, ["a", "b"], now=NOW, events=events, incremental=sealed)
     assert same["plan"] == p["plan"]
+    # the rule plans for the curve the table's last run cut it by (the event says), unless given
+    assert p["plan"]["params"]["curve"] is None  # no curve in the event: the jobs' default
+    hilbert = [{**events[0], "curve": "hilbert"}]
+    assert evaluate(only_ab, ["a", "b"], now=NOW, events=hilbert, incremental=sealed)["plan"]["params"]["curve"] == (
+        "hilbert"
+    )
+    given = IncrementalParams(**{**sealed.__dict__, "curve": "zorder"})
+    assert evaluate(only_ab, ["a", "b"], now=NOW, events=hilbert, incremental=given)["plan"]["params"]["curve"] == (
+        "zorder"
+    )
 
 
 def test_plan_that_cannot_be_made_leaves_the_decision_and_says_why():

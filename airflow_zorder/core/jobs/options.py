@@ -81,6 +81,7 @@ STATS_DELTA_KEYS: tuple[str, ...] = ("delta_version", "files_from_log", "columns
 # here so that building a command line (at DAG parse time) does not import numpy.
 DEFAULT_NUM_RANGES = 1024
 DEFAULT_SALT_BITS = 16
+DEFAULT_CURVE = "zorder"  # the jobs' and operators' curve unless one is given
 DEFAULT_TARGET_RATIO = 1.35  # incremental runs stop once every column is within this of the ideal
 DEFAULT_RETENTION_HOURS = 168.0  # replaced files are kept this long (7 days)
 STATS_SUBDIR = ("_zorder", "stats")
@@ -315,7 +316,7 @@ class ClusterOptions(_CommandLine):
 
     table: str
     columns: list[str] = field(default_factory=list)
-    curve: str = "zorder"  # one of CURVES
+    curve: str = DEFAULT_CURVE  # one of CURVES
     target_file_size: int | None = None  # output file size in bytes; unset: DEFAULT_TARGET_FILE_SIZE (file_bytes)
     num_files: int | None = None  # full rewrites: exact output files per unit
     partitions: list[str] | None = None

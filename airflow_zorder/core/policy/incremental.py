@@ -53,7 +53,7 @@ from typing import Any
 import numpy as np
 
 from airflow_zorder.core.jobs.file_sizing import DEFAULT_TARGET_FILE_SIZE
-from airflow_zorder.core.jobs.options import DEFAULT_TARGET_RATIO
+from airflow_zorder.core.jobs.options import DEFAULT_CURVE, DEFAULT_TARGET_RATIO
 from airflow_zorder.core.layout import curve_cost, curves
 from airflow_zorder.core.policy import metrics
 from airflow_zorder.core.policy.formatting import format_bytes
@@ -81,7 +81,9 @@ class IncrementalParams:
     # before the unit reaches it again (amortised); None: the greedy alone
     trigger_ratio: float | None = None
     horizon: int = 500  # appended files looked ahead by the amortised choice
-    curve: str = "zorder"  # the job's curve (its estimates, and the file counts it cuts best; curve_cost)
+    # the job's curve: the estimates use its measured cost and the plan its best file counts (curve_cost); None:
+    # the curve of the table's last clustering run when the sensor knows it, else DEFAULT_CURVE
+    curve: str | None = None
 
     @property
     def goal(self) -> float:
@@ -93,8 +95,13 @@ class IncrementalParams:
             return max(1.0, self.trigger_ratio - _TRIGGER_MARGIN)
         return DEFAULT_TARGET_RATIO
 
+    @property
+    def job_curve(self) -> str:
+        """The curve the plan is made for: ``curve``, or the jobs' default."""
+        return self.curve or DEFAULT_CURVE
+
     def __post_init__(self) -> None:
-        if self.curve not in curves.CURVES:
+        if self.curve is not None and self.curve not in curves.CURVES:
             raise ValueError(f"curve must be one of {', '.join(curves.CURVES)}, not {self.curve!r}")
         if self.target_ratio is None:
             pass
@@ -362,7 +369,7 @@ def _merge(members: list[_Group], cols: list[_Col], p: IncrementalParams, d: int
     best: tuple[float, int, np.ndarray, tuple[int, ...] | None] | None = None
     exact = size / p.target_file_bytes
     for k in sorted(curve_cost.preferred_counts(exact), key=lambda k: (abs(k - exact), k)):  # ties: the nearest
-        read, on = _clustered_cost(span, k, d, q, p.curve)
+        read, on = _clustered_cost(span, k, d, q, p.job_curve)
         score = float(read.max()) / k ** (1 - 1 / d)
         if best is None or score < best[0] - 1e-9:
             best = (score, k, read, on)
@@ -384,7 +391,7 @@ def _greedy(
     groups: list[_Group], cols: list[_Col], p: IncrementalParams, d: int, gates: tuple[bool, bool], names: list[str]
 ) -> tuple[list[_Group], list[str]]:
     """Apply the best candidate by gain per byte until the target is met or nothing helps (module doc)."""
-    q, reasons, spent = _calibration(cols, groups, d, p.curve), [], 0
+    q, reasons, spent = _calibration(cols, groups, d, p.job_curve), [], 0
     while (now := _worst(groups, d, len(cols), p.target_file_bytes))[0] > p.goal:
         best = None
         for kind, ids in _candidates(groups, p, *gates):
@@ -553,7 +560,7 @@ def _amortised(
     back, this run and the next (:func:`_lookahead`).  Rewriting a little now can cost more later: merging groups a query must visit
     one by one buys more appends per byte.  None: no such plan (the greedy then decides)."""
     assert p.trigger_ratio is not None
-    cap, q, m = p.trigger_ratio, _calibration(cols, groups, d, p.curve), len(cols)
+    cap, q, m = p.trigger_ratio, _calibration(cols, groups, d, p.job_curve), len(cols)
     best: tuple[float, int, list[_Group], list[tuple[str, _Group, float, int]]] | None = None
     now = _worst(groups, d, m, p.target_file_bytes)[0]
 

@@ -36,6 +36,7 @@ from typing import Any
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from airflow_zorder.core.layout.curves import CURVES
 from airflow_zorder.core.policy import metrics
 from airflow_zorder.core.policy.column_choice import (
     ColumnChoice,
@@ -172,6 +173,8 @@ def evaluate(
     )
     plan = None
     if decision == "recluster" and incremental is not None:
+        if incremental.curve is None and last is not None and last.get("curve") in CURVES:
+            incremental = dataclasses.replace(incremental, curve=last["curve"])  # the curve the table was cut by
         plan, line = incremental_plan(snapshot, choice, facts, scores, policy, incremental)
         reasons.append(line)
     return decision_payload(
