@@ -6,6 +6,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from airflow_zorder.core.layout import curve_cost, curves
 from airflow_zorder.core.layout.curve_cost import files_read, preferred_counts
 from airflow_zorder.core.policy.incremental import IncrementalParams, UnitFiles, plan
 
@@ -20,6 +21,24 @@ def test_files_read_is_the_grid_the_curve_cuts() -> None:
     assert files_read("hilbert", 32, 3).max() < 1.2 * 32 ** (2 / 3) < files_read("zorder", 32, 3).max()
     assert list(files_read("zorder", 1, 3)) == [1, 1, 1]
     assert files_read("zorder", 50, 1) == pytest.approx([1.0], abs=1e-3)  # a sort: one slice each
+
+
+def test_the_shipped_table_is_what_the_curves_measure_today() -> None:
+    """curve_cost.json holds every count a plan usually compares; a change to the curves that is not followed by
+    ``python -m airflow_zorder.core.layout.curve_cost`` fails here."""
+    table = curve_cost._table()
+    counts = curve_cost._table_counts()
+    assert len(table) == len(curves.CURVES) * len(curve_cost._TABLE_DIMS) * len(counts)
+    for curve, d, k in (("zorder", 3, 12), ("hilbert", 2, 100), ("linear", 3, 7), ("hilbert", 4, 256)):
+        assert table[f"{curve}/{d}/{k}"] == pytest.approx(curve_cost._measure(curve, k, d), abs=1e-5)
+        assert files_read(curve, k, d) == pytest.approx(table[f"{curve}/{d}/{k}"])
+
+
+def test_large_counts_between_the_powers_of_two_come_from_the_grid_within_a_few_percent() -> None:
+    for curve, k in (("hilbert", 1181), ("zorder", 700), ("hilbert", 5000)):
+        live = np.array(curve_cost._measure(curve, k, 3))
+        assert files_read(curve, k, 3) == pytest.approx(live, rel=0.06), (curve, k)
+    assert files_read("zorder", 1024, 3) == pytest.approx(curve_cost._table()["zorder/3/1024"])  # a power: exact
 
 
 def test_files_read_errors() -> None:
