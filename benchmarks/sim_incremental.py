@@ -62,7 +62,7 @@ import pyarrow as pa
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from airflow_zorder.core.layout import curve_keys
+from airflow_zorder.core.layout import curve_cost, curve_keys
 from airflow_zorder.core.policy import incremental, incremental_stats, metrics
 from airflow_zorder.core.stats.stats_schema import file_stats_table
 
@@ -381,6 +381,7 @@ class Model:
     orients: tuple[str, ...]
     merges: int = 1
     relax: bool = False  # date spans summed on merge, positions dropped (see merged)
+    best_count: bool = False  # a merge writes the count its curve cuts best (as the rule does), not round(size)
     truncated: bool = False  # a beam dropped states (optimum)
     _vec: dict = field(default_factory=dict)
 
@@ -406,9 +407,20 @@ class Model:
         span is the sum of the members' spans (as if they were adjacent), never more than their hull: the DP
         then needs no positions and its minimum stays a lower bound."""
         q = sum(g[0] for g in members)
+        k = self.count(q, o)
         if self.relax:
-            return (q, _round(q * self.tq), 0, sum(g[3] - g[2] + 1 for g in members) - 1, o)
-        return (q, _round(q * self.tq), min(g[2] for g in members), max(g[3] for g in members), o)
+            return (q, k, 0, sum(g[3] - g[2] + 1 for g in members) - 1, o)
+        return (q, k, min(g[2] for g in members), max(g[3] for g in members), o)
+
+    def count(self, q: int, o: str) -> int:
+        """Files a merge of ``q`` quanta writes: ``round(size)``, or with ``best_count`` the count of
+        :func:`curve_cost.preferred_counts` whose wide columns the curve reads least of (the rule's choice)."""
+        exact = q * self.tq
+        if not self.best_count:
+            return _round(exact)
+        wide = slice(0, 2) if o == "w" else slice(0, 3)
+        counts = sorted(curve_cost.preferred_counts(exact), key=lambda k: (abs(k - exact), k))
+        return min(counts, key=lambda k: self.cost(k, o, self.rows_per_file)[wide].max() / k ** (2 / 3))
 
     def add(self, state: tuple, raw: list[tuple]) -> tuple:
         """Add a day's events.  Unsorted files without a date span join the unit's one raw group; with ``relax``
@@ -504,7 +516,16 @@ def solve_bound(world: World, args: argparse.Namespace, cost: Callable) -> tuple
     for u, (born, init, ev) in unit_events(world).items():
         days_base = world.days if world.date else 0
         model = Model(
-            world.tq, world.date, days_base, args.threshold, cost, rows_per_file, orients, args.dp_merges, world.date
+            world.tq,
+            world.date,
+            days_base,
+            args.threshold,
+            cost,
+            rows_per_file,
+            orients,
+            args.dp_merges,
+            world.date,
+            best_count=args.best_count,
         )
         q, sched = optimum(model, born, init, ev, world.days, args.dp_beam if world.date else 0)
         total += q * world.quantum_rows * ROW_BYTES
@@ -848,6 +869,11 @@ def main(argv: list[str] | None = None) -> dict:
     ap.add_argument("--dp-merges", type=int, default=1, help="merges per day the optimum may make")
     ap.add_argument("--dp-beam", type=int, default=400, help="date scenario: states kept per day by the DP")
     ap.add_argument("--no-rotations", dest="rotations", action="store_false", help="optimum: one column order only")
+    ap.add_argument(
+        "--best-count",
+        action="store_true",
+        help="optimum: each merge writes the count its curve cuts best (the rule's)",
+    )
     ap.add_argument("--online-target", type=float, default=1.45, help="online: worst ratio a run must reach")
     ap.add_argument("--online-horizon", type=int, default=30, help="online: days looked ahead (forecast)")
     ap.add_argument("--gamed-size", type=float, default=4.0, help="gamed: output file size (x target)")

@@ -324,19 +324,3 @@ def test_the_bins_of_one_run_stay_separate_groups() -> None:
 
     groups = set(unit_files(stats_rows(low + high), None, list(COLS)).membership)
     assert groups == {"r1/b0", "r1/b1"}
-
-
-def test_output_files_are_sized_by_what_clustered_rows_weigh() -> None:
-    """Unsorted rows shrink when clustered (Spark's appends: about 10%): with row counts, the new files' output
-    is sized at the clustered files' bytes per row, so the files written stay at the target."""
-    import dataclasses
-
-    base, new = grid("r1", 4, size=900), unsorted(20)  # clustered: 9 bytes a row; new: 10 bytes a row
-    rows = [100] * (len(base) + len(new))
-    without = plan(unit(base + new), params(min_new_files=4, target_ratio=1.3))
-    with_rows = plan(dataclasses.replace(unit(base + new), rows=rows), params(min_new_files=4, target_ratio=1.3))
-    for p in (without, with_rows):
-        assert set(p.paths) == paths(new) and len(p.bins) == 1
-    assert without.num_output_files == 20 and with_rows.num_output_files == 18  # 20 x 100 rows x 9 bytes
-    with pytest.raises(ValueError, match="differ in length"):
-        dataclasses.replace(unit(base + new), rows=[100])

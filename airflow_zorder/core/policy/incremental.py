@@ -129,14 +129,12 @@ class UnitFiles:
     bytes: Sequence[int]
     membership: Sequence[str | None]  # the clustering run that wrote the file; None = never clustered
     bounds: Mapping[str, tuple[Any, Any, Any]]
-    rows: Sequence[int] | None = None  # rows per file: sizes the output by what clustered files weigh per row
 
     def __post_init__(self) -> None:
         n = len(self.paths)
-        if len(self.bytes) != n or len(self.membership) != n or (self.rows is not None and len(self.rows) != n):
+        if len(self.bytes) != n or len(self.membership) != n:
             raise ValueError(
-                f"paths, bytes, membership and rows differ in length: {n}, {len(self.bytes)}, "
-                f"{len(self.membership)}, {'-' if self.rows is None else len(self.rows)}"
+                f"paths, bytes and membership differ in length: {n}, {len(self.bytes)}, {len(self.membership)}"
             )
         if not self.bounds:
             raise ValueError("no clustering columns: bounds is empty")
@@ -239,12 +237,6 @@ class _Group:
     on: tuple[int, ...] | None = None  # planned: the columns it is clustered on (None: all)
     wread: np.ndarray | None = None  # files read, each file counted as its size weight (None: one output size)
     weight: float | None = None  # the files' size weights summed (metrics.size_weights)
-    out_bytes: float | None = None  # the bytes it takes once clustered (None: its bytes)
-
-    @property
-    def output_bytes(self) -> float:
-        """Bytes once clustered: unsorted rows shrink when sorted (Spark's lineitem appends: about 10%)."""
-        return float(self.bytes) if self.out_bytes is None else self.out_bytes
 
     def sized(self, target: int | None) -> tuple[np.ndarray, float]:
         """``(files read, files)`` with files over 1.25x ``target`` counted as several (the sensor's sized ratio)."""
@@ -370,14 +362,12 @@ def _candidates(groups: list[_Group], p: IncrementalParams, new_ok: bool, full_o
 
 def _merge(members: list[_Group], cols: list[_Col], p: IncrementalParams, d: int, q: np.ndarray) -> _Group:
     """The planned group ``members`` become once clustered together, into the file count the curve cuts best
-    for their bytes once clustered (:attr:`_Group.output_bytes`)
     of :func:`curve_cost.preferred_counts` (mean file within 0.8-1.1x the target): the least worst-column
     files read over ``k ** (1 - 1/d)``."""
     size = sum(g.bytes for g in members)
-    out = sum(g.output_bytes for g in members)
     span = _span(cols, members)
     best: tuple[float, int, np.ndarray, tuple[int, ...] | None] | None = None
-    exact = out / p.target_file_bytes
+    exact = size / p.target_file_bytes
     for k in sorted(curve_cost.preferred_counts(exact), key=lambda k: (abs(k - exact), k)):  # ties: the nearest
         read, on = _clustered_cost(span, k, d, q, p.job_curve)
         score = float(read.max()) / k ** (1 - 1 / d)
@@ -385,9 +375,7 @@ def _merge(members: list[_Group], cols: list[_Col], p: IncrementalParams, d: int
             best = (score, k, read, on)
     assert best is not None
     _, k, read, on = best
-    return _Group(
-        np.concatenate([g.idx for g in members]), size, k, read, *_union(members), "planned", True, on, out_bytes=out
-    )
+    return _Group(np.concatenate([g.idx for g in members]), size, k, read, *_union(members), "planned", True, on)
 
 
 def _step_line(kind: str, m: int, merged: _Group, names: list[str], before: float, after: float) -> str:
@@ -438,7 +426,6 @@ class _Forecast:
     total: np.ndarray
     target: int | None
     bytes: float = 0.0  # bytes per appended file
-    shrink: float = 1.0  # its bytes once clustered over its bytes
     lo: np.ndarray | None = None  # the pending files' span (an appended file's, outside a growing column)
     hi: np.ndarray | None = None
     unknown: np.ndarray | None = None
@@ -464,7 +451,6 @@ class _Forecast:
             total,
             target,
             new.bytes / k,
-            new.output_bytes / max(new.bytes, 1),
             new.lo,
             new.hi,
             new.unknown,
@@ -502,7 +488,6 @@ class _Forecast:
             None,
             wread=h * self.wread * shrink,
             weight=h * self.weight,
-            out_bytes=h * self.bytes * self.shrink,
         )
         return (
             moved + [new],
@@ -623,15 +608,6 @@ def _amortised(
     return after, reasons
 
 
-def _clustered_bytes_per_row(unit: UnitFiles, member: np.ndarray, sizes: np.ndarray) -> float | None:
-    """Bytes per row of the unit's clustered files (None: no row counts, or no clustered file with rows)."""
-    if unit.rows is None:
-        return None
-    rows = np.asarray(unit.rows, dtype=np.float64)
-    done = (member >= 0) & (rows > 0)
-    return float(sizes[done].sum() / rows[done].sum()) if done.any() else None
-
-
 def plan(
     unit: UnitFiles, params: IncrementalParams | None = None, *, num_clustering_columns: int | None = None
 ) -> IncrementalPlan:
@@ -649,12 +625,7 @@ def plan(
     groups = [_group(np.flatnonzero(member == i), sizes, cols, lab, t) for i, lab in enumerate(labels)]
     new_idx = np.flatnonzero(member < 0)
     new_ok = new_idx.size >= p.min_new_files or int(sizes[new_idx].sum()) >= p.min_new_bytes
-    if new_idx.size:
-        groups.append(_group(new_idx, sizes, cols, None, t))
-        per_row = _clustered_bytes_per_row(unit, member, sizes)
-        if per_row is not None:
-            rows = float(np.asarray(unit.rows, dtype=np.float64)[new_idx].sum())
-            groups[-1] = dataclasses.replace(groups[-1], out_bytes=min(float(groups[-1].bytes), rows * per_row))
+    groups += [_group(new_idx, sizes, cols, None, t)] if new_idx.size else []
     forecast = None
     if p.trigger_ratio is not None:
         new = next((g for g in groups if g.label is None), None)
