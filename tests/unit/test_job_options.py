@@ -194,9 +194,11 @@ def test_each_mode_dependent_parameter_is_honoured_where_it_applies():
         target_ratio="1.2",
         max_rewrite_bytes="1GB",
     )
-    assert params_of(inc) == IncrementalParams(target_ratio=1.2, target_file_bytes=64 << 20, max_bytes=1 << 30)
-    unset = params_of(ClusterOptions(table="/t", columns=["a"], incremental=True))
-    assert unset == IncrementalParams()  # unset: the rule's defaults, the job's 512 MiB files
+    assert params_of(inc) == IncrementalParams(
+        target_ratio=1.2, target_file_bytes=64 << 20, max_bytes=1 << 30, curve="zorder"
+    )
+    unset = params_of(ClusterOptions(table="/t", columns=["a"], incremental=True, curve="hilbert"))
+    assert unset == IncrementalParams(curve="hilbert")  # unset: the rule's defaults, the job's 512 MiB files; its curve
     assert ClusterOptions(table="/t", columns=["a"]).file_bytes == DEFAULT_TARGET_FILE_SIZE
     # cleanup keeps replaced files for retention_hours (the default: 7 days)
     cleanup = ClusterOptions.from_args(["--table", "db.t", "--action", "cleanup", "--retention-hours", "0.5"])
