@@ -419,8 +419,7 @@ class Model:
         if not self.best_count:
             return _round(exact)
         wide = slice(0, 2) if o == "w" else slice(0, 3)
-        counts = sorted(curve_cost.preferred_counts(exact), key=lambda k: (abs(k - exact), k))
-        return min(counts, key=lambda k: self.cost(k, o, self.rows_per_file)[wide].max() / k ** (2 / 3))
+        return curve_cost.best_count(exact, lambda k: self.cost(k, o, self.rows_per_file)[wide].max() / k ** (2 / 3))
 
     def add(self, state: tuple, raw: list[tuple]) -> tuple:
         """Add a day's events.  Unsorted files without a date span join the unit's one raw group; with ``relax``

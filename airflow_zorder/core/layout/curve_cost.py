@@ -6,7 +6,8 @@ straddle the curve's cells (Z-order on 3 columns: 32 files read 1.59x the ideal 
 1.0x).  Measured, not modelled: uniform rows cut by the job's own key plan (:func:`curve_keys.build_plan`), so
 the figures follow the curve's code.  Measuring costs ~0.1 s per count, so the counts a plan usually compares
 (every count up to 128, the powers of two to 16,384 and 8 counts an octave between them, on 2-4 columns) ship
-measured in ``curve_cost.json``; others are measured when asked and cached for the process.  Regenerate the file after a change to the curves:
+measured in ``curve_cost.json``; others are measured when asked and cached for the process.  Regenerate the
+file after a change to the curves:
 
     .venv/bin/python -m airflow_zorder.core.layout.curve_cost
 """
@@ -15,6 +16,7 @@ from __future__ import annotations
 
 import functools
 import json
+from collections.abc import Callable
 from pathlib import Path
 
 import numpy as np
@@ -22,7 +24,7 @@ import pyarrow as pa
 
 from airflow_zorder.core.layout import curve_keys, curves
 
-__all__ = ["files_read", "preferred_counts"]
+__all__ = ["best_count", "files_read", "preferred_counts"]
 
 _DOMAIN = 1 << 20
 _ROWS_PER_FILE, _ROWS = 1_000, (20_000, 100_000)  # rows cut per measurement: 1,000 a file, clipped (~0.1 s) ...
@@ -107,6 +109,18 @@ def preferred_counts(exact: float, low: float = 0.8, high: float = 1.1) -> list[
             out.add(j)
         j *= 2
     return sorted(out)
+
+
+def best_count(exact: float, score: Callable[[int], float]) -> int:
+    """Of :func:`preferred_counts` for ``exact`` target-sized files, the count with the least ``score`` (the worst
+    column's files read over ``k ** (1 - 1/d)``); a tie within 1e-9 goes to the count nearest ``exact``."""
+    best: tuple[float, int] | None = None
+    for k in sorted(preferred_counts(exact), key=lambda k: (abs(k - exact), k)):
+        s = score(k)
+        if best is None or s < best[0] - 1e-9:
+            best = (s, k)
+    assert best is not None
+    return best[1]
 
 
 def _table_counts() -> list[int]:

@@ -366,15 +366,12 @@ def _merge(members: list[_Group], cols: list[_Col], p: IncrementalParams, d: int
     files read over ``k ** (1 - 1/d)``."""
     size = sum(g.bytes for g in members)
     span = _span(cols, members)
-    best: tuple[float, int, np.ndarray, tuple[int, ...] | None] | None = None
-    exact = size / p.target_file_bytes
-    for k in sorted(curve_cost.preferred_counts(exact), key=lambda k: (abs(k - exact), k)):  # ties: the nearest
-        read, on = _clustered_cost(span, k, d, q, p.job_curve)
-        score = float(read.max()) / k ** (1 - 1 / d)
-        if best is None or score < best[0] - 1e-9:
-            best = (score, k, read, on)
-    assert best is not None
-    _, k, read, on = best
+
+    def cost(k: int) -> tuple[np.ndarray, tuple[int, ...] | None]:
+        return _clustered_cost(span, k, d, q, p.job_curve)
+
+    k = curve_cost.best_count(size / p.target_file_bytes, lambda k: float(cost(k)[0].max()) / k ** (1 - 1 / d))
+    read, on = cost(k)
     return _Group(np.concatenate([g.idx for g in members]), size, k, read, *_union(members), "planned", True, on)
 
 
@@ -557,7 +554,8 @@ def _amortised(
 ) -> tuple[list[_Group], list[str]] | None:
     """The plan of one or two candidates (the second after clustering the new files, or after any first step)
     that reaches the target with the fewest bytes per append absorbed before the sensor's trigger ratio comes
-    back, this run and the next (:func:`_lookahead`).  Rewriting a little now can cost more later: merging groups a query must visit
+    back, this run and the next (:func:`_lookahead`).  Rewriting a little now can cost more later: merging groups
+    a query must visit
     one by one buys more appends per byte.  None: no such plan (the greedy then decides)."""
     assert p.trigger_ratio is not None
     cap, q, m = p.trigger_ratio, _calibration(cols, groups, d, p.job_curve), len(cols)
