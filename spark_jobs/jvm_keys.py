@@ -169,7 +169,15 @@ def unsupported_reason(plans: Mapping[int, KeyPlan], schema: T.StructType) -> st
     ):
         # bits depend on each unit's number of ranges; per-unit curve arithmetic is possible but not worth it
         return "units with different bit widths"
+    if _skilling(first) and any(p.slots is not None for p in plans.values()):
+        return "a curve column order of its own per unit, with Hilbert steps computed (no table) on this many columns"
     return None
+
+
+def _skilling(plan: KeyPlan) -> bool:
+    """Whether Hilbert keys of this shape run Skilling's steps: too many columns for :mod:`hilbert_table`."""
+    d = len(plan.columns)
+    return plan.curve == "hilbert" and d > 1 and hilbert_table.build(d, plan.bits) is None
 
 
 def _json_literal(values: list, element_type: str) -> F.Column:
@@ -459,7 +467,7 @@ def add_key_and_route(
         per_unit = {
             u: _placed(
                 np.asarray(p.positions[j], dtype=np.uint64),
-                j,
+                p.slot(j),  # each unit's curve column order: a table per unit, so no cost per row
                 d,
                 bits,
                 "raw" if skilling else "linear" if first.curve == "linear" else "spread",

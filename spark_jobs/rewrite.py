@@ -98,7 +98,8 @@ class UnitWork:
     num_files: int
     rows: int = 0
     plan: KeyPlan | None = None
-    on: tuple[str, ...] | None = None  # cluster on these columns only, the others collapsed to one range
+    # cluster on these columns only, in this curve order; the others collapsed to one range
+    on: tuple[str, ...] | None = None
 
 
 _col = jvm_keys.quoted
@@ -287,6 +288,7 @@ def plan_batch(
             HASH_COL,
             min_bits=widest,
             boundaries=bounds[u.index],
+            order=u.on,
         )
 
 

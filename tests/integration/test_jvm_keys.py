@@ -119,6 +119,37 @@ def test_jvm_keys_equal_arrow_keys(spark, frame, columns, curve, num_ranges, sal
     assert len({route for _, route in jvm.values()}) == sum(u.plan.num_files for u in units)
 
 
+@pytest.mark.parametrize("curve", ["zorder", "hilbert", "linear"])
+def test_units_in_their_own_curve_order(spark, frame, curve):
+    """Units of one batch oriented apart (the incremental rule's bins): the JVM keys equal Arrow's, unit by unit."""
+    columns = ["i", "d", "str"]
+    orders = [("str", "i", "d"), ("str", "d"), None]
+    units = [rewrite.UnitWork(i, f"u{i}", [], 4, rows=N // 2, on=o) for i, o in enumerate(orders)]
+    framed = frame.withColumn(rewrite.UNIT_COL, (F.col("rid") % 3).cast("int"))
+    rewrite.plan_batch(framed, units, columns, curve, 1024, 16, seed=1)
+    assert [u.plan.slots for u in units] == [(1, 2, 0), (0, 2, 1), None]
+    assert units[0].plan.describe()["curve_order"] == ["str", "i", "d"]
+    assert jvm_keys.unsupported_reason({u.index: u.plan for u in units}, framed.schema) is None
+    jvm = _keys(spark, framed, units, columns, "jvm")
+    assert jvm == _keys(spark, framed, units, columns, "arrow")
+    plain = [rewrite.UnitWork(i, f"u{i}", [], 4, rows=N // 2) for i in range(3)]
+    rewrite.plan_batch(framed, plain, columns, curve, 1024, 16, seed=1)
+    unoriented = _keys(spark, framed, plain, columns, "jvm")
+    moved = {rid % 3 for rid in jvm if jvm[rid][0] != unoriented[rid][0]}
+    assert moved == {0, 1}  # the oriented units' keys change; the third's do not
+
+
+def test_curve_order_with_hilbert_steps_goes_to_arrow(spark, frame):
+    """Hilbert on 5 columns runs Skilling's steps, one shared expression: units of their own order take Arrow."""
+    columns = ["i", "l", "d", "day", "s"]
+    units = [rewrite.UnitWork(0, "u0", [], 3, rows=N // 2, on=("s", "i")), rewrite.UnitWork(1, "u1", [], 3, rows=N // 2)]
+    rewrite.plan_batch(frame, units, columns, "hilbert", 64, 8, seed=1)
+    assert "curve column order" in jvm_keys.unsupported_reason({u.index: u.plan for u in units}, frame.schema)
+    assert _keys(spark, frame, units, columns, "arrow")
+    with pytest.raises(ValueError, match="curve order"):
+        rewrite.plan_batch(frame, [rewrite.UnitWork(0, "u0", [], 3, rows=N, on=("i", "nope"))], columns, "hilbert", 64, 8, 1)
+
+
 @pytest.mark.parametrize("curve", ["zorder", "hilbert"])
 def test_split_stages_give_the_same_keys(spark, frame, curve):
     """Without the JIT flag the job cuts the generated code into small stages: same keys, same files."""

@@ -31,6 +31,7 @@ class KeyPlan:
     bits: int
     salt_bits: int
     file_bounds: np.ndarray  # sorted keys as_sortable(); file id = number of bounds <= key
+    slots: tuple[int, ...] | None = None  # per column: its place in the curve's column order (None: the columns')
 
     @property
     def num_files(self) -> int:
@@ -52,7 +53,35 @@ class KeyPlan:
             "salt_bits": self.salt_bits,
             "key_bytes": self.key_width,
             "num_files": self.num_files,
+            **({} if self.slots is None else {"curve_order": [self.columns[self.slots.index(i)] for i in range(len(self.columns))]}),
         }
+
+    def slot(self, j: int) -> int:
+        """Where column ``j`` sits in the curve's column order (slot 0: its top bits come first)."""
+        return j if self.slots is None else self.slots[j]
+
+
+def curve_slots(columns: Sequence[str], order: Sequence[str] | None) -> tuple[int, ...] | None:
+    """Each column's place in the curve when the columns ``order`` (a subset, case-insensitive) come in that order.
+
+    The ordered columns take the places they hold in ``columns`` among themselves, in their new order; the rest
+    keep theirs.  A rule may orient groups of one table apart (:mod:`airflow_zorder.core.policy.incremental`): a
+    curve reads unequal files per column, and groups oriented apart even out the columns' sums.  None: unchanged.
+    """
+    if not order:
+        return None
+    lower = [c.lower() for c in columns]
+    picked = [lower.index(c.lower()) if c.lower() in lower else -1 for c in order]
+    if -1 in picked or len(set(picked)) != len(picked):
+        missing = [c for c, i in zip(order, picked) if i < 0]
+        raise ValueError(
+            f"curve order {list(order)} must name distinct clustering columns ({', '.join(columns)})"
+            + (f"; not one: {', '.join(missing)}" if missing else "")
+        )
+    slots = list(range(len(columns)))
+    for place, j in zip(sorted(picked), picked):
+        slots[j] = place
+    return None if slots == list(range(len(columns))) else tuple(slots)
 
 
 def column_boundaries(
@@ -113,7 +142,7 @@ def compute_keys(
     n = len(values[0])
     ids = np.empty((n, len(plan.columns)), dtype=np.uint64)
     for j, (arr, bounds) in enumerate(zip(values, plan.boundaries)):
-        ids[:, j] = plan.positions[j][ranges.range_ids(arr, bounds) if range_ids is None else range_ids[j]]
+        ids[:, plan.slot(j)] = plan.positions[j][ranges.range_ids(arr, bounds) if range_ids is None else range_ids[j]]
     curve_bytes = curves.curve_keys(plan.curve, ids, plan.bits)
     if plan.salt_bits == 0:
         return np.ascontiguousarray(curve_bytes)
@@ -218,11 +247,13 @@ def build_plan(
     salt_column: str | None = None,
     min_bits: int = 1,
     boundaries: Sequence[pa.Array] | None = None,
+    order: Sequence[str] | None = None,
 ) -> KeyPlan:
     """Build a plan from a sample of the clustering columns (and the row-hash column used as salt).
 
     Boundaries per column are sample quantiles; file boundaries are quantiles of the
     sample's own keys, so every output file receives about the same number of rows.
+    ``order``: the curve's column order (see :func:`curve_slots`; None: ``columns``').
     """
     if curve not in curves.CURVES:
         raise ValueError(f"unknown curve {curve!r}: use one of {', '.join(curves.CURVES)}")
@@ -231,11 +262,12 @@ def build_plan(
     if not 0 <= salt_bits <= 32:
         raise ValueError(f"salt_bits must be between 0 and 32, got {salt_bits}")
     cols = tuple(columns)
+    slots = curve_slots(cols, order)
     bounds = tuple(boundaries) if boundaries is not None else column_boundaries(sample, cols, num_ranges)
     bits = max(plan_bits(bounds), min(int(min_bits), MAX_BITS_PER_COLUMN))
     rids = [ranges.range_ids(sample.column(c), b) for c, b in zip(cols, bounds)]
     positions = tuple(mass_positions(r, ranges.num_ids(b), bits) for r, b in zip(rids, bounds))
-    partial = KeyPlan(curve, cols, bounds, positions, bits, salt_bits, np.zeros(0, dtype=np.uint64))
+    partial = KeyPlan(curve, cols, bounds, positions, bits, salt_bits, np.zeros(0, dtype=np.uint64), slots)
     if num_files == 1 or sample.num_rows == 0:
         return partial
     salt = sample.column(salt_column) if (salt_bits and salt_column) else None
@@ -249,4 +281,4 @@ def build_plan(
     )
     ordered = keys[np.argsort(as_sortable(keys), kind="stable")]
     file_bounds = np.sort(as_sortable(aligned_bounds(ordered, num_files)))
-    return KeyPlan(curve, cols, bounds, positions, bits, salt_bits, file_bounds)
+    return KeyPlan(curve, cols, bounds, positions, bits, salt_bits, file_bounds, slots)
