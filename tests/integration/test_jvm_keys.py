@@ -142,12 +142,17 @@ def test_units_in_their_own_curve_order(spark, frame, curve):
 def test_curve_order_with_hilbert_steps_goes_to_arrow(spark, frame):
     """Hilbert on 5 columns runs Skilling's steps, one shared expression: units of their own order take Arrow."""
     columns = ["i", "l", "d", "day", "s"]
-    units = [rewrite.UnitWork(0, "u0", [], 3, rows=N // 2, on=("s", "i")), rewrite.UnitWork(1, "u1", [], 3, rows=N // 2)]
+    units = [
+        rewrite.UnitWork(0, "u0", [], 3, rows=N // 2, on=("s", "i")),
+        rewrite.UnitWork(1, "u1", [], 3, rows=N // 2),
+    ]
     rewrite.plan_batch(frame, units, columns, "hilbert", 64, 8, seed=1)
     assert "curve column order" in jvm_keys.unsupported_reason({u.index: u.plan for u in units}, frame.schema)
     assert _keys(spark, frame, units, columns, "arrow")
     with pytest.raises(ValueError, match="curve order"):
-        rewrite.plan_batch(frame, [rewrite.UnitWork(0, "u0", [], 3, rows=N, on=("i", "nope"))], columns, "hilbert", 64, 8, 1)
+        rewrite.plan_batch(
+            frame, [rewrite.UnitWork(0, "u0", [], 3, rows=N, on=("i", "nope"))], columns, "hilbert", 64, 8, 1
+        )
 
 
 @pytest.mark.parametrize("curve", ["zorder", "hilbert"])

@@ -73,3 +73,44 @@ def test_the_rule_cuts_the_count_its_curve_cuts_best(curve: str) -> None:
     assert b.num_output_files == min(worst, key=worst.get)
     assert worst[b.num_output_files] < worst[40]
     assert p.worst_ratio_after == pytest.approx(worst[b.num_output_files], rel=1e-6)
+
+
+def _slab_grid(label: str, split: tuple[int, int, int]) -> tuple[list[str], list[np.ndarray], list[np.ndarray]]:
+    """A clustered group cutting [0, 999]^3 into ``split[0] x split[1] x split[2]`` files."""
+    names, lo, hi = [], [], []
+    for i, j, k in np.ndindex(*split):
+        cell = np.array([i, j, k])
+        w = 1000 // np.array(split)
+        names.append(f"{label}-{i}{j}{k}")
+        lo.append(cell * w)
+        hi.append((cell + 1) * w - 1)
+    return names, lo, hi
+
+
+def test_the_rule_orients_a_merge_away_from_the_column_the_others_read_most() -> None:
+    """A group Z-ordered into 32 files reads 8, 8 and 16 files on a, b and c (the curve's last column is cut in
+    2); the new files' bin puts c where the curve cuts finest, so the columns' sums even out."""
+    names, lo, hi = _slab_grid("r1", (4, 4, 2))
+    n = len(names) + 32
+    lo += [np.zeros(3, dtype=np.int64)] * 32
+    hi += [np.full(3, 999, dtype=np.int64)] * 32
+    lo_a, hi_a, ok = np.array(lo), np.array(hi), np.ones(n, dtype=bool)
+    unit = UnitFiles(
+        names + [f"new-{i}" for i in range(32)],
+        [1000] * n,
+        ["r1"] * len(names) + [None] * 32,
+        {c: (lo_a[:, j], hi_a[:, j], ok) for j, c in enumerate("abc")},
+    )
+    p = plan(unit, IncrementalParams(target_file_bytes=1000, min_new_files=4, target_ratio=1.6, curve="zorder"))
+    (b,) = [b for b in p.bins if b.paths[0].startswith("new")]
+    assert b.columns is not None and sorted(b.columns) == ["a", "b", "c"]
+    k = b.num_output_files
+    cost = files_read("zorder", k, 3)
+    after = {c: 0.0 for c in "abc"}
+    after.update({"a": 8.0, "b": 8.0, "c": 16.0})
+    for slot, c in enumerate(b.columns):
+        after[c] += cost[slot]
+    est = {c.column: c.files_read_after for c in p.columns}
+    assert est == pytest.approx(after, rel=0.05)  # the estimate is the oriented one
+    assert max(after.values()) < 16.0 + cost[-1] - 1.0  # better than the table's own order
+    assert b.columns.index("c") < 2  # c is not the column the curve cuts coarsest

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import datetime as dt
 import json
 
@@ -324,3 +325,20 @@ def test_the_bins_of_one_run_stay_separate_groups() -> None:
 
     groups = set(unit_files(stats_rows(low + high), None, list(COLS)).membership)
     assert groups == {"r1/b0", "r1/b1"}
+
+
+def test_output_files_are_sized_by_what_clustered_rows_weigh() -> None:
+    """Unsorted appends weigh more per row than clustered files (Spark's lineitem: 5-15%): the new files' bin is
+    cut for the bytes its rows take once clustered, so that its files come out at the target, not below it."""
+    files = grid("r1", 2) + unsorted(16, size=1250)  # 8 clustered files of 100 rows (10 B/row); 16 of 12.5 B/row
+    u = unit(files)
+    as_bytes = plan(u, params(min_new_files=4))
+    by_rows = plan(dataclasses.replace(u, rows=[100] * len(files)), params(min_new_files=4))
+    (b,) = [b for b in as_bytes.bins if b.paths[0].startswith("new")]
+    (r,) = [b for b in by_rows.bins if b.paths[0].startswith("new")]
+    assert b.bytes == r.bytes == 16 * 1250
+    assert b.num_output_files == 20 and r.num_output_files == 16  # 1600 rows x 10 B / 1000 B per file
+    unknown = plan(dataclasses.replace(u, rows=[100] * 8 + [0] * 16), params(min_new_files=4))
+    assert [x.num_output_files for x in unknown.bins] == [20]  # rows not known for every new file: its bytes
+    with pytest.raises(ValueError, match="rows differ in length"):
+        dataclasses.replace(u, rows=[1])

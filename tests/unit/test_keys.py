@@ -74,3 +74,23 @@ def test_bad_arguments_are_named():
         curve_keys.build_plan(t, ["a"], "zorder", 0, salt_column="h")
     with pytest.raises(ValueError, match="row-hash"):
         curve_keys.build_plan(t, ["a"], "zorder", 4)
+
+
+@pytest.mark.parametrize("curve", ["zorder", "hilbert", "linear"])
+def test_a_curve_order_keys_rows_as_the_columns_in_that_order(curve: str) -> None:
+    """``order`` puts the columns in the curve as a plan over the reordered columns would: the same keys and files."""
+    rng = np.random.default_rng(3)
+    sample = pa.table({"a": rng.integers(0, 1000, 5000), "b": rng.normal(size=5000), "c": rng.integers(0, 9, 5000)})
+    oriented = curve_keys.build_plan(sample, ["a", "b", "c"], curve, 8, salt_bits=0, order=["C", "a"])
+    plain = curve_keys.build_plan(sample, ["c", "b", "a"], curve, 8, salt_bits=0)
+    assert oriented.slots == (2, 1, 0) and oriented.describe()["curve_order"] == ["c", "b", "a"]
+    keys = curve_keys.compute_keys(oriented, [sample.column(c).combine_chunks() for c in "abc"], None)
+    assert np.array_equal(
+        keys, curve_keys.compute_keys(plain, [sample.column(c).combine_chunks() for c in "cba"], None)
+    )
+    assert np.array_equal(curve_keys.file_ids(oriented, keys), curve_keys.file_ids(plain, keys))
+    assert curve_keys.curve_slots(["a", "b", "c"], ["a", "c"]) is None  # the table's own order
+    with pytest.raises(ValueError, match="not one: d"):
+        curve_keys.curve_slots(["a", "b", "c"], ["d", "a"])
+    with pytest.raises(ValueError, match="distinct"):
+        curve_keys.curve_slots(["a", "b", "c"], ["a", "A"])

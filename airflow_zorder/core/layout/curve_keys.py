@@ -53,7 +53,11 @@ class KeyPlan:
             "salt_bits": self.salt_bits,
             "key_bytes": self.key_width,
             "num_files": self.num_files,
-            **({} if self.slots is None else {"curve_order": [self.columns[self.slots.index(i)] for i in range(len(self.columns))]}),
+            **(
+                {}
+                if self.slots is None
+                else {"curve_order": [self.columns[self.slots.index(i)] for i in range(len(self.columns))]}
+            ),
         }
 
     def slot(self, j: int) -> int:

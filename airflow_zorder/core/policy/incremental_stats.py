@@ -53,6 +53,7 @@ def unit_files(
     _, first = np.unique(enc.indices.to_numpy(zero_copy_only=False), return_index=True)
     take = pa.array(first)
     sizes = pc.fill_null(rows["file_size"].take(take), 0).to_numpy(zero_copy_only=False)
+    counts = pc.fill_null(rows["file_rows"].take(take), 0).to_numpy(zero_copy_only=False)
     if isinstance(membership, str):
         if membership not in rows.column_names:
             raise ValueError(f"no membership column {membership!r} in the stats rows; pass a path -> run id mapping")
@@ -76,7 +77,7 @@ def unit_files(
         full_has = np.zeros(len(paths), dtype=bool)
         full_has[at] = has
         bounds[c] = (mins.take(ix), maxs.take(ix), full_has)
-    return UnitFiles(paths, [int(s) for s in sizes], runs, bounds)
+    return UnitFiles(paths, [int(s) for s in sizes], runs, bounds, rows=[int(n) for n in counts])
 
 
 def plan_from_stats(
