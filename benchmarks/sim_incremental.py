@@ -67,6 +67,7 @@ from airflow_zorder.core.policy import incremental, incremental_stats, metrics
 from airflow_zorder.core.stats.stats_schema import file_stats_table
 
 ROW_BYTES = 24
+RAW_WEIGHT = [1.0]  # bytes per row of a never-clustered file over a clustered one's (--raw-weight; Spark SF1: 1.11)
 DOMAIN = 1_000_000
 SLAB = 1_000  # date values per ingestion day (date scenario)
 D = 3  # clustering columns
@@ -93,8 +94,8 @@ class File:
 
     @property
     def bytes(self) -> int:
-        """Size on 'disk'."""
-        return int(self.rows.shape[0]) * ROW_BYTES
+        """Size on 'disk': a never-clustered file's rows weigh ``RAW_WEIGHT`` times a clustered file's."""
+        return int(self.rows.shape[0] * ROW_BYTES * (RAW_WEIGHT[0] if self.run is None else 1.0))
 
 
 def cluster(rows: np.ndarray, k: int, order: tuple[int, ...] = (0, 1, 2), seed: int = 0) -> list[np.ndarray]:
@@ -450,7 +451,8 @@ class Model:
                 if len(members) == 1 and members[0][4] == o:
                     continue
                 g = self.merged(members, o)
-                out.append((tuple(sorted(rest + [g])), sum(m[0] for m in members), ((tuple(members), o, g),)))
+                paid = sum(m[0] * (RAW_WEIGHT[0] if m[4] == "raw" else 1.0) for m in members)
+                out.append((tuple(sorted(rest + [g])), paid, ((tuple(members), o, g),)))
         return out
 
 
@@ -550,7 +552,7 @@ def pay_once_bound(world: World, args: argparse.Namespace, cost: Callable) -> fl
         for (r, q), c in states.items():
             r += 1
             for j in range(r + 1):
-                q2, c2 = q + j * day_q, c + j * day_q
+                q2, c2 = q + j * day_q, c + j * day_q * RAW_WEIGHT[0]
                 v = model.vec(base, t) + np.full(3, float((r - j) * day_f))
                 if world.date:
                     v[2] = model.vec(base, t)[2] + (r - j) * day_f / (world.days + t)
@@ -894,7 +896,14 @@ def main(argv: list[str] | None = None) -> dict:
     ap.add_argument("--min-new-files", type=int, default=d.min_new_files)
     ap.add_argument("--min-new-target-files", type=float, default=d.min_new_bytes / d.target_file_bytes)
     ap.add_argument("--seal-target-files", type=float, default=200.0, help="0: never seal (Spark benchmark: 200)")
+    ap.add_argument(
+        "--raw-weight",
+        type=float,
+        default=1.0,
+        help="bytes per row of never-clustered files over clustered ones (Spark's SF1 lineitem appends: 1.11)",
+    )
     args = ap.parse_args(argv)
+    RAW_WEIGHT[0] = args.raw_weight
     out = {}
     for s in SCENARIOS if args.scenario == "all" else (args.scenario,):
         args.scenario = s

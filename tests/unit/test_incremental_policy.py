@@ -274,6 +274,19 @@ def test_check_plan_refuses_what_it_cannot_run() -> None:
     bad = {"format": PLAN_FORMAT, "version": 1, "partitions": [{"partition": None, "bins": [{"paths": ["x"]}]}]}
     with pytest.raises(ValueError, match="malformed bin"):
         check_plan(bad)
+    bin_ = {"paths": ["x"], "num_output_files": 2}
+    for on in (["b", "a"], ["c"]):  # a curve order of the plan's columns; a subset
+        check_plan(
+            {**bad, "columns": ["a", "b", "c"], "partitions": [{"partition": None, "bins": [{**bin_, "columns": on}]}]}
+        )
+    for on in (["a", "A"], ["a", "z"], []):
+        doc = {
+            **bad,
+            "columns": ["a", "b", "c"],
+            "partitions": [{"partition": None, "bins": [{**bin_, "columns": on}]}],
+        }
+        with pytest.raises(ValueError, match="distinct columns of the plan's"):
+            check_plan(doc)
 
 
 def test_new_files_narrow_in_a_column_are_clustered_on_the_others() -> None:

@@ -112,3 +112,19 @@ def test_the_goal_sits_just_below_the_trigger_unless_set():
     assert IncrementalParams(trigger_ratio=1.5, target_ratio=1.2).goal == 1.2
     with pytest.raises(ValueError, match="trigger_ratio"):
         IncrementalParams(trigger_ratio=0.5)
+
+
+def test_raw_weight_charges_never_clustered_rows_more():
+    """--raw-weight: Spark's unsorted appends weigh 1.11x per row; the optimum's merges and the files pay it."""
+    model = _model(1.4)
+    state = ((2, 2, 0, 0, "raw"), (8, 8, 0, 0, "r0"))
+    saved = sim.RAW_WEIGHT[0]
+    try:
+        sim.RAW_WEIGHT[0] = 1.5
+        paid = {len(acts[0][0]): q for _, q, acts in model.moves(state)}
+        # clustering the raw group alone (the r0 group alone in its own order is no move), and merging both
+        assert paid == {1: pytest.approx(2 * 1.5), 2: pytest.approx(2 * 1.5 + 8)}
+        rows = sim.np.zeros((10, 3), dtype=sim.np.int64)
+        assert sim.File("a", rows, None).bytes == 1.5 * sim.File("b", rows, "r1").bytes
+    finally:
+        sim.RAW_WEIGHT[0] = saved

@@ -18,7 +18,10 @@ The rule
   ``q_c`` = median over clustered groups of >= 4 files of their actual ``E_c`` over this estimate, clipped to
   [0.75, 2] (default 1): the data's distance from evenly spread.  ``k`` is the count the curve cuts best with the
   mean file within 0.8-1.1x ``target_file_bytes`` (:func:`curve_cost.preferred_counts`; Z-order on 3 columns cuts
-  64 files into a grid, 40 into files whose worst column reads 1.7x the ideal).
+  64 files into a grid, 40 into files whose worst column reads 1.7x the ideal), the set's bytes counted as its
+  rows weigh in the unit's clustered groups (unsorted appends shrink when clustered).  The curve's column order
+  is the bin's own: the one that leaves the unit's worst column lowest given the other groups' files read (a
+  curve reads unequal files per column at most counts, and groups oriented apart even out the sums).
   A set may be clustered on a subset of the columns (the bin's ``columns``): a column outside it costs
   ``U_c(S) * k`` and the subset's own get the curve's cost on ``|subset|`` columns; the cheapest subset wins, so a
   set narrow in a column (a day of appends in an ingestion-date column) is clustered on its wide columns only.

@@ -191,10 +191,13 @@ def check_plan(doc: Any) -> dict[str, Any]:
                 raise ValueError(f"malformed bin in the plan's partition {e.get('partition')!r}: {b!r:.200}")
             on = b.get("columns")
             if on is not None and (
-                not isinstance(on, list) or not on or any(not isinstance(c, str) or c.lower() not in known for c in on)
+                not isinstance(on, list)
+                or not on
+                or any(not isinstance(c, str) or c.lower() not in known for c in on)
+                or len({c.lower() for c in on}) != len(on)
             ):
                 raise ValueError(
                     f"a bin of the plan's partition {e.get('partition')!r} is clustered on {on!r}, not a non-empty "
-                    f"subset of the plan's columns {doc.get('columns')!r}"
+                    f"list of distinct columns of the plan's {doc.get('columns')!r} (in the curve's order)"
                 )
     return dict(doc)
