@@ -151,13 +151,14 @@ def test_a_given_plan_runs_its_bins_without_name_clashes(spark, table, tmp_path)
 
 def test_a_bin_is_clustered_on_its_own_columns_only(spark, table, tmp_path):
     """A bin with ``columns`` (the rule's choice for a set narrow in the others, #37) is cut along those columns
-    alone: bin 0 on a gives files with disjoint a ranges, bin 1 on b disjoint b ranges (clustered on both, 4 files
-    would be a 2 x 2 grid, each range shared by two files); rows are kept."""
+    alone: bin 0 on a gives 4 files with disjoint a ranges (clustered on both, 4 files would be a 2 x 2 grid, each
+    range shared by two files). Bin 1 is clustered on both in the curve order b, a: its 2 files are cut on b
+    (in the table's order, on a). Rows are kept."""
     _append(table, 6, files=2, rows=4000), _append(table, 7, files=2, rows=4000)
     doc, path = _given_plan(spark, table, tmp_path, split=True)
     (entry,) = doc["partitions"]
-    for b, on in zip(entry["bins"], (["a"], ["B"])):
-        b["columns"], b["num_output_files"] = on, 4
+    for b, on, n in zip(entry["bins"], (["a"], ["B", "a"]), (4, 2)):
+        b["columns"], b["num_output_files"] = on, n
     with open(path, "w") as f:
         json.dump(doc, f)
 
@@ -185,12 +186,12 @@ def test_a_bin_is_clustered_on_its_own_columns_only(spark, table, tmp_path):
     for n in written:  # a bin's output files hold its input rows
         first = pq.read_table(os.path.join(table, n), columns=["id"])["id"][0].as_py()
         by_bin[0 if first in bin_ids[0] else 1].append(n)
-    assert len(by_bin[0]) == len(by_bin[1]) == 4
+    assert (len(by_bin[0]), len(by_bin[1])) == (4, 2)
     for k, on in {0: "a", 1: "b"}.items():
         lo_hi = ranges(by_bin[k], on)
         assert all(prev[1] <= nxt[0] for prev, nxt in zip(lo_hi, lo_hi[1:])), (k, lo_hi)  # disjoint: cut on it
     bad = {**doc, "partitions": [{**entry, "bins": [{**entry["bins"][0], "columns": ["zz"]}]}]}
-    with pytest.raises(ValueError, match="not a non-empty subset"):
+    with pytest.raises(ValueError, match="not a non-empty list of distinct columns"):
         incremental_stats.check_plan(bad)
 
 
