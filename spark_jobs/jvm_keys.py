@@ -169,15 +169,17 @@ def unsupported_reason(plans: Mapping[int, KeyPlan], schema: T.StructType) -> st
     ):
         # bits depend on each unit's number of ranges; per-unit curve arithmetic is possible but not worth it
         return "units with different bit widths"
-    if _skilling(first) and any(p.slots is not None for p in plans.values()):
+    if _hilbert_steps(first)[1] and any(p.slots is not None for p in plans.values()):
         return "a curve column order of its own per unit, with Hilbert steps computed (no table) on this many columns"
     return None
 
 
-def _skilling(plan: KeyPlan) -> bool:
-    """Whether Hilbert keys of this shape run Skilling's steps: too many columns for :mod:`hilbert_table`."""
+def _hilbert_steps(plan: KeyPlan) -> tuple[hilbert_table.HilbertTable | None, bool]:
+    """How Hilbert keys of this plan's shape are computed: ``(state tables, False)`` for 2 to 4 columns, ``(None,
+    True)`` when :mod:`hilbert_table`'s would be too large (Skilling's steps); ``(None, False)`` for other curves."""
     d = len(plan.columns)
-    return plan.curve == "hilbert" and d > 1 and hilbert_table.build(d, plan.bits) is None
+    table = hilbert_table.build(d, plan.bits) if plan.curve == "hilbert" and d > 1 else None
+    return table, plan.curve == "hilbert" and d > 1 and table is None
 
 
 def _json_literal(values: list, element_type: str) -> F.Column:
@@ -459,8 +461,7 @@ def add_key_and_route(
     # Curve coordinate of each range id (ids: 0 = null, else pos + 1); never null from here on.
     # Except for Skilling's steps, the table holds the coordinate already placed in the curve
     # value (Z-order: bits spread d apart; linear: shifted), so the curve is one OR per column.
-    table = hilbert_table.build(d, bits) if first.curve == "hilbert" and d > 1 else None
-    skilling = first.curve == "hilbert" and d > 1 and table is None
+    table, skilling = _hilbert_steps(first)
     coords = []
     for j in range(d):
         shift = _index_bits(max(len(p.positions[j]) for p in plans.values()) - 1)

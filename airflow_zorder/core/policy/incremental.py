@@ -307,11 +307,7 @@ def _clustered_cost(
         dim = max(1, d - (m - size))
         read = curve_cost.files_read(curve, k, dim)
         for sub in itertools.combinations(range(m), size):
-            inside = np.zeros(m, dtype=bool)
-            inside[list(sub)] = True
-            per = np.full(m, float(k))
-            per[list(sub)] = read[: len(sub)]
-            cost = span * np.where(inside, np.minimum(k, q * per), k)
+            cost = _ordered_cost(span, k, q, read, sub)
             total = float(cost.sum())
             if best is None or total < best[0] - 1e-9:
                 best = (total, cost, sub)
@@ -320,15 +316,22 @@ def _clustered_cost(
     assert best is not None
     _, cost, order = best
     if rest is not None and 2 <= len(order) <= _MAX_ORIENTED_COLUMNS:
-        read = curve_cost.files_read(curve, k, max(1, d - (m - len(order))))[: len(order)]
-        sub = np.array(order)
+        read = curve_cost.files_read(curve, k, max(1, d - (m - len(order))))
         top = float(np.max(rest + cost))
-        for perm in itertools.permutations(range(len(order))):
-            alt = cost.copy()
-            alt[sub[list(perm)]] = span[sub[list(perm)]] * np.minimum(k, q[sub[list(perm)]] * read)
+        for alt_order in itertools.permutations(order):
+            alt = _ordered_cost(span, k, q, read, alt_order)
             if (worst := float(np.max(rest + alt))) < top - 1e-9:
-                top, cost, order = worst, alt, tuple(int(i) for i in sub[list(perm)])
+                top, cost, order = worst, alt, tuple(int(i) for i in alt_order)
     return cost, (None if order == tuple(range(m)) else order)
+
+
+def _ordered_cost(span: np.ndarray, k: int, q: np.ndarray, read: np.ndarray, order: Sequence[int]) -> np.ndarray:
+    """``E_c`` of a set spanning ``span`` cut into ``k`` files on the columns ``order``, in that curve order: the
+    column in slot i costs ``q_c`` times the curve's ``read[i]`` (at most ``k``), a column outside costs ``k``."""
+    cost = span * float(k)
+    at = list(order)
+    cost[at] = span[at] * np.minimum(k, q[at] * read[: len(at)])
+    return cost
 
 
 def _calibration(cols: list[_Col], groups: Sequence[_Group], d: int, curve: str) -> np.ndarray:
@@ -351,12 +354,11 @@ def _oriented(span: np.ndarray, k: int, d: int, curve: str, actual: np.ndarray) 
     est, on = _clustered_cost(span, k, d, np.ones(m), curve)
     if on is not None or not 2 <= m <= _MAX_ORIENTED_COLUMNS:
         return est
-    read = curve_cost.files_read(curve, k, d)[:m]
+    read = curve_cost.files_read(curve, k, d)
     ok = (est > 0) & (actual > 0)
     best, out = math.inf, est
-    for perm in itertools.permutations(range(m)):
-        alt = est.copy()
-        alt[list(perm)] = span[list(perm)] * np.minimum(k, read)
+    for order in itertools.permutations(range(m)):
+        alt = _ordered_cost(span, k, np.ones(m), read, order)
         good = ok & (alt > 0)
         err = float(np.sum(np.log(actual[good] / alt[good]) ** 2))
         if err < best - 1e-12:
@@ -578,7 +580,7 @@ def _apply(
     rest = np.sum([g.files_read for g in others], axis=0) if others else None
     merged = _merge(members, cols, p, d, q, rest)
     cost = sum(g.bytes for g in members if not g.planned)  # planned bins merge for free
-    return [g for i, g in enumerate(groups) if i not in ids] + [merged], cost, merged
+    return others + [merged], cost, merged
 
 
 def _lookahead(
@@ -617,8 +619,7 @@ def _amortised(
     """The plan of one or two candidates (the second after clustering the new files, or after any first step)
     that reaches the target with the fewest bytes per append absorbed before the sensor's trigger ratio comes
     back, this run and the next (:func:`_lookahead`).  Rewriting a little now can cost more later: merging groups
-    a query must visit
-    one by one buys more appends per byte.  None: no such plan (the greedy then decides)."""
+    a query must visit one by one buys more appends per byte.  None: no such plan (the greedy then decides)."""
     assert p.trigger_ratio is not None
     cap, q, m = p.trigger_ratio, _calibration(cols, groups, d, p.job_curve), len(cols)
     best: tuple[float, int, list[_Group], list[tuple[str, _Group, float, int]]] | None = None

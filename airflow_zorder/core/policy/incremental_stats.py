@@ -26,6 +26,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from airflow_zorder.core.jobs.file_names import membership_of
+from airflow_zorder.core.layout import curve_keys
 from airflow_zorder.core.policy.incremental import IncrementalParams, IncrementalPlan, PlanBin, UnitFiles, plan
 from airflow_zorder.core.stats import stats_schema
 
@@ -190,14 +191,21 @@ def check_plan(doc: Any) -> dict[str, Any]:
             if not b.get("paths") or not isinstance(b.get("num_output_files"), int) or b["num_output_files"] < 1:
                 raise ValueError(f"malformed bin in the plan's partition {e.get('partition')!r}: {b!r:.200}")
             on = b.get("columns")
-            if on is not None and (
-                not isinstance(on, list)
-                or not on
-                or any(not isinstance(c, str) or c.lower() not in known for c in on)
-                or len({c.lower() for c in on}) != len(on)
-            ):
+            if on is not None and (not isinstance(on, list) or not on or not _names_columns(known, on)):
                 raise ValueError(
                     f"a bin of the plan's partition {e.get('partition')!r} is clustered on {on!r}, not a non-empty "
                     f"list of distinct columns of the plan's {doc.get('columns')!r} (in the curve's order)"
                 )
     return dict(doc)
+
+
+def _names_columns(columns: Sequence[str], order: Sequence[Any]) -> bool:
+    """Whether ``order`` names distinct ``columns`` (case-insensitive), as the job's :func:`curve_keys.curve_slots`
+    takes a bin's curve order."""
+    if not all(isinstance(c, str) for c in order):
+        return False
+    try:
+        curve_keys.curve_slots(columns, order)
+    except ValueError:
+        return False
+    return True
