@@ -3,7 +3,7 @@ in three scenarios, beside the simulator's optimum.
 
     .venv/bin/python benchmarks/bench_incremental.py [--sf 1] [--days 30] [--scenario uniform|date|partitioned|all]
         [--work DIR] [--merge-into docs/benchmarks/results.json] [--doc docs/benchmarks.md]
-        [--policies never,full,incremental,liquid,hudi[,delta-rs]] [--no-optimum]
+        [--policies never,full,incremental,liquid,hudi,optimum[,delta-rs]] [--no-optimum]
 
 Data: TPC-H lineitem at ``--sf`` (``tpch_data.generate_lineitem``, 64 files in generation order), clustering
 columns (l_partkey, l_suppkey, l_shipdate), curve hilbert.  Appended rows are ``l_orderkey`` slices of the same
@@ -44,9 +44,13 @@ with ``HEALTH``, its bytes-read ratio sized by the target file, d = 3, the incre
   clustered among itself (:func:`hudi_bins`);
 * ``delta-rs`` (opt-in, unpartitioned scenarios only; ~12 min at SF1): a Delta copy of the base, appends by
   ``write_deltalake``, ``DeltaTable.optimize.z_order(columns, target_size=the Delta base's mean file size)`` in a
-  child process (``--delta-zorder``) on ``recluster``.
+  child process (``--delta-zorder``) on ``recluster``;
+* ``optimum`` (uniform scenario only): the schedule of the simulator's optimum (below; it knows every
+  future append) run by the Spark job, each day's merge as ``sim_incremental.py --schedule-out`` writes it
+  (:func:`replay_bins`), whatever the sensor says.  It measures what that schedule costs in Spark's bytes, which
+  the simulator can only estimate.
 
-liquid's and hudi's runs are plan documents (:func:`anchor_plan`, the sensor's format:
+liquid's, hudi's and the optimum's runs are plan documents (:func:`anchor_plan`, the sensor's format:
 ``incremental_stats.plan_table``'s) run by the same job through its given-plan path; a file's membership (which run
 wrote it) is the run its name carries (``file_names.run_id_of``).
 
@@ -97,9 +101,9 @@ COLUMNS = ["l_partkey", "l_suppkey", "l_shipdate"]
 D = 3  # num_clustering_columns of the ideal
 CURVE = "hilbert"
 SCENARIOS = ("uniform", "date", "partitioned")
-POLICIES = ("never", "full", "incremental", "liquid", "hudi", "delta-rs")
-DEFAULT_POLICIES = ("never", "full", "incremental", "liquid", "hudi")  # delta-rs: opt-in (~12 min at SF1)
-ANCHORS = ("liquid", "hudi")  # plan their own runs, whatever the sensor says
+POLICIES = ("never", "full", "incremental", "liquid", "hudi", "delta-rs", "optimum")
+DEFAULT_POLICIES = ("never", "full", "incremental", "liquid", "hudi", "optimum")  # delta-rs: opt-in (~12 min at SF1)
+ANCHORS = ("liquid", "hudi", "optimum")  # plan their own runs, whatever the sensor says
 HEALTH = HealthPolicy(max_ratio_to_ideal=1.5, min_interval_since_cluster=None, max_stats_age=None, min_files=1)
 ROW_KEY = ["l_orderkey", "l_linenumber"]  # the rows' identity, for the checksum
 APPENDS_MARKER = "_APPENDS.json"
@@ -392,6 +396,15 @@ def partitioned_scenario(info: dict[str, Any], days: int) -> Scenario:
 # --------------------------------------------------------------------------- the anchors' plans (pure)
 
 
+class AnchorBin(NamedTuple):
+    """Files an anchor clusters together: into ``num_output_files`` (None: ``round(bytes / target)``), on
+    ``columns`` in that curve order (None: every clustering column)."""
+
+    files: Sequence[UnitFile]
+    num_output_files: int | None = None
+    columns: Sequence[str] | None = None
+
+
 class UnitFile(NamedTuple):
     """A data file as the anchors see it: path, bytes, the run that wrote it (None: never clustered), its unit."""
 
@@ -460,25 +473,28 @@ def hudi_bins(
 
 
 def anchor_plan(
-    bins: dict[str | None, list[list[UnitFile]]],
+    bins: dict[str | None, list[list[UnitFile]] | list[AnchorBin]],
     columns: Sequence[str],
     target: int,
     d: int = D,
     snapshot_id: Any = None,
 ) -> dict[str, Any]:
     """A plan document (``incremental_stats``'s format, as the sensor writes it) of the given bins, each clustered
-    among itself into ``round(bytes / target)`` files on every column (no per-bin ``columns``)."""
+    among itself into ``round(bytes / target)`` files on every column, unless an :class:`AnchorBin` says otherwise."""
     entries = []
     for unit in sorted(bins, key=lambda u: (u is not None, u or "")):
-        bs = [
-            {
-                "paths": [f.path for f in b],
-                "bytes": sum(f.bytes for f in b),
-                "num_output_files": _files_for(sum(f.bytes for f in b), target),
+        bs = []
+        for b in bins[unit]:
+            ab = b if isinstance(b, AnchorBin) else AnchorBin(b)
+            if not ab.files:
+                continue
+            size = sum(f.bytes for f in ab.files)
+            entry = {
+                "paths": [f.path for f in ab.files],
+                "bytes": size,
+                "num_output_files": ab.num_output_files or _files_for(size, target),
             }
-            for b in bins[unit]
-            if b
-        ]
+            bs.append(entry if ab.columns is None else {**entry, "columns": list(ab.columns)})
         if not bs:
             continue
         entries.append(
@@ -533,6 +549,7 @@ class PolicyTable:
     delta: bool = False
     days: list[dict[str, Any]] = dataclasses.field(default_factory=list)
     own_runs: set[str] = dataclasses.field(default_factory=set)  # the runs this policy's job wrote (liquid's cubes)
+    groups: dict[str, list] = dataclasses.field(default_factory=dict)  # optimum: run -> the model group it holds
 
     @property
     def stats(self) -> str:
@@ -722,9 +739,43 @@ def delta_zorder_child(argv: list[str]) -> int:
     return 0
 
 
+def replay_bins(
+    files: Sequence[UnitFile], groups: dict[str, list], actions: Sequence[list], orders: dict[str, list[int]]
+) -> tuple[list[AnchorBin], list]:
+    """The optimum's merge of today (``sim_incremental.write_schedule``'s ``[members, orientation, group]``) as a bin
+    of the table's files, and the model group it makes.  A member ``raw`` is every never-clustered file; another
+    is the files of a run that ``groups`` maps to it (each run once; the base's run maps to the base's group)."""
+    if len(actions) != 1:
+        raise ValueError(f"optimum replay: {len(actions)} merges in one day; run the simulator with --dp-merges 1")
+    members, orient, group = actions[0]
+    taken: set[str] = set()
+    picked: list[UnitFile] = []
+    for m in members:
+        if m[4] == "raw":
+            picked += [f for f in files if f.run is None]
+            continue
+        run = next((r for r, g in sorted(groups.items()) if g == m and r not in taken), None)
+        if run is None:
+            raise ValueError(f"optimum replay: no run holds model group {m} (runs: {groups})")
+        taken.add(run)
+        picked += [f for f in files if f.run == run]
+    return [AnchorBin(picked, int(group[1]), [COLUMNS[j] for j in orders[orient]])], group
+
+
 def anchor_plan_for(t: PolicyTable, snapshot, a: argparse.Namespace, target: int, day: int) -> dict | None:
-    """liquid's or hudi's plan document for today (None: no run today)."""
+    """liquid's, hudi's or the optimum's plan document for today (None: no run today)."""
     files = snapshot_files(snapshot)
+    if t.name == "optimum":
+        unit = a.replay["units"]["null"]
+        if not t.groups:  # day 1: the base's run holds the base's group
+            t.groups = {f.run: unit["base"] for f in files if f.run is not None}
+        actions = unit["days"].get(str(day))
+        if not actions:
+            return None
+        bins, t.groups["<next>"] = replay_bins(files, t.groups, actions, a.replay["orders"])
+        for f in bins[0].files:
+            t.groups.pop(f.run or "", None)
+        return anchor_plan({None: bins}, COLUMNS, target)
     if t.name == "liquid":
         bins = liquid_bins(files, t.own_runs, target, a.liquid_min, a.liquid_seal)
     elif day % a.hudi_every:
@@ -816,9 +867,13 @@ def day_step(
         rec["partitions_listed"] = len(payload["partitions"])
     rec.update(action="none", job_s=0.0, bytes_rewritten=0, files_rewritten=0)
     if t.name in ANCHORS:
+        runs = set(t.own_runs)
         plan, source = anchor_plan_for(t, snap, a, target, day), t.name
         if plan is not None:
             rec.update(act(spark, t, plan, payload, target, dt_target, work, day))
+        if "<next>" in t.groups:  # the optimum's merge: its run now holds the model group
+            t.groups.update({r: t.groups["<next>"] for r in t.own_runs - runs})
+            del t.groups["<next>"]
     elif payload["decision"] == "recluster":
         rec.update(act(spark, t, plan, payload, target, dt_target, work, day))
     rec["plan"] = plan_summary(plan, source)
@@ -987,23 +1042,25 @@ def vs_full(policies: dict[str, dict[str, Any]]) -> None:
 # --------------------------------------------------------------------------- the simulator's optimum
 
 
-def simulator_optimum(scenario: str, days: int, cache: Path) -> dict[str, Any]:
+def simulator_optimum(scenario: str, days: int, cache: Path, schedule: bool = False) -> dict[str, Any]:
     """``sim_incremental.py``'s figures for ``scenario`` over ``days`` at its own scale and defaults: its optimum
     (the DP's bound over whole-group schedules with the measured curve) as a fraction of its full policy's bytes,
-    and its policies'; cached in ``cache`` per scenario, days and simulator source."""
+    and its policies'; with ``schedule``, the optimum's schedule too (``--schedule-out``, for the optimum policy);
+    cached in ``cache`` per scenario, days and simulator source."""
     import sim_incremental
 
     src = Path(sim_incremental.__file__).read_bytes()
-    key = f"{scenario}:d{days}:{hashlib.sha1(src).hexdigest()[:12]}"
+    key = f"{scenario}:d{days}:{hashlib.sha1(src).hexdigest()[:12]}" + (":schedule" if schedule else "")
     store = json.loads(cache.read_text()) if cache.exists() else {}
     if key in store:
         return store[key]
     log(f"simulator: {scenario}, {days} days (sim_incremental.py, its own scale; a minute or two)")
     argv = ["--scenario", scenario, "--days", str(days), "--quiet", "--policies", SIM_POLICIES]
+    sched_path = cache.with_name(f"sim_schedule_{scenario}.json")
     s = time.perf_counter()
     buf = io.StringIO()
     with contextlib.redirect_stdout(buf):
-        out = sim_incremental.main(argv)[scenario]
+        out = sim_incremental.main(argv + (["--schedule-out", str(sched_path)] if schedule else []))[scenario]
     wall = time.perf_counter() - s
     label = next((k for k in out if "measured curve" in k and k.startswith(("optimum", "schedule"))), None)
     opt, full = out.get(label) or {}, out.get("full") or {}
@@ -1024,6 +1081,8 @@ def simulator_optimum(scenario: str, days: int, cache: Path) -> dict[str, Any]:
         },
         "wall_s": round(wall, 1),
     }
+    if schedule:
+        res["schedule"] = json.loads(sched_path.read_text())
     store[key] = res
     cache.parent.mkdir(parents=True, exist_ok=True)
     cache.write_text(json.dumps(store, indent=1, default=float) + "\n")
@@ -1128,7 +1187,7 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     )
     ap.add_argument("--late-days", type=int, default=7, help="partitioned: late files land 1..this many days back")
     ap.add_argument("--seed", type=int, default=7, help="partitioned: where late files land")
-    ap.add_argument("--no-optimum", action="store_true", help="skip the simulator's optimum")
+    ap.add_argument("--no-optimum", action="store_true", help="skip the simulator's optimum (and the optimum policy)")
     ap.add_argument("--merge-into", default=None, help="a results JSON to store the figures in (key 'incremental')")
     ap.add_argument("--doc", default=None, help="a markdown whose incremental section to (re)write (with --merge-into)")
     ap.add_argument(
@@ -1141,6 +1200,9 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     if unknown:
         ap.error(f"unknown policies {sorted(unknown)}; choose from {', '.join(POLICIES)}")
     a.scenarios = list(SCENARIOS) if a.scenario == "all" else [a.scenario]
+    if a.no_optimum and "optimum" in a.policies:  # it replays the simulator's optimum
+        a.policies.remove("optimum")
+    a.replay = None  # the optimum policy's schedule, per scenario (run_scenario)
     if a.doc and not a.merge_into:
         ap.error("--doc needs --merge-into (the section is rendered from that JSON)")
     return a
@@ -1181,6 +1243,9 @@ def policy_tables(sc: Scenario, a: argparse.Namespace, work: Path) -> list[Polic
     tables = []
     for name in a.policies:
         dst = work / sc.name / f"table_{name.replace('-', '_')}"
+        if name == "optimum" and a.replay is None:
+            log(f"optimum: the uniform scenario only; skipped in {sc.name}")
+            continue
         if name == "delta-rs":
             if sc.partitioned:
                 log("delta-rs: unpartitioned scenarios only; skipped in partitioned")
@@ -1224,9 +1289,11 @@ def run_scenario(spark, a: argparse.Namespace, work: Path, name: str, src: Path,
     """One scenario end to end: its data, the simulator's optimum, the days, the rows check; its results."""
     t0 = time.perf_counter()
     res: dict[str, Any] = {"scenario": name}
+    replay = "optimum" in a.policies and name == "uniform"
     if not a.no_optimum:
-        res["simulator"] = simulator_optimum(name, a.days, work / "sim_optimum.json")
+        res["simulator"] = simulator_optimum(name, a.days, work / "sim_optimum.json", replay)
         log(f"{name}: {_opt_text(res['simulator'], name)}")
+    a.replay = res["simulator"].pop("schedule") if replay else None
     sc = make_scenario(spark, a, work, name, src, shared)
     if "incremental" in a.policies and not sc.base.get("job_has_mode", True):
         raise NotReady("run_cluster's result has no 'mode': the job does not run incremental plans yet")

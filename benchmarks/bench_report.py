@@ -861,6 +861,7 @@ INC_COLORS = {
     "liquid": "#ff7f0e",
     "hudi": "#9467bd",
     "delta-rs": "#d62728",
+    "optimum": "#000000",
 }
 INC_LABEL = {
     "never": "never",
@@ -869,6 +870,7 @@ INC_LABEL = {
     "liquid": "liquid (Delta Liquid-like)",
     "hudi": "hudi (Hudi size-based)",
     "delta-rs": "delta-rs z_order",
+    "optimum": "simulator's optimum, run by the job",
 }
 INC_SCENARIO_TITLE = {
     "uniform": "uniform appends",
@@ -1150,7 +1152,11 @@ def incremental_section(inc: dict, rel: str) -> list[str]:
             else ""
         )
         + "- *delta-rs* (when run): a Delta copy of the base, `DeltaTable.optimize.z_order(columns, target_size=<the "
-        "Delta base's mean file size>)` in a child process whenever the sensor says `recluster`.\n\n"
+        "Delta base's mean file size>)` in a child process whenever the sensor says `recluster`;\n"
+        "- *simulator's optimum, run by the job* (when run; uniform appends): the schedule of the simulator's "
+        "optimum below (it knows every future append), each of its merges run by the same job as a plan document "
+        "with the optimum's file count and column order, whatever the sensor says: what the optimum's schedule "
+        "costs in Spark's bytes.\n\n"
         "liquid's and hudi's runs are plan documents in the sensor's format, run by the same job through its "
         "given-plan path (every file into `round(bytes / target)` files). Job time: the wall time of the clustering "
         "call; stats collection apart. Write amplification = bytes rewritten / bytes appended. The simulator's "

@@ -40,8 +40,11 @@ orientation); per day the append is added, then any one merge of a subset of gro
 columns in a rotated order, or -- date scenario -- on the wide columns only) may be applied; the state must
 keep the modelled worst ratio <= the cap.  A group's per-column files read is measured from this file's own
 clustering (:func:`measured_cost`) and scaled by its width in the date column.  The exact minimum over all
-such schedules is the bound (``--dp-merges`` merges per day), its schedule is replayed in the simulator, and
-the same DP with an ideal grid (``k ** (2/3)`` per column, ``sqrt(k)`` on two columns) gives the edge.
+such schedules is the bound (``--dp-merges`` merges per day; ``--dp-new-first``: a day may first cluster its
+unsorted files alone, as the rule's first step does; ``--dp-permutations``: all 6 column orders, not the 3
+rotations), its schedule is replayed in the simulator (and, written by ``--schedule-out``, by the Spark job in
+``bench_incremental.py``'s optimum policy), and the same DP with an ideal grid (``k ** (2/3)`` per column,
+``sqrt(k)`` on two columns) gives the edge.
 """
 
 from __future__ import annotations
@@ -73,7 +76,16 @@ SLAB = 1_000  # date values per ingestion day (date scenario)
 D = 3  # clustering columns
 _NOW = dt.datetime(2025, 1, 1, tzinfo=dt.UTC)
 SCENARIOS = ("uniform", "date", "partitioned")
-ORDERS = {"r0": (0, 1, 2), "r1": (1, 2, 0), "r2": (2, 0, 1), "w": (0, 1)}  # curve column order per orientation
+# curve column order per orientation: rotations r*, reflections p* (--dp-permutations), w: the wide columns only
+ORDERS = {
+    "r0": (0, 1, 2),
+    "r1": (1, 2, 0),
+    "r2": (2, 0, 1),
+    "p0": (0, 2, 1),
+    "p1": (2, 1, 0),
+    "p2": (1, 0, 2),
+    "w": (0, 1),
+}
 RESULTS = Path(__file__).resolve().parents[1] / "docs" / "benchmarks" / "results.json"
 
 
@@ -354,7 +366,7 @@ def measured_cost(k: int, orient: str, rows_per_file: int) -> np.ndarray:
         hi = np.array([p.max(axis=0) for p in parts], dtype=np.float64)
         _MEASURED[(k, base, rows_per_file)] = ((hi - lo + 1) / (hi.max(axis=0) - lo.min(axis=0) + 1)).sum(axis=0)
     m = _MEASURED[(k, base, rows_per_file)]
-    if orient in ("r1", "r2"):
+    if orient not in ("r0", "w"):
         out = np.empty(3)
         out[list(ORDERS[orient])] = m
         return out
@@ -381,10 +393,14 @@ class Model:
     rows_per_file: int
     orients: tuple[str, ...]
     merges: int = 1
+    new_first: bool = (
+        False  # a day may first cluster its unsorted files alone, then make its merges (the rule's two steps)
+    )
     relax: bool = False  # date spans summed on merge, positions dropped (see merged)
     best_count: bool = False  # a merge writes the count its curve cuts best (as the rule does), not round(size)
     truncated: bool = False  # a beam dropped states (optimum)
     _vec: dict = field(default_factory=dict)
+    _count: dict = field(default_factory=dict)  # (quanta, orientation) -> count (best_count's search is slow)
 
     def vec(self, g: tuple, t: int) -> np.ndarray:
         """Expected files read per column of group ``g`` on day ``t`` (date widths shrink as the table grows)."""
@@ -419,8 +435,13 @@ class Model:
         exact = q * self.tq
         if not self.best_count:
             return _round(exact)
-        wide = slice(0, 2) if o == "w" else slice(0, 3)
-        return curve_cost.best_count(exact, lambda k: self.cost(k, o, self.rows_per_file)[wide].max() / k ** (2 / 3))
+        if (q, o) not in self._count:
+            wide = slice(0, 2) if o == "w" else slice(0, 3)
+            cost = self.cost
+            self._count[(q, o)] = curve_cost.best_count(
+                exact, lambda k: cost(k, o, self.rows_per_file)[wide].max() / k ** (2 / 3)
+            )
+        return self._count[(q, o)]
 
     def add(self, state: tuple, raw: list[tuple]) -> tuple:
         """Add a day's events.  Unsorted files without a date span join the unit's one raw group; with ``relax``
@@ -436,6 +457,20 @@ class Model:
                     r = (old[0][0] + r[0], old[0][1] + r[1], 0, 0, "raw")
             gs.append(r)
         return tuple(sorted(gs))
+
+    def new_moves(self, state: tuple) -> list[tuple[tuple, int, tuple]]:
+        """``(state after, quanta rewritten, actions)`` for clustering every unsorted group together, alone, in
+        each orientation: the rule's first step ("cluster the new files") before a merge the same day."""
+        raw = [g for g in state if g[4] == "raw"]
+        if not raw:
+            return []
+        rest = [g for g in state if g[4] != "raw"]
+        paid = sum(m[0] for m in raw) * RAW_WEIGHT[0]
+        return [
+            (tuple(sorted(rest + [g])), paid, ((tuple(raw), o, g),))
+            for o in self.orients
+            for g in (self.merged(raw, o),)
+        ]
 
     def moves(self, state: tuple) -> list[tuple[tuple, int, tuple]]:
         """``(state after, quanta rewritten, actions)`` for every single merge of a sub-multiset of groups."""
@@ -470,6 +505,8 @@ def optimum(model: Model, start: int, init: tuple, events: dict[int, list[tuple]
         for s, (c, _, _) in states.items():
             s1 = model.add(s, events.get(t, []))
             frontier = [(s1, 0, ())]
+            if model.new_first:
+                frontier += model.new_moves(s1)
             for _ in range(model.merges):
                 frontier += [(s3, dq + dq2, acts + a2) for s2, dq, acts in frontier for s3, dq2, a2 in model.moves(s2)]
             for s2, dq, acts in frontier:
@@ -513,6 +550,8 @@ def solve_bound(world: World, args: argparse.Namespace, cost: Callable) -> tuple
     rows_per_file = world.target // ROW_BYTES
     rotate = args.rotations and cost is not ideal_cost  # a perfect grid is the same in every column order
     orients = ("r0", "w") if world.date else ("r0", "r1", "r2") if rotate else ("r0",)
+    if rotate and args.dp_permutations and not world.date:
+        orients += ("p0", "p1", "p2")
     total, scheds, exact = 0.0, {}, True
     for u, (born, init, ev) in unit_events(world).items():
         days_base = world.days if world.date else 0
@@ -525,6 +564,7 @@ def solve_bound(world: World, args: argparse.Namespace, cost: Callable) -> tuple
             rows_per_file,
             orients,
             args.dp_merges,
+            args.dp_new_first,
             world.date,
             best_count=args.best_count,
         )
@@ -805,6 +845,31 @@ def _pick_state(fs: list[File], g: tuple, taken: set[str], world: World) -> list
     raise RuntimeError(f"online: no files for model group {g}")
 
 
+def write_schedule(path: Path, world: World, args: argparse.Namespace, sched: dict, spent: float) -> None:
+    """The optimum's schedule as JSON, for ``bench_incremental.py --replay`` to run with the Spark job: per unit
+    (``"null"``: the unpartitioned table), its base model group and ``{day: [[members], orientation, group]}``
+    with groups ``[quanta, files, date lo, date hi, orientation]`` (``raw``: the never-clustered files)."""
+    doc = {
+        "scenario": world.scenario,
+        "seed": args.seed,
+        "raw_weight": RAW_WEIGHT[0],
+        "days": world.days,
+        "orders": {o: list(v) for o, v in ORDERS.items()},
+        "optimum_bytes": spent,
+        "units": {
+            json.dumps(u): {
+                "base": list(world.units0[u]),
+                "days": {
+                    str(day): [[[list(m) for m in members], o, list(g)] for members, o, g in acts]
+                    for day, acts in sorted(s.items())
+                },
+            }
+            for u, s in sched.items()
+        },
+    }
+    path.write_text(json.dumps(doc, indent=1) + "\n")
+
+
 def run_scenario(args: argparse.Namespace) -> dict:
     """One scenario: the optimum (unless ``--no-bound``), every policy, the report."""
     t0 = time.perf_counter()
@@ -833,6 +898,8 @@ def run_scenario(args: argparse.Namespace) -> dict:
             bounds[label] = b
             if cost is measured_cost:
                 ctx["sched"] = sched
+                if args.schedule_out:
+                    write_schedule(Path(args.schedule_out), world, args, sched, b)
                 acts = [
                     (u, d, [(tuple(m[:2] + (m[4],) for m in a[0]), a[1]) for a in acts])
                     for u, s in sched.items()
@@ -868,6 +935,15 @@ def main(argv: list[str] | None = None) -> dict:
     ap.add_argument("--policies", default="never,full,incremental,liquid,hudi,online,bound")
     ap.add_argument("--no-bound", action="store_true", help="skip the optimum")
     ap.add_argument("--dp-merges", type=int, default=1, help="merges per day the optimum may make")
+    ap.add_argument(
+        "--dp-new-first",
+        action="store_true",
+        help="optimum: a day may cluster its unsorted files alone before its merge (the rule's two steps)",
+    )
+    ap.add_argument(
+        "--dp-permutations", action="store_true", help="optimum: all 6 column orders (default: the 3 rotations)"
+    )
+    ap.add_argument("--schedule-out", help="write the optimum's schedule (measured curve) to this JSON file")
     ap.add_argument("--dp-beam", type=int, default=400, help="date scenario: states kept per day by the DP")
     ap.add_argument("--no-rotations", dest="rotations", action="store_false", help="optimum: one column order only")
     ap.add_argument(

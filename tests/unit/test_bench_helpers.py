@@ -368,6 +368,30 @@ def test_anchor_plan_is_a_plan_document_the_job_accepts(bi) -> None:
     assert all("columns" not in b for e in doc["partitions"] for b in e["bins"])  # every column
 
 
+def test_replay_bins_pick_the_schedules_groups_and_orient_the_bin(bi) -> None:
+    from airflow_zorder.core.policy import incremental_stats
+
+    f = bi.UnitFile
+    files = [f("b1", 100, "base-run"), f("b2", 100, "base-run"), f("m1", 90, "run-2"), f("n1", 120, None)]
+    files += [f("n2", 110, None), f("m2", 90, "run-3")]
+    base, g2, g3 = [4, 2, 0, 0, "r0"], [2, 1, 0, 0, "r1"], [2, 1, 0, 0, "r1"]
+    groups = {"base-run": base, "run-2": g2, "run-3": g3}
+    orders = {"r0": [0, 1, 2], "r1": [1, 2, 0], "r2": [2, 0, 1]}
+    new = [8, 3, 0, 0, "r2"]
+    # two model groups equal as tuples: each is one run, taken once
+    bins, made = bi.replay_bins(files, groups, [[[g2, [2, 2, 0, 0, "raw"], g3], "r2", new]], orders)
+    assert made == new and len(bins) == 1
+    assert sorted(x.path for x in bins[0].files) == ["m1", "m2", "n1", "n2"]
+    assert bins[0].num_output_files == 3 and bins[0].columns == ["l_shipdate", "l_partkey", "l_suppkey"]
+    doc = incremental_stats.check_plan(bi.anchor_plan({None: bins}, bi.COLUMNS, 100))
+    (b,) = doc["partitions"][0]["bins"]
+    assert b["num_output_files"] == 3 and b["columns"] == ["l_shipdate", "l_partkey", "l_suppkey"]
+    with pytest.raises(ValueError, match="no run holds model group"):
+        bi.replay_bins(files, groups, [[[[9, 9, 0, 0, "r0"]], "r0", new]], orders)
+    with pytest.raises(ValueError, match="2 merges in one day"):
+        bi.replay_bins(files, groups, [[[g2], "r0", new]] * 2, orders)
+
+
 def test_date_shift_puts_each_day_in_a_fresh_slab_after_the_base(bi) -> None:
     import numpy as np
 

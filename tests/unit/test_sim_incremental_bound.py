@@ -30,7 +30,8 @@ def _brute(model: sim.Model, state: tuple, t: int, days: int, events) -> float:
         return 0
     s1 = model.add(state, events.get(t, []))
     best = math.inf
-    for s2, dq, _ in [(s1, 0, ())] + model.moves(s1):
+    first = [(s1, 0, ())] + (model.new_moves(s1) if model.new_first else [])
+    for s2, dq, _ in [x for s, q, _ in first for x in [(s, q, ())] + [(m, q + dm, ()) for m, dm, _ in model.moves(s)]]:
         if model.ratio(s2, t) <= model.cap + 1e-12:
             best = min(best, dq + _brute(model, s2, t + 1, days, events))
     return best
@@ -61,6 +62,42 @@ def test_dp_equals_brute_force_on_a_tiny_instance(cap, orients, date):
     assert cost > 0  # the cap binds: a test that could not fail otherwise
     spent, worst = _replay(model, init, ev, days, sched)
     assert spent == cost and worst <= cap + 1e-12
+
+
+def test_new_first_days_cluster_their_appends_then_merge_and_never_cost_more():
+    days, init, ev = 4, ((8, 8, 0, 0, "r0"),), _events(4)
+    one = sim.optimum(_model(1.3, ("r0", "r1")), 0, init, ev, days)[0]
+    model = _model(1.3, ("r0", "r1"))
+    model.new_first = True
+    cost, sched = sim.optimum(model, 0, init, ev, days)
+    assert cost == _brute(model, init, 1, days, ev) and cost <= one
+    (raw_move,) = [m for m in model.new_moves(((8, 8, 0, 0, "r0"), (4, 4, 0, 0, "raw")))][:1]
+    assert raw_move[1] == 4 and raw_move[2][0][0] == ((4, 4, 0, 0, "raw"),)  # the unsorted files alone
+    assert model.new_moves(init) == []
+
+
+def test_schedule_out_writes_the_optimums_merges(tmp_path, capsys):
+    out = tmp_path / "sched.json"
+    sim.main(
+        [
+            "--scenario",
+            "uniform",
+            "--days",
+            "6",
+            "--rows",
+            "6000",
+            "--quiet",
+            "--policies",
+            "full",
+            "--schedule-out",
+            str(out),
+        ]
+    )
+    doc = __import__("json").loads(out.read_text())
+    unit = doc["units"]["null"]
+    assert doc["scenario"] == "uniform" and unit["base"][1] == 64
+    merges = [a for acts in unit["days"].values() for a in acts]
+    assert merges and all(len(m) == 3 and m[1] in doc["orders"] and len(m[2]) == 5 for m in merges)
 
 
 def test_bound_is_at_most_the_full_and_lazy_schedules():
