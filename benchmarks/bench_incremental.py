@@ -3,7 +3,7 @@ in three scenarios, beside the simulator's optimum.
 
     .venv/bin/python benchmarks/bench_incremental.py [--sf 1] [--days 30] [--scenario uniform|date|partitioned|all]
         [--work DIR] [--merge-into docs/benchmarks/results.json] [--doc docs/benchmarks.md]
-        [--policies never,full,incremental,liquid,hudi,optimum[,delta-rs]] [--no-optimum]
+        [--policies never,full,incremental,liquid,hudi,optimum[,delta-rs]] [--no-optimum] [--replay SCHEDULE]
 
 Data: TPC-H lineitem at ``--sf`` (``tpch_data.generate_lineitem``, 64 files in generation order), clustering
 columns (l_partkey, l_suppkey, l_shipdate), curve hilbert.  Appended rows are ``l_orderkey`` slices of the same
@@ -48,7 +48,8 @@ with ``HEALTH``, its bytes-read ratio sized by the target file, d = 3, the incre
 * ``optimum`` (uniform scenario only): the schedule of the simulator's optimum (below; it knows every
   future append) run by the Spark job, each day's merge as ``sim_incremental.py --schedule-out`` writes it
   (:func:`replay_bins`), whatever the sensor says.  It measures what that schedule costs in Spark's bytes, which
-  the simulator can only estimate.
+  the simulator can only estimate.  ``--replay FILE``: another schedule of the uniform scenario instead (e.g.
+  ``sim_incremental.py --dp-new-first --best-count --schedule-out FILE``, whose DP takes ~25 min).
 
 liquid's, hudi's and the optimum's runs are plan documents (:func:`anchor_plan`, the sensor's format:
 ``incremental_stats.plan_table``'s) run by the same job through its given-plan path; a file's membership (which run
@@ -1194,6 +1195,9 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
         "--json-out", default=None, help="write the results JSON here (default <work>/incremental_results.json)"
     )
     ap.add_argument("--keep", action="store_true", help="keep the policies' tables in --work")
+    ap.add_argument(
+        "--replay", default=None, help="the optimum policy's schedule (sim_incremental.py --schedule-out FILE)"
+    )
     a = ap.parse_args(argv)
     a.policies = [p.strip() for p in a.policies.split(",") if p.strip()]
     unknown = set(a.policies) - set(POLICIES)
@@ -1202,6 +1206,9 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     a.scenarios = list(SCENARIOS) if a.scenario == "all" else [a.scenario]
     if a.no_optimum and "optimum" in a.policies:  # it replays the simulator's optimum
         a.policies.remove("optimum")
+    a.replay_file = json.loads(Path(a.replay).read_text()) if a.replay else None
+    if a.replay_file and (a.replay_file.get("scenario"), a.replay_file.get("days")) != ("uniform", a.days):
+        ap.error(f"--replay {a.replay}: a schedule of the uniform scenario over {a.days} days is needed")
     a.replay = None  # the optimum policy's schedule, per scenario (run_scenario)
     if a.doc and not a.merge_into:
         ap.error("--doc needs --merge-into (the section is rendered from that JSON)")
@@ -1294,6 +1301,9 @@ def run_scenario(spark, a: argparse.Namespace, work: Path, name: str, src: Path,
         res["simulator"] = simulator_optimum(name, a.days, work / "sim_optimum.json", replay)
         log(f"{name}: {_opt_text(res['simulator'], name)}")
     a.replay = res["simulator"].pop("schedule") if replay else None
+    if replay and a.replay_file:
+        a.replay = a.replay_file
+        res["replayed"] = {k: a.replay_file.get(k) for k in ("seed", "raw_weight", "optimum_bytes", "flags")}
     sc = make_scenario(spark, a, work, name, src, shared)
     if "incremental" in a.policies and not sc.base.get("job_has_mode", True):
         raise NotReady("run_cluster's result has no 'mode': the job does not run incremental plans yet")

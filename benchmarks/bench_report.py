@@ -1010,6 +1010,18 @@ def _opt_cells(sim: dict | None, name: str, n: int) -> list[str] | None:
     return cells + [""] * (n - len(cells))
 
 
+def _replayed_line(rep: dict) -> str:
+    """Which schedule the optimum policy ran, when not the simulator's default optimum (``--replay``)."""
+    flags = rep.get("flags") or {}
+    on = [f"--{k.replace('_', '-')}" for k, v in flags.items() if v is True] + [
+        f"--dp-merges {v}" for k, v in flags.items() if k == "dp_merges" and v != 1
+    ]
+    return (
+        "The optimum policy ran the schedule of another run of the simulator (`--replay`): seed "
+        f"{rep.get('seed')}, raw weight {rep.get('raw_weight')}" + (f", {' '.join(on)}" if on else "") + "."
+    )
+
+
 def _simulator_line(name: str, sim: dict | None) -> str | None:
     """The simulator's figures for the scenario, to set the Spark ones against (a model, at its own scale)."""
     if not sim or not sim.get("policies"):
@@ -1175,6 +1187,9 @@ def incremental_section(inc: dict, rel: str) -> list[str]:
         sim_line = _simulator_line(name, sc.get("simulator"))
         if sim_line:
             p(sim_line)
+            p("")
+        if sc.get("replayed"):
+            p(_replayed_line(sc["replayed"]))
             p("")
         rc = sc.get("rows_check", {})
         exp = rc.get("expected") or {}

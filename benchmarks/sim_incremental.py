@@ -856,6 +856,7 @@ def write_schedule(path: Path, world: World, args: argparse.Namespace, sched: di
         "days": world.days,
         "orders": {o: list(v) for o, v in ORDERS.items()},
         "optimum_bytes": spent,
+        "flags": {k: getattr(args, k) for k in ("dp_merges", "dp_new_first", "dp_permutations", "best_count")},
         "units": {
             json.dumps(u): {
                 "base": list(world.units0[u]),
@@ -883,6 +884,7 @@ def run_scenario(args: argparse.Namespace) -> dict:
         min_new_bytes=int(args.min_new_target_files * target),
         seal_bytes=int(args.seal_target_files * target) if args.seal_target_files else None,
         trigger_ratio=args.threshold if args.amortised else None,
+        lookahead_runs=args.lookahead_runs,
         curve="hilbert",  # cluster() cuts along the Hilbert curve, as the Spark benchmark does
     )
     ctx: dict = {"args": args, "world": world, "params": params, "sched": {}}
@@ -970,6 +972,7 @@ def main(argv: list[str] | None = None) -> dict:
         "--greedy", dest="amortised", action="store_false", help="incremental: the greedy alone (no trigger_ratio)"
     )
     ap.add_argument("--min-new-files", type=int, default=d.min_new_files)
+    ap.add_argument("--lookahead-runs", type=int, default=d.lookahead_runs, help="incremental: later runs scored")
     ap.add_argument("--min-new-target-files", type=float, default=d.min_new_bytes / d.target_file_bytes)
     ap.add_argument("--seal-target-files", type=float, default=200.0, help="0: never seal (Spark benchmark: 200)")
     ap.add_argument(

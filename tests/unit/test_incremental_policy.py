@@ -182,6 +182,8 @@ def test_files_without_stats_are_always_read() -> None:
         ({"min_new_bytes": 1.5}, "min_new_bytes must be a positive integer"),
         ({"seal_bytes": 0}, "seal_bytes must be a positive integer or None"),
         ({"max_bytes": True}, "max_bytes must be a positive integer or None"),
+        ({"lookahead_runs": 4}, r"lookahead_runs must be an integer in 0..3"),
+        ({"lookahead_runs": -1}, r"lookahead_runs must be an integer in 0..3"),
     ],
 )
 def test_bad_parameters_raise_clear_errors(kw: dict, message: str) -> None:

@@ -30,6 +30,7 @@ _DOMAIN = 1 << 20
 _ROWS_PER_FILE, _ROWS = 1_000, (20_000, 100_000)  # rows cut per measurement: 1,000 a file, clipped (~0.1 s) ...
 _MIN_ROWS_PER_FILE = 20  # ... and beyond 100 files this many a file (the widths are corrected for the sample)
 _SEARCH_ALL = 128  # preferred_counts: every count up to this many files, beyond it the powers of two
+_BOUND_SLACK = 1e-4  # preferred_counts: a mean file within 0.01% of a bound is within it (sizes are estimates)
 _TABLE = Path(__file__).with_name("curve_cost.json")
 _TABLE_DIMS, _TABLE_MAX_POWER = (2, 3, 4), 14  # shipped: d = 2..4, k <= 128 and the powers of two to 2 ** 14
 
@@ -100,12 +101,13 @@ def preferred_counts(exact: float, low: float = 0.8, high: float = 1.1) -> list[
     curve cuts on its cells' edges), so that a large rewrite measures a few counts, not hundreds."""
     nearest = max(1, int(np.floor(exact + 0.5)))
     out = {nearest}
-    first, last = max(1, int(np.ceil(exact / high - 1e-9))), int(np.floor(exact / low + 1e-9))
+    lo, hi = exact / high * (1 - _BOUND_SLACK), exact / low * (1 + _BOUND_SLACK)
+    first, last = max(1, int(np.ceil(lo))), int(np.floor(hi))
     if last <= _SEARCH_ALL:
         return sorted(out | set(range(first, last + 1)))
     j = 1
-    while j <= exact / low:
-        if j >= exact / high:
+    while j <= hi:
+        if j >= lo:
             out.add(j)
         j *= 2
     return sorted(out)

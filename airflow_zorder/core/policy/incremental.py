@@ -34,9 +34,9 @@ The rule
 * Amortised (the sensor's ``trigger_ratio`` given): of the plans of one or two candidates reaching the goal, the
   one with the fewest bytes per appended file absorbed before the trigger ratio comes back, new files forecast one
   at a time like the pending ones (:class:`_Forecast`; a column whose new values lie beyond every clustered file's,
-  e.g. an ingestion date, widens the range as they come), counting the next run too: the state is carried to the
-  day the trigger ratio returns and the next run's best one-step plan joins the score (:func:`_lookahead`), so a
-  plan that buys little now pays for the bigger run it leads to.  Without a trigger ratio, or when no such plan exists:
+  e.g. an ingestion date, widens the range as they come), counting the next ``lookahead_runs`` (2) runs too: the
+  state is carried to the day the trigger ratio returns, the best one-step plan of that day joins the score, and so
+  on (:func:`_lookahead`), so a plan that buys little now pays for the bigger runs it leads to.  Without a trigger ratio, or when no such plan exists:
 * Greedy: take the candidate with the largest gain per byte newly rewritten, gain ``sum_c (E_c before - E_c
   after) / I_c``, that fits the run's ``max_bytes`` and lowers the worst ratio; apply it virtually (the merged
   set becomes one planned group with its estimated cost) and repeat until the worst ``E_c / I_c <=
@@ -67,6 +67,7 @@ _Q_RANGE, _Q_DEFAULT, _Q_MIN_FILES = (0.75, 2.0), 1.0, 4  # calibration: clip, d
 _TRIGGER_MARGIN = 0.05  # the default goal's distance below the trigger ratio
 _MAX_SUBSET_COLUMNS = 6  # column subsets searched for a bin: every one up to this many columns
 _MAX_ORIENTED_COLUMNS = 4  # curve column orders searched for a bin: all of them up to this many columns
+_MAX_LOOKAHEAD = 3  # later runs scored: each multiplies the plans compared by the candidates of a run
 
 
 @dataclass(frozen=True)
@@ -85,6 +86,7 @@ class IncrementalParams:
     # before the unit reaches it again (amortised); None: the greedy alone
     trigger_ratio: float | None = None
     horizon: int = 500  # appended files looked ahead by the amortised choice
+    lookahead_runs: int = 2  # later runs the amortised choice scores with a plan (0: the plan alone)
     # the job's curve: the estimates use its measured cost and the plan its best file counts (curve_cost); None:
     # the curve of the table's last clustering run when the sensor knows it, else DEFAULT_CURVE
     curve: str | None = None
@@ -117,6 +119,10 @@ class IncrementalParams:
             isinstance(self.trigger_ratio, (int, float)) and 1.0 <= self.trigger_ratio < float("inf")
         ):
             raise ValueError(f"trigger_ratio must be a number >= 1 or None, not {self.trigger_ratio!r}")
+        if not (isinstance(self.lookahead_runs, int) and not isinstance(self.lookahead_runs, bool)) or not (
+            0 <= self.lookahead_runs <= _MAX_LOOKAHEAD
+        ):
+            raise ValueError(f"lookahead_runs must be an integer in 0..{_MAX_LOOKAHEAD}, not {self.lookahead_runs!r}")
         for name in ("target_file_bytes", "min_new_files", "min_new_bytes", "seal_bytes", "max_bytes", "horizon"):
             v = getattr(self, name)
             optional = name in ("seal_bytes", "max_bytes")
@@ -586,25 +592,29 @@ def _apply(
 def _lookahead(
     after: list[_Group], cost: int, cols: list[_Col], p: IncrementalParams, d: int, q: np.ndarray, forecast: _Forecast
 ) -> float:
-    """Bytes per appended file of a plan and the next run's best one-step plan: the state is carried to the day the
-    trigger ratio comes back (:meth:`_Forecast.advance`), and the next run's candidates are scored by the bytes of
-    both runs over the files both absorb.  A plan that buys little now is charged for the bigger run it leads to."""
+    """Bytes per appended file of a plan and the next ``lookahead_runs`` runs, each the best one-step plan of its
+    day: the state is carried to the day the trigger ratio comes back (:meth:`_Forecast.advance`), and the runs are
+    scored by their bytes over the files they absorb.  A plan that buys little now is charged for the bigger runs
+    it leads to."""
     assert p.trigger_ratio is not None
     cap = p.trigger_ratio
-    first = forecast.appends_absorbed(after, d, cap, p.horizon)
-    best = cost / (first + 1)
-    if first >= p.horizon or not forecast.nfiles:
-        return best
-    future, fcols, fc = forecast.advance(after, cols, first + 1)
-    out = None
-    for _, ids in _candidates(future, p, True, False):  # the next run's plans reach the goal, as this one's do
-        after2, cost2, _ = _apply(future, ids, fcols, p, d, q)
-        if _worst(after2, d, len(cols), p.target_file_bytes)[0] > p.goal:
-            continue
-        second = fc.appends_absorbed(after2, d, cap, p.horizon)
-        score = (cost + cost2) / (first + 1 + second + 1)
-        out = score if out is None else min(out, score)
-    return best if out is None else out
+
+    def score(state: list[_Group], spent: int, absorbed: int, fc: _Forecast, fcols: list[_Col], runs: int) -> float:
+        first = fc.appends_absorbed(state, d, cap, p.horizon)
+        best = spent / (absorbed + first + 1)
+        if runs == 0 or first >= p.horizon or not fc.nfiles:
+            return best
+        future, fcols2, fc2 = fc.advance(state, fcols, first + 1)
+        out = None
+        for _, ids in _candidates(future, p, True, False):  # later runs reach the goal, as this one does
+            after2, cost2, _ = _apply(future, ids, fcols2, p, d, q)
+            if _worst(after2, d, len(cols), p.target_file_bytes)[0] > p.goal:
+                continue
+            s = score(after2, spent + cost2, absorbed + first + 1, fc2, fcols2, runs - 1)
+            out = s if out is None else min(out, s)
+        return best if out is None else out
+
+    return score(after, cost, 0, forecast, cols, p.lookahead_runs)
 
 
 def _amortised(
@@ -618,7 +628,7 @@ def _amortised(
 ) -> tuple[list[_Group], list[str]] | None:
     """The plan of one or two candidates (the second after clustering the new files, or after any first step)
     that reaches the target with the fewest bytes per append absorbed before the sensor's trigger ratio comes
-    back, this run and the next (:func:`_lookahead`).  Rewriting a little now can cost more later: merging groups
+    back, this run and the next ``lookahead_runs`` (:func:`_lookahead`).  Rewriting a little now can cost more later: merging groups
     a query must visit one by one buys more appends per byte.  None: no such plan (the greedy then decides)."""
     assert p.trigger_ratio is not None
     cap, q, m = p.trigger_ratio, _calibration(cols, groups, d, p.job_curve), len(cols)
