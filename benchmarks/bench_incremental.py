@@ -551,6 +551,7 @@ class PolicyTable:
     days: list[dict[str, Any]] = dataclasses.field(default_factory=list)
     own_runs: set[str] = dataclasses.field(default_factory=set)  # the runs this policy's job wrote (liquid's cubes)
     groups: dict[str, list] = dataclasses.field(default_factory=dict)  # optimum: run -> the model group it holds
+    pending: list | None = None  # optimum: the model group today's run makes
 
     @property
     def stats(self) -> str:
@@ -773,7 +774,7 @@ def anchor_plan_for(t: PolicyTable, snapshot, a: argparse.Namespace, target: int
         actions = unit["days"].get(str(day))
         if not actions:
             return None
-        bins, t.groups["<next>"] = replay_bins(files, t.groups, actions, a.replay["orders"])
+        bins, t.pending = replay_bins(files, t.groups, actions, a.replay["orders"])
         for f in bins[0].files:
             t.groups.pop(f.run or "", None)
         return anchor_plan({None: bins}, COLUMNS, target)
@@ -872,9 +873,9 @@ def day_step(
         plan, source = anchor_plan_for(t, snap, a, target, day), t.name
         if plan is not None:
             rec.update(act(spark, t, plan, payload, target, dt_target, work, day))
-        if "<next>" in t.groups:  # the optimum's merge: its run now holds the model group
-            t.groups.update({r: t.groups["<next>"] for r in t.own_runs - runs})
-            del t.groups["<next>"]
+        if t.pending is not None:  # the optimum's merge: its run now holds the model group
+            t.groups.update({r: t.pending for r in t.own_runs - runs})
+            t.pending = None
     elif payload["decision"] == "recluster":
         rec.update(act(spark, t, plan, payload, target, dt_target, work, day))
     rec["plan"] = plan_summary(plan, source)

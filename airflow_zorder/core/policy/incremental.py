@@ -36,7 +36,8 @@ The rule
   at a time like the pending ones (:class:`_Forecast`; a column whose new values lie beyond every clustered file's,
   e.g. an ingestion date, widens the range as they come), counting the next ``lookahead_runs`` (2) runs too: the
   state is carried to the day the trigger ratio returns, the best one-step plan of that day joins the score, and so
-  on (:func:`_lookahead`), so a plan that buys little now pays for the bigger runs it leads to.  Without a trigger ratio, or when no such plan exists:
+  on (:func:`_lookahead`), so a plan that buys little now pays for the bigger runs it leads to.  Without a trigger
+  ratio, or when no such plan exists:
 * Greedy: take the candidate with the largest gain per byte newly rewritten, gain ``sum_c (E_c before - E_c
   after) / I_c``, that fits the run's ``max_bytes`` and lowers the worst ratio; apply it virtually (the merged
   set becomes one planned group with its estimated cost) and repeat until the worst ``E_c / I_c <=
@@ -628,8 +629,8 @@ def _amortised(
 ) -> tuple[list[_Group], list[str]] | None:
     """The plan of one or two candidates (the second after clustering the new files, or after any first step)
     that reaches the target with the fewest bytes per append absorbed before the sensor's trigger ratio comes
-    back, this run and the next ``lookahead_runs`` (:func:`_lookahead`).  Rewriting a little now can cost more later: merging groups
-    a query must visit one by one buys more appends per byte.  None: no such plan (the greedy then decides)."""
+    back, this run and the next ``lookahead_runs`` (:func:`_lookahead`).  Rewriting a little now can cost more
+    later: merging groups a query must visit one by one buys more appends per byte.  None: no such plan (the greedy then decides)."""
     assert p.trigger_ratio is not None
     cap, q, m = p.trigger_ratio, _calibration(cols, groups, d, p.job_curve), len(cols)
     best: tuple[float, int, list[_Group], list[tuple[str, _Group, float, int]]] | None = None
