@@ -49,7 +49,8 @@ with ``HEALTH``, its bytes-read ratio sized by the target file, d = 3, the incre
   future append) run by the Spark job, each day's merge as ``sim_incremental.py --schedule-out`` writes it
   (:func:`replay_bins`), whatever the sensor says.  It measures what that schedule costs in Spark's bytes, which
   the simulator can only estimate.  ``--replay FILE``: another schedule of the uniform scenario instead (e.g.
-  ``sim_incremental.py --dp-new-first --best-count --schedule-out FILE``, whose DP takes ~25 min).
+  ``sim_incremental.py --dp-new-first --best-count --schedule-out FILE``, whose DP takes ~25 min; its seed-7
+  schedule ships as ``benchmarks/schedules/uniform_seed7_new_first_best_count.json``).
 
 liquid's, hudi's and the optimum's runs are plan documents (:func:`anchor_plan`, the sensor's format:
 ``incremental_stats.plan_table``'s) run by the same job through its given-plan path; a file's membership (which run
