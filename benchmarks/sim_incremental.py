@@ -393,9 +393,7 @@ class Model:
     rows_per_file: int
     orients: tuple[str, ...]
     merges: int = 1
-    new_first: bool = (
-        False  # a day may first cluster its unsorted files alone, then make its merges (the rule's two steps)
-    )
+    new_first: bool = False  # a day may cluster its unsorted files alone before its merges (the rule's first step)
     relax: bool = False  # date spans summed on merge, positions dropped (see merged)
     best_count: bool = False  # a merge writes the count its curve cuts best (as the rule does), not round(size)
     truncated: bool = False  # a beam dropped states (optimum)
@@ -462,15 +460,15 @@ class Model:
         """``(state after, quanta rewritten, actions)`` for clustering every unsorted group together, alone, in
         each orientation: the rule's first step ("cluster the new files") before a merge the same day."""
         raw = [g for g in state if g[4] == "raw"]
-        if not raw:
-            return []
         rest = [g for g in state if g[4] != "raw"]
-        paid = sum(m[0] for m in raw) * RAW_WEIGHT[0]
-        return [
-            (tuple(sorted(rest + [g])), paid, ((tuple(raw), o, g),))
-            for o in self.orients
-            for g in (self.merged(raw, o),)
-        ]
+        return [self._move(raw, rest, o) for o in self.orients] if raw else []
+
+    def _move(self, members: list[tuple], rest: list[tuple], o: str) -> tuple[tuple, float, tuple]:
+        """``members`` merged in orientation ``o`` beside ``rest``: the state after, the quanta paid (unsorted ones
+        at ``RAW_WEIGHT``) and the action."""
+        g = self.merged(members, o)
+        paid = sum(m[0] * (RAW_WEIGHT[0] if m[4] == "raw" else 1.0) for m in members)
+        return tuple(sorted(rest + [g])), paid, ((tuple(members), o, g),)
 
     def moves(self, state: tuple) -> list[tuple[tuple, int, tuple]]:
         """``(state after, quanta rewritten, actions)`` for every single merge of a sub-multiset of groups."""
@@ -485,9 +483,7 @@ class Model:
             for o in self.orients:
                 if len(members) == 1 and members[0][4] == o:
                     continue
-                g = self.merged(members, o)
-                paid = sum(m[0] * (RAW_WEIGHT[0] if m[4] == "raw" else 1.0) for m in members)
-                out.append((tuple(sorted(rest + [g])), paid, ((tuple(members), o, g),)))
+                out.append(self._move(members, rest, o))
         return out
 
 

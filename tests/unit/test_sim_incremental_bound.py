@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import importlib.util
+import json
 import math
 import sys
 from pathlib import Path
@@ -30,10 +31,11 @@ def _brute(model: sim.Model, state: tuple, t: int, days: int, events) -> float:
         return 0
     s1 = model.add(state, events.get(t, []))
     best = math.inf
-    first = [(s1, 0, ())] + (model.new_moves(s1) if model.new_first else [])
-    for s2, dq, _ in [x for s, q, _ in first for x in [(s, q, ())] + [(m, q + dm, ()) for m, dm, _ in model.moves(s)]]:
-        if model.ratio(s2, t) <= model.cap + 1e-12:
-            best = min(best, dq + _brute(model, s2, t + 1, days, events))
+    first = [(s1, 0)] + [(s, q) for s, q, _ in (model.new_moves(s1) if model.new_first else [])]
+    for s, q in first:  # each day: nothing or its appends clustered alone, then nothing or any one merge
+        for s2, dq in [(s, q)] + [(m, q + dm) for m, dm, _ in model.moves(s)]:
+            if model.ratio(s2, t) <= model.cap + 1e-12:
+                best = min(best, dq + _brute(model, s2, t + 1, days, events))
     return best
 
 
@@ -71,7 +73,7 @@ def test_new_first_days_cluster_their_appends_then_merge_and_never_cost_more():
     model.new_first = True
     cost, sched = sim.optimum(model, 0, init, ev, days)
     assert cost == _brute(model, init, 1, days, ev) and cost <= one
-    (raw_move,) = [m for m in model.new_moves(((8, 8, 0, 0, "r0"), (4, 4, 0, 0, "raw")))][:1]
+    raw_move = model.new_moves(((8, 8, 0, 0, "r0"), (4, 4, 0, 0, "raw")))[0]
     assert raw_move[1] == 4 and raw_move[2][0][0] == ((4, 4, 0, 0, "raw"),)  # the unsorted files alone
     assert model.new_moves(init) == []
 
@@ -93,7 +95,7 @@ def test_schedule_out_writes_the_optimums_merges(tmp_path, capsys):
             str(out),
         ]
     )
-    doc = __import__("json").loads(out.read_text())
+    doc = json.loads(out.read_text())
     unit = doc["units"]["null"]
     assert doc["scenario"] == "uniform" and unit["base"][1] == 64
     merges = [a for acts in unit["days"].values() for a in acts]

@@ -630,7 +630,8 @@ def _amortised(
     """The plan of one or two candidates (the second after clustering the new files, or after any first step)
     that reaches the target with the fewest bytes per append absorbed before the sensor's trigger ratio comes
     back, this run and the next ``lookahead_runs`` (:func:`_lookahead`).  Rewriting a little now can cost more
-    later: merging groups a query must visit one by one buys more appends per byte.  None: no such plan (the greedy then decides)."""
+    later: merging groups a query must visit one by one buys more appends per byte.  None: no such plan (the
+    greedy then decides)."""
     assert p.trigger_ratio is not None
     cap, q, m = p.trigger_ratio, _calibration(cols, groups, d, p.job_curve), len(cols)
     best: tuple[float, int, list[_Group], list[tuple[str, _Group, float, int]]] | None = None
