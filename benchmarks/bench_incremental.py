@@ -551,6 +551,7 @@ class PolicyTable:
     delta: bool = False
     days: list[dict[str, Any]] = dataclasses.field(default_factory=list)
     own_runs: set[str] = dataclasses.field(default_factory=set)  # the runs this policy's job wrote (liquid's cubes)
+    schedule: dict | None = None  # optimum: the schedule it replays (sim_incremental.write_schedule's)
     groups: dict[str, list] = dataclasses.field(default_factory=dict)  # optimum: run -> the model group it holds
     pending: list | None = None  # optimum: the model group today's run makes
 
@@ -769,13 +770,14 @@ def anchor_plan_for(t: PolicyTable, snapshot, a: argparse.Namespace, target: int
     """liquid's, hudi's or the optimum's plan document for today (None: no run today)."""
     files = snapshot_files(snapshot)
     if t.name == "optimum":
-        unit = a.replay["units"]["null"]
+        assert t.schedule is not None
+        unit = t.schedule["units"]["null"]
         if not t.groups:  # day 1: the base's run holds the base's group
             t.groups = {f.run: unit["base"] for f in files if f.run is not None}
         actions = unit["days"].get(str(day))
         if not actions:
             return None
-        bins, t.pending = replay_bins(files, t.groups, actions, a.replay["orders"])
+        bins, t.pending = replay_bins(files, t.groups, actions, t.schedule["orders"])
         for f in bins[0].files:
             t.groups.pop(f.run or "", None)
         return anchor_plan({None: bins}, COLUMNS, target)
@@ -1208,10 +1210,10 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     a.scenarios = list(SCENARIOS) if a.scenario == "all" else [a.scenario]
     if a.no_optimum and "optimum" in a.policies:  # it replays the simulator's optimum
         a.policies.remove("optimum")
-    a.replay_file = json.loads(Path(a.replay).read_text()) if a.replay else None
-    if a.replay_file and (a.replay_file.get("scenario"), a.replay_file.get("days")) != ("uniform", a.days):
-        ap.error(f"--replay {a.replay}: a schedule of the uniform scenario over {a.days} days is needed")
-    a.replay = None  # the optimum policy's schedule, per scenario (run_scenario)
+    if a.replay:
+        path, a.replay = a.replay, json.loads(Path(a.replay).read_text())
+        if (a.replay.get("scenario"), a.replay.get("days")) != ("uniform", a.days):
+            ap.error(f"--replay {path}: a schedule of the uniform scenario over {a.days} days is needed")
     if a.doc and not a.merge_into:
         ap.error("--doc needs --merge-into (the section is rendered from that JSON)")
     return a
@@ -1247,12 +1249,13 @@ def make_scenario(spark, a: argparse.Namespace, work: Path, name: str, src: Path
     return flat_scenario(name, shared["base"], appends, a.days)
 
 
-def policy_tables(sc: Scenario, a: argparse.Namespace, work: Path) -> list[PolicyTable]:
-    """Each policy's copy of the scenario's base (delta-rs: unpartitioned scenarios only)."""
+def policy_tables(sc: Scenario, a: argparse.Namespace, work: Path, schedule: dict | None) -> list[PolicyTable]:
+    """Each policy's copy of the scenario's base (delta-rs: unpartitioned scenarios only; optimum: with the
+    ``schedule`` it replays)."""
     tables = []
     for name in a.policies:
         dst = work / sc.name / f"table_{name.replace('-', '_')}"
-        if name == "optimum" and a.replay is None:
+        if name == "optimum" and schedule is None:
             log(f"optimum: the uniform scenario only; skipped in {sc.name}")
             continue
         if name == "delta-rs":
@@ -1265,7 +1268,7 @@ def policy_tables(sc: Scenario, a: argparse.Namespace, work: Path) -> list[Polic
         else:
             bc.fresh_dir(dst).mkdir(parents=True)
             copy_files(sc.base_files, dst)
-            tables.append(PolicyTable(name, dst))
+            tables.append(PolicyTable(name, dst, schedule=schedule if name == "optimum" else None))
     return tables
 
 
@@ -1299,17 +1302,16 @@ def run_scenario(spark, a: argparse.Namespace, work: Path, name: str, src: Path,
     t0 = time.perf_counter()
     res: dict[str, Any] = {"scenario": name}
     replay = "optimum" in a.policies and name == "uniform"
-    if not a.no_optimum:
-        res["simulator"] = simulator_optimum(name, a.days, work / "sim_optimum.json", replay)
+    if not a.no_optimum:  # the optimum policy's schedule: --replay's, else this simulator run's
+        res["simulator"] = simulator_optimum(name, a.days, work / "sim_optimum.json", replay and not a.replay)
         log(f"{name}: {_opt_text(res['simulator'], name)}")
-    a.replay = res["simulator"].pop("schedule") if replay else None
-    if replay and a.replay_file:
-        a.replay = a.replay_file
-        res["replayed"] = {k: a.replay_file.get(k) for k in ("seed", "raw_weight", "optimum_bytes", "flags")}
+    schedule = (a.replay or res["simulator"].pop("schedule")) if replay else None
+    if replay and a.replay:
+        res["replayed"] = {k: a.replay.get(k) for k in ("seed", "raw_weight", "optimum_bytes", "flags")}
     sc = make_scenario(spark, a, work, name, src, shared)
     if "incremental" in a.policies and not sc.base.get("job_has_mode", True):
         raise NotReady("run_cluster's result has no 'mode': the job does not run incremental plans yet")
-    tables = policy_tables(sc, a, work)
+    tables = policy_tables(sc, a, work, schedule)
     try:
         target = sc.target
         sc.health = health_for(target)
