@@ -44,7 +44,11 @@ such schedules is the bound (``--dp-merges`` merges per day; ``--dp-new-first``:
 unsorted files alone, as the rule's first step does; ``--dp-permutations``: all 6 column orders, not the 3
 rotations), its schedule is replayed in the simulator (and, written by ``--schedule-out``, by the Spark job in
 ``bench_incremental.py``'s optimum policy), and the same DP with an ideal grid (``k ** (2/3)`` per column,
-``sqrt(k)`` on two columns) gives the edge.
+``sqrt(k)`` on two columns) gives the edge.  ``--schedule-in`` replays a written schedule without solving it.
+
+Past the horizon: ``--extra-days N`` lets the appends go on N more days at the same rate (the totals stay at
+``--days``; the bound policy hands over to the rule) and prints each policy's bytes over full's by day, so
+that a figure at day 30 can be read against the days around it.
 """
 
 from __future__ import annotations
@@ -179,10 +183,10 @@ class World:
     """One scenario's base, appends per day and its model of groups (for the optimum)."""
 
     scenario: str
-    days: int
+    days: int  # the horizon: the totals, the optimum and the calibration end there
     base: list[File]
     target: int
-    appends: list[list[File]]  # per day (index 0 = day 1)
+    appends: list[list[File]]  # per day (index 0 = day 1), past the horizon too with --extra-days
     quantum_rows: int  # the model's size unit
     tq: float  # target files per quantum
     date: bool  # whether column 2 is the ingestion date
@@ -194,6 +198,7 @@ def make_world(args: argparse.Namespace) -> World:
     """Generate the base and every day's appends (the same for every policy)."""
     rng = np.random.default_rng(args.seed)
     days, s = args.days, args.scenario
+    last = days + args.extra_days  # appends go on at the same rate after the horizon (--extra-days)
     if s in ("uniform", "date"):
         per_day = args.rows // days
         base_rows = np.floor(rng.random((per_day * days, 3)) * DOMAIN).astype(np.int64)
@@ -202,7 +207,7 @@ def make_world(args: argparse.Namespace) -> World:
         gid = (2 * days, 64, 0, days - 1 if s == "date" else 0, "r0")
         base = [File(f"base-{i}", r, "base", None, gid) for i, r in enumerate(cluster(base_rows, 64))]
         appends = []
-        for t in range(1, days + 1):
+        for t in range(1, last + 1):
             new = np.floor(rng.random((per_day, 3)) * DOMAIN).astype(np.int64)
             if s == "date":
                 new[:, 2] = (days + t - 1) * SLAB + np.floor(rng.random(per_day) * SLAB).astype(np.int64)
@@ -222,14 +227,14 @@ def make_world(args: argparse.Namespace) -> World:
 
     base = [f for p in range(1 - days, 1) for f in partition(p)]
     appends = []
-    for t in range(1, days + 1):
+    for t in range(1, last + 1):
         late = []
         for i in range(args.late_files):
             p = t - int(rng.integers(1, args.late_days + 1))
             rows = np.floor(rng.random((args.late_rows, 3)) * DOMAIN).astype(np.int64)
             late.append(File(f"late{t}-{i}", rows, None, max(p, 1 - days)))
         appends.append(partition(t) + late)
-    units0 = {p: (q_main, args.part_files, 0, 0, "r0") for p in range(1 - days, days + 1)}
+    units0 = {p: (q_main, args.part_files, 0, 0, "r0") for p in range(1 - days, last + 1)}
     born = {p: max(p, 0) for p in units0}
     return World(
         s,
@@ -251,6 +256,8 @@ class Table:
     def __init__(self, name: str, base: list[File], target: int) -> None:
         self.name, self.files, self.runs, self.target = name, list(base), 0, target
         self.rewritten: list[int] = []
+        self.runs_by_day: list[int] = []  # runs made each day (the optimum's replay: one per merge)
+        self.largest_by_day: list[float] = []  # largest file written so far / target, after each day
         self.ratios: list[float] = []
         self.bytes_ratios: list[float] = []
         self.largest = 0.0  # largest file written / target
@@ -530,7 +537,7 @@ def unit_events(world: World) -> dict[int | None, tuple[int, tuple, dict[int, li
     out: dict[int | None, tuple[int, tuple, dict[int, list[tuple]]]] = {}
     for u, g in world.units0.items():
         out[u] = (world.born.get(u, 0), (g,), {})
-    for t, fs in enumerate(world.appends, start=1):
+    for t, fs in enumerate(world.appends[: world.days], start=1):
         for f in fs:
             if f.run is not None:  # a new partition's ingest files: its initial state
                 continue
@@ -619,8 +626,11 @@ def _pick(fs: list[File], g: tuple, taken: set[str], date: bool) -> list[File]:
     return out
 
 
-def bound_policy(t: Table, degraded: list, ctx: dict) -> int:
-    """Replay the optimum's schedule (offline: it knows the future); each merge is one run."""
+def bound_policy(t: Table, degraded: list, ctx: dict) -> int | list:
+    """Replay the optimum's schedule (offline: it knows the future); each merge is one run.  Past its horizon
+    (``--extra-days``) the real rule takes over, as the sensor triggers it."""
+    if ctx["day"] > ctx["world"].days:
+        return incremental_policy(t, degraded, ctx)
     spent = 0
     for u, sched in ctx["sched"].items():
         for members, o, g in sched.get(ctx["day"], ()):
@@ -677,13 +687,15 @@ def simulate(world: World, args: argparse.Namespace, names: list[str], ctx: dict
             t.files += new
             ratio, bratio, per = t.metrics()
             degraded = [u for u, r in per.items() if r > args.threshold]
-            spent = 0
+            spent, runs = 0, t.runs
             if degraded or name in ALWAYS:
                 res = POLICIES[name](t, degraded, ctx)
                 spent = res if isinstance(res, int) else t.rewrite(res)
             if spent:
                 ratio, bratio, _ = t.metrics()
             t.rewritten.append(spent)
+            t.runs_by_day.append(t.runs - runs)
+            t.largest_by_day.append(t.largest)
             t.ratios.append(ratio)
             t.bytes_ratios.append(bratio)
         if not args.quiet:
@@ -695,9 +707,10 @@ def simulate(world: World, args: argparse.Namespace, names: list[str], ctx: dict
 
 
 def report(world: World, tables: dict[str, Table], bounds: dict[str, float]) -> dict:
-    """Print the totals per policy and the optimum beside them; return them."""
-    appended = sum(f.bytes for fs in world.appends for f in fs)
-    full = sum(tables["full"].rewritten) if "full" in tables else 0
+    """Print the totals per policy up to the horizon (``--days``) and the optimum beside them; return them."""
+    h = world.days
+    appended = sum(f.bytes for fs in world.appends[:h] for f in fs)
+    full = sum(tables["full"].rewritten[:h]) if "full" in tables else 0
     print(
         f"\n[{world.scenario}] appended {appended / 1e6:.1f} MB, target file {world.target / 1e6:.3f} MB\n"
         f"{'policy':26s} {'runs':>4s} {'rewritten MB':>12s} {'WA':>6s} {'vs full':>7s} {'mean':>5s} {'max':>5s}"
@@ -705,29 +718,68 @@ def report(world: World, tables: dict[str, Table], bounds: dict[str, float]) -> 
     )
     out = {}
     for t in tables.values():
-        b = sum(t.rewritten)
+        b = sum(t.rewritten[:h])
         row = {
-            "runs": t.runs,
+            "runs": sum(t.runs_by_day[:h]),
             "bytes": b,
             "wa": b / appended,
             "vs_full": b / full if full else None,
-            "mean_ratio": float(np.mean(t.ratios)),
-            "max_ratio": float(max(t.ratios)),
-            "mean_bytes_ratio": float(np.mean(t.bytes_ratios)),
-            "max_bytes_ratio": float(max(t.bytes_ratios)),
-            "largest_file": t.largest,
+            "mean_ratio": float(np.mean(t.ratios[:h])),
+            "max_ratio": float(max(t.ratios[:h])),
+            "mean_bytes_ratio": float(np.mean(t.bytes_ratios[:h])),
+            "max_bytes_ratio": float(max(t.bytes_ratios[:h])),
+            "largest_file": t.largest_by_day[h - 1],
         }
         out[t.name] = row
         vs = f"{row['vs_full']:7.3f}" if full else "      -"
         print(
-            f"{t.name:26s} {t.runs:4d} {b / 1e6:12.2f} {row['wa']:6.3f} {vs} {row['mean_ratio']:5.2f} "
-            f"{row['max_ratio']:5.2f} {row['mean_bytes_ratio']:10.2f} {row['max_bytes_ratio']:9.2f} {t.largest:7.2f}"
+            f"{t.name:26s} {row['runs']:4d} {b / 1e6:12.2f} {row['wa']:6.3f} {vs} {row['mean_ratio']:5.2f} "
+            f"{row['max_ratio']:5.2f} {row['mean_bytes_ratio']:10.2f} {row['max_bytes_ratio']:9.2f} "
+            f"{row['largest_file']:7.2f}"
         )
     for name, b in bounds.items():
         vs = f"{b / full:7.3f}" if full else "      -"
         out[name] = {"bytes": b, "wa": b / appended, "vs_full": b / full if full else None}
         print(f"{name:26s} {'':4s} {b / 1e6:12.2f} {b / appended:6.3f} {vs}")
     return out
+
+
+def horizons(world: World, tables: dict[str, Table], out: dict) -> None:
+    """Each policy's bytes over full's, cumulative, on every day past the first run (``--extra-days``): the
+    figure at the horizon depends on where it falls in the policies' cycles (a whole merge, a full rewrite)."""
+    if "full" not in tables:
+        return
+    full = np.cumsum(tables["full"].rewritten)
+    every = max(1, world.days // 6)
+    days = [d for d in range(every, len(full) + 1, every) if full[d - 1]]
+    print(f"\n[{world.scenario}] bytes over full's, cumulative, by day (horizon {world.days}: the totals above)")
+    print(f"{'policy':26s} " + " ".join(f"{d:>5d}" for d in days) + f"  {'min':>5s} {'mean':>5s} {'max':>5s}")
+    for t in tables.values():
+        ratio = np.cumsum(t.rewritten) / np.where(full > 0, full, np.nan)
+        late = ratio[world.days - 1 :]  # from the horizon on
+        out[t.name]["vs_full_by_day"] = [None if np.isnan(r) else round(float(r), 4) for r in ratio]
+        print(
+            f"{t.name:26s} "
+            + " ".join(f"{ratio[d - 1]:5.3f}" for d in days)
+            + f"  {np.nanmin(late):5.3f} {np.nanmean(late):5.3f} {np.nanmax(late):5.3f}"
+        )
+
+
+def read_schedule(path: Path, world: World, args: argparse.Namespace) -> tuple[dict, float]:
+    """A schedule written by ``--schedule-out`` for the bound policy to replay, and the bytes it was solved at;
+    refused unless made for this scenario, seed, horizon and raw weight (its groups name this world's files)."""
+    doc = json.loads(Path(path).read_text())
+    want = {"scenario": world.scenario, "seed": args.seed, "days": world.days, "raw_weight": RAW_WEIGHT[0]}
+    if (got := {k: doc.get(k) for k in want}) != want:
+        raise SystemExit(f"--schedule-in {path}: made for {got}, not {want}; solve one with --schedule-out")
+    sched = {
+        json.loads(u): {
+            int(day): [([tuple(m) for m in members], o, tuple(g)) for members, o, g in acts]
+            for day, acts in unit["days"].items()
+        }
+        for u, unit in doc["units"].items()
+    }
+    return sched, float(doc["optimum_bytes"])
 
 
 def calibrate(world: World, tables: dict[str, Table]) -> None:
@@ -739,18 +791,18 @@ def calibrate(world: World, tables: dict[str, Table]) -> None:
     print(f"\ncalibration against {RESULTS.name} (SF1 Spark run): per day, worst ratio after the day and bytes / base")
     for name in ("never", "full", "incremental"):
         days = spark["policies"][name]["days"]
-        t = tables[name]
+        t, h = tables[name], world.days
         dr = np.array([t.ratios[i] - d["worst"] for i, d in enumerate(days)])
-        sb = np.cumsum(t.rewritten) / sim_base
+        sb = np.cumsum(t.rewritten[:h]) / sim_base
         kb = np.cumsum([d["bytes_rewritten"] for d in days]) / base
-        trig_s = [i + 1 for i, b in enumerate(t.rewritten) if b]
+        trig_s = [i + 1 for i, b in enumerate(t.rewritten[:h]) if b]
         trig_k = [d["day"] for d in days if d["bytes_rewritten"]]
         print(
             f"  {name:12s} ratio error: mean |d| {np.abs(dr).mean():.3f}, max |d| {np.abs(dr).max():.3f} (day "
             f"{int(np.abs(dr).argmax()) + 1}), mean d {dr.mean():+.3f};  cumulative bytes/base after 30 days: sim "
             f"{sb[-1]:.2f}, Spark {kb[-1]:.2f}\n  {'':12s} runs on days sim {trig_s} Spark {trig_k}"
         )
-    sf = sum(tables["incremental"].rewritten) / max(1, sum(tables["full"].rewritten))
+    sf = sum(tables["incremental"].rewritten[: world.days]) / max(1, sum(tables["full"].rewritten[: world.days]))
     kf = spark["comparison"]["bytes_ratio"]
     print(f"  incremental / full bytes: sim {sf:.3f}, Spark {kf:.3f}")
 
@@ -884,10 +936,12 @@ def run_scenario(args: argparse.Namespace) -> dict:
         curve="hilbert",  # cluster() cuts along the Hilbert curve, as the Spark benchmark does
     )
     ctx: dict = {"args": args, "world": world, "params": params, "sched": {}}
-    names = [n for n in args.policies.split(",") if n != "bound" or not args.no_bound]
+    names = [n for n in args.policies.split(",") if n != "bound" or not args.no_bound or args.schedule_in]
     bounds: dict[str, float] = {}
     timings = {}
-    if not args.no_bound:
+    if args.schedule_in:  # the bound policy replays it; no DP is solved
+        ctx["sched"], bounds[f"schedule {Path(args.schedule_in).name}"] = read_schedule(args.schedule_in, world, args)
+    elif not args.no_bound:
         for label, cost in (("DP, measured curve", measured_cost), ("DP, ideal grid", ideal_cost)):
             t1 = time.perf_counter()
             b, sched, exact = solve_bound(world, args, cost)
@@ -912,6 +966,8 @@ def run_scenario(args: argparse.Namespace) -> dict:
                 timings[label] = time.perf_counter() - t1
     tables = simulate(world, args, names, ctx)
     out = report(world, tables, bounds)
+    if args.extra_days:
+        horizons(world, tables, out)
     for label, s in timings.items():
         print(f"  {label}: solved in {s:.1f} s")
     if args.calibrate and world.scenario == "uniform":
@@ -942,6 +998,17 @@ def main(argv: list[str] | None = None) -> dict:
         "--dp-permutations", action="store_true", help="optimum: all 6 column orders (default: the 3 rotations)"
     )
     ap.add_argument("--schedule-out", help="write the optimum's schedule (measured curve) to this JSON file")
+    ap.add_argument(
+        "--schedule-in",
+        help="the bound policy replays this --schedule-out file instead of solving the DP (implies no other bound)",
+    )
+    ap.add_argument(
+        "--extra-days",
+        type=int,
+        default=0,
+        help="appends go on this many days past --days (totals stay at --days); prints bytes over full's by day, "
+        "the bound policy handing over to the rule after its schedule",
+    )
     ap.add_argument("--dp-beam", type=int, default=400, help="date scenario: states kept per day by the DP")
     ap.add_argument("--no-rotations", dest="rotations", action="store_false", help="optimum: one column order only")
     ap.add_argument(

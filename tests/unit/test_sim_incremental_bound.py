@@ -101,6 +101,18 @@ def test_schedule_out_writes_the_optimums_merges(tmp_path, capsys):
     merges = [a for acts in unit["days"].values() for a in acts]
     assert merges and all(len(m) == 3 and m[1] in doc["orders"] and len(m[2]) == 5 for m in merges)
 
+    # --schedule-in replays it at the bytes it was solved at; --extra-days goes on past the horizon, where the
+    # totals stop, and the bound policy hands over to the rule
+    small = ["--scenario", "uniform", "--days", "6", "--rows", "6000", "--quiet", "--schedule-in", str(out)]
+    res = sim.main([*small, "--policies", "full,incremental,bound", "--extra-days", "4"])["uniform"]
+    assert res["bound"]["bytes"] == pytest.approx(doc["optimum_bytes"])
+    assert res["bound"]["runs"] == len(merges)
+    for name in ("full", "incremental", "bound"):
+        by_day = res[name]["vs_full_by_day"]
+        assert len(by_day) == 10 and by_day[5] == pytest.approx(res[name]["vs_full"], abs=1e-4)
+    with pytest.raises(SystemExit, match="solve one with --schedule-out"):
+        sim.main([*small, "--seed", "8", "--policies", "full,bound"])
+
 
 def test_two_runs_of_lookahead_spend_less_than_one_on_uniform_appends(capsys):
     base = ["--scenario", "uniform", "--quiet", "--no-bound", "--policies", "full,incremental"]
