@@ -4,6 +4,7 @@ in three scenarios, beside the simulator's optimum.
     .venv/bin/python benchmarks/bench_incremental.py [--sf 1] [--days 30] [--scenario uniform|date|partitioned|all]
         [--work DIR] [--merge-into docs/benchmarks/results.json] [--doc docs/benchmarks.md]
         [--policies never,full,incremental,liquid,hudi,optimum[,delta-rs]] [--no-optimum] [--replay SCHEDULE]
+        [--extra-days N]
 
 Data: TPC-H lineitem at ``--sf`` (``tpch_data.generate_lineitem``, 64 files in generation order), clustering
 columns (l_partkey, l_suppkey, l_shipdate), curve hilbert.  Appended rows are ``l_orderkey`` slices of the same
@@ -65,6 +66,10 @@ the simulator's own scale with its defaults; cached in ``<work>/sim_optimum.json
 simulator source).  Rows are checked at the end (count and DuckDB ``sum(hash(l_orderkey, l_linenumber))``
 against base + appends): exit 1 if a table differs.
 
+``--extra-days N`` (uniform, with full, without the optimum): the appends go on N days past ``--days`` (the base's
+rows again, new order keys); the totals stay at ``--days`` and each policy's bytes over full's, cumulative, is
+logged and stored by day (``vs_full_by_day``): the figure at the horizon against the days around it.
+
 Writes ``<work>/incremental_results.json`` (``{"scenarios": {name: {...}}, ...}``); with ``--merge-into`` the
 same under key ``"incremental"`` of that JSON (other keys kept) and the plot ``incremental_days.png`` next to it;
 with ``--doc`` also its section of that markdown (``bench_report.render_incremental``; nothing else in the doc
@@ -78,6 +83,7 @@ import contextlib
 import dataclasses
 import hashlib
 import io
+import itertools
 import json
 import os
 import shutil
@@ -173,9 +179,10 @@ def date_span(data) -> tuple[int, int]:
     return int(mm["min"].as_py()), int(mm["max"].as_py())
 
 
-def make_appends(src: Path, out: Path, days: int, date_slabs: bool = False) -> dict[str, Any]:
+def make_appends(src: Path, out: Path, days: int, date_slabs: bool = False, extra: int = 0) -> dict[str, Any]:
     """Write the days' append files (2 per day) from ``src``'s rows in order, ``l_orderkey`` shifted and, with
-    ``date_slabs``, ``l_shipdate`` moved into the day's slab (:func:`shift_dates`); cached."""
+    ``date_slabs``, ``l_shipdate`` moved into the day's slab (:func:`shift_dates`); cached.  ``extra`` more days
+    (uniform only) repeat the first days' files with ``l_orderkey`` shifted once more per pass."""
     import pyarrow as pa
     import pyarrow.compute as pc
     import pyarrow.dataset as pds
@@ -186,6 +193,10 @@ def make_appends(src: Path, out: Path, days: int, date_slabs: bool = False) -> d
     rows = data.count_rows()
     per_day = rows // days
     params = {"src": str(src), "days": days, "rows_per_day": per_day, "src_rows": rows, "date_slabs": date_slabs}
+    if extra:
+        if date_slabs:
+            raise ValueError("extra days of appends: the uniform scenario only (date slabs end with the days)")
+        params["extra_days"] = extra
     marker = out / APPENDS_MARKER
     if marker.exists() and json.loads(marker.read_text()).get("params") == params:
         return json.loads(marker.read_text())
@@ -205,6 +216,14 @@ def make_appends(src: Path, out: Path, days: int, date_slabs: bool = False) -> d
         name = f"ingest-day{d:02d}-{h}.parquet"
         pq.write_table(t, out / name, compression="snappy")
         names[d - 1].append(name)
+    for d in range(days + 1, days + extra + 1):  # the same rows again, new order keys
+        src_names, again = names[(d - 1) % days], []
+        for h, n in enumerate(src_names):
+            name = f"ingest-day{d:02d}-{h}.parquet"
+            t = _shift_orderkey(pq.read_table(out / n), shift * ((d - 1) // days))
+            pq.write_table(t, out / name, compression="snappy")
+            again.append(name)
+        names.append(again)
     info: dict[str, Any] = {"params": params, "orderkey_shift": shift, "files": names, "dir": str(out)}
     if date_slabs:
         info["date_slabs"] = {"d0": d0, "d1": d1, "width_days": slab_width(d0, d1, days)}
@@ -1037,6 +1056,21 @@ def compare(policies: dict[str, dict[str, Any]], scenario: str, threshold: float
     }
 
 
+def by_day(policies: dict[str, dict[str, Any]]) -> dict[str, list[float | None]]:
+    """Each policy's bytes rewritten over full's, cumulative, after every day (``--extra-days``: the figure at
+    the horizon against the days around it); logged every 5 days."""
+    full = list(itertools.accumulate(d["bytes_rewritten"] for d in policies["full"]["days"]))
+    out = {}
+    for name, p in policies.items():
+        mine = itertools.accumulate(d["bytes_rewritten"] for d in p["days"])
+        out[name] = [round(float(m / f), 4) if f else None for m, f in zip(mine, full)]
+        log(
+            f"{name} bytes over full's by day: "
+            + ", ".join(f"{i}: {r}" for i, r in enumerate(out[name], 1) if i % 5 == 0)
+        )
+    return out
+
+
 def vs_full(policies: dict[str, dict[str, Any]]) -> None:
     """Each policy's bytes rewritten over full's, in its totals."""
     full = (policies.get("full") or {}).get("totals", {}).get("bytes_rewritten")
@@ -1200,6 +1234,13 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     )
     ap.add_argument("--keep", action="store_true", help="keep the policies' tables in --work")
     ap.add_argument(
+        "--extra-days",
+        type=int,
+        default=0,
+        help="uniform: appends go on this many days past --days (the base's rows again); totals stay at --days, "
+        "bytes over full's are logged and stored by day",
+    )
+    ap.add_argument(
         "--replay", default=None, help="the optimum policy's schedule (sim_incremental.py --schedule-out FILE)"
     )
     a = ap.parse_args(argv)
@@ -1216,6 +1257,11 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
             ap.error(f"--replay {path}: a schedule of the uniform scenario over {a.days} days is needed")
     if a.doc and not a.merge_into:
         ap.error("--doc needs --merge-into (the section is rendered from that JSON)")
+    if a.extra_days and (a.scenarios != ["uniform"] or "optimum" in a.policies or "full" not in a.policies or a.doc):
+        ap.error(
+            "--extra-days: --scenario uniform with the full policy, --no-optimum (its schedule ends with "
+            "--days) and no --doc (the documented figures are the --days ones)"
+        )
     return a
 
 
@@ -1245,8 +1291,10 @@ def make_scenario(spark, a: argparse.Namespace, work: Path, name: str, src: Path
         b = shared["base"]
         log(f"base: {b['files']} files, {b['bytes'] / MB:.1f} MB, clustered in {b['cluster_wall_s']:.1f} s")
     date = name == "date"
-    appends = make_appends(src, work / f"appends{'_date' if date else ''}_sf{a.sf:g}_d{a.days}", a.days, date)
-    return flat_scenario(name, shared["base"], appends, a.days)
+    extra = f"_x{a.extra_days}" if a.extra_days else ""
+    out = work / f"appends{'_date' if date else ''}_sf{a.sf:g}_d{a.days}{extra}"
+    appends = make_appends(src, out, a.days, date, a.extra_days)
+    return flat_scenario(name, shared["base"], appends, a.days + a.extra_days)
 
 
 def policy_tables(sc: Scenario, a: argparse.Namespace, work: Path, schedule: dict | None) -> list[PolicyTable]:
@@ -1275,7 +1323,7 @@ def policy_tables(sc: Scenario, a: argparse.Namespace, work: Path, schedule: dic
 def run_days(spark, a, sc: Scenario, tables: list[PolicyTable], params, dt_target: int, work: Path, res: dict) -> None:
     """The days: every policy's step, a progress line per policy and day, the load after each day."""
     t0 = time.perf_counter()
-    for day in range(1, a.days + 1):
+    for day in range(1, a.days + a.extra_days + 1):
         s = time.perf_counter()
         for t in tables:
             rec = day_step(spark, t, sc, day, a, params, dt_target, work)
@@ -1330,9 +1378,11 @@ def run_scenario(spark, a: argparse.Namespace, work: Path, name: str, src: Path,
             "hudi_group_target": a.hudi_group,
         }
         run_days(spark, a, sc, tables, params, dt_target, work / name, res)
-        src_files = [f for f, _ in sc.base_files] + [f for day in sc.days[: a.days] for f, _ in day]
+        src_files = [f for f, _ in sc.base_files] + [f for day in sc.days[: a.days + a.extra_days] for f, _ in day]
         res["rows_check"] = check_rows(tables, rows_checksum(src_files))
-        res["policies"] = {t.name: {"days": t.days, "totals": totals(t.days, target)} for t in tables}
+        res["policies"] = {t.name: {"days": t.days, "totals": totals(t.days[: a.days], target)} for t in tables}
+        if a.extra_days:
+            res["vs_full_by_day"] = by_day(res["policies"])
         vs_full(res["policies"])
         res["comparison"] = compare(res["policies"], name, sc.health.max_ratio_to_ideal)
     finally:

@@ -408,6 +408,31 @@ def test_date_shift_puts_each_day_in_a_fresh_slab_after_the_base(bi) -> None:
     assert bi.slab_width(0, 3, 30) == 1  # a span shorter than the days: one day a slab
 
 
+def test_extra_days_repeat_the_appends_with_fresh_order_keys_and_count_against_full(bi, tmp_path: Path) -> None:
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    src = tmp_path / "src"
+    src.mkdir()
+    ship = pa.array(list(range(9000, 9008)), pa.int32()).cast(pa.date32())
+    rows = pa.table({"l_orderkey": list(range(1, 9)), "l_partkey": list(range(8)), "l_shipdate": ship})
+    pq.write_table(rows, src / "part-0.parquet")
+    info = bi.make_appends(src, tmp_path / "appends", 2, extra=3)  # 2 days of the 8 rows, then 3 more days
+    assert len(info["files"]) == 5 and all(len(day) == 2 for day in info["files"])
+    read = [pq.read_table(tmp_path / "appends" / n).to_pydict() for day in info["files"] for n in day]
+    keys = [k for t in read for k in t["l_orderkey"]]
+    assert len(keys) == 20 and len(set(keys)) == 20  # every appended row has its own order key
+    assert read[4]["l_partkey"] == read[0]["l_partkey"] and read[8]["l_partkey"] == read[0]["l_partkey"]
+    with pytest.raises(ValueError, match="uniform scenario only"):
+        bi.make_appends(src, tmp_path / "dated", 2, date_slabs=True, extra=1)
+
+    def days(*rewritten: int) -> dict:
+        return {"days": [{"bytes_rewritten": b} for b in rewritten]}
+
+    ratios = bi.by_day({"full": days(0, 10, 0, 10), "incremental": days(0, 2, 3, 0)})
+    assert ratios == {"full": [None, 1.0, 1.0, 1.0], "incremental": [None, 0.2, 0.5, 0.25]}
+
+
 def test_late_files_land_in_older_partitions(bi) -> None:
     lands = bi.late_partitions(days=30, late_files=2, late_days=7, seed=7)
     assert len(lands) == 30 and all(len(x) == 2 for x in lands)
