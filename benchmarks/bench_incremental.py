@@ -1259,6 +1259,8 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
             ap.error(f"--replay {path}: a schedule of the uniform scenario over {a.days} days is needed")
     if a.doc and not a.merge_into:
         ap.error("--doc needs --merge-into (the section is rendered from that JSON)")
+    if a.extra_days < 0:
+        ap.error(f"--extra-days must be 0 or more, not {a.extra_days}")
     if a.extra_days and (a.scenarios != ["uniform"] or "full" not in a.policies or a.doc):
         ap.error(
             "--extra-days: --scenario uniform with the full policy, and no --doc (the documented figures are the "

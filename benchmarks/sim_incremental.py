@@ -1045,6 +1045,8 @@ def main(argv: list[str] | None = None) -> dict:
         help="bytes per row of never-clustered files over clustered ones (Spark's SF1 lineitem appends: 1.11)",
     )
     args = ap.parse_args(argv)
+    if args.extra_days < 0:
+        ap.error(f"--extra-days must be 0 or more, not {args.extra_days}")
     RAW_WEIGHT[0] = args.raw_weight
     out = {}
     for s in SCENARIOS if args.scenario == "all" else (args.scenario,):

@@ -431,6 +431,9 @@ def test_extra_days_repeat_the_appends_with_fresh_order_keys_and_count_against_f
 
     ratios = bi.by_day({"full": days(0, 10, 0, 10), "incremental": days(0, 2, 3, 0)})
     assert ratios == {"full": [None, 1.0, 1.0, 1.0], "incremental": [None, 0.2, 0.5, 0.25]}
+    for bad in (["--extra-days", "-1"], ["--extra-days", "5", "--scenario", "date"]):
+        with pytest.raises(SystemExit):
+            bi.parse_args(bad)
 
 
 def test_late_files_land_in_older_partitions(bi) -> None:

@@ -112,6 +112,9 @@ def test_schedule_out_writes_the_optimums_merges(tmp_path, capsys):
         assert len(by_day) == 10 and by_day[5] == pytest.approx(res[name]["vs_full"], abs=1e-4)
     with pytest.raises(SystemExit, match="solve one with --schedule-out"):
         sim.main([*small, "--seed", "8", "--policies", "full,bound"])
+    with pytest.raises(SystemExit):
+        sim.main([*small, "--extra-days", "-1"])
+    assert "--extra-days must be 0 or more" in capsys.readouterr().err
 
 
 def test_two_runs_of_lookahead_spend_less_than_one_on_uniform_appends(capsys):
