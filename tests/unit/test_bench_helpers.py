@@ -408,7 +408,9 @@ def test_date_shift_puts_each_day_in_a_fresh_slab_after_the_base(bi) -> None:
     assert bi.slab_width(0, 3, 30) == 1  # a span shorter than the days: one day a slab
 
 
-def test_extra_days_repeat_the_appends_with_fresh_order_keys_and_count_against_full(bi, tmp_path: Path) -> None:
+def test_extra_days_repeat_the_appends_with_fresh_order_keys_and_count_against_full(
+    bi, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     import pyarrow as pa
     import pyarrow.parquet as pq
 
@@ -431,9 +433,13 @@ def test_extra_days_repeat_the_appends_with_fresh_order_keys_and_count_against_f
 
     ratios = bi.by_day({"full": days(0, 10, 0, 10), "incremental": days(0, 2, 3, 0)})
     assert ratios == {"full": [None, 1.0, 1.0, 1.0], "incremental": [None, 0.2, 0.5, 0.25]}
-    for bad in (["--extra-days", "-1"], ["--extra-days", "5", "--scenario", "date"]):
+    for bad, why in (
+        (["--extra-days", "-1"], "--extra-days must be 0 or more"),
+        (["--extra-days", "5", "--scenario", "date"], "--extra-days: --scenario uniform with the full policy"),
+    ):
         with pytest.raises(SystemExit):
             bi.parse_args(bad)
+        assert why in capsys.readouterr().err
 
 
 def test_late_files_land_in_older_partitions(bi) -> None:
