@@ -1,5 +1,5 @@
 # The two commands of the README. Both install what they need into .venv first.
-.PHONY: demo test test-lowest lint format bench bench-cluster install
+.PHONY: demo test test-lowest lint format bench bench-cluster install jars
 
 install:
 	bash scripts/bootstrap.sh
@@ -7,8 +7,14 @@ install:
 demo: install
 	bash scripts/demo.sh
 
+# The object stores' connector jars for the installed Spark line (hadoop-aws + the AWS SDK bundle, ~660 MB; the
+# gcs-connector; hadoop-azure), resolved with mvn into .venv/jars/<line>/<store>/ once per checkout (~/.m2 keeps the
+# downloads): airflow_zorder/spark_jars.py. make demo needs none of them.
+jars: install
+	.venv/bin/python -m airflow_zorder.spark_jars fetch
+
 # The whole suite in 2 pytest-xdist workers (scripts/test.sh; ~8 min on a 2-core machine).
-test: install
+test: install jars
 	bash scripts/test.sh
 
 # ruff's lint rules and formatter (pyproject's [tool.ruff]); CI runs it before the tests. `make format` fixes.

@@ -156,10 +156,12 @@ def airflow_db() -> str:
 
 @pytest.fixture(scope="session")
 def spark(tmp_path_factory: pytest.TempPathFactory) -> Iterator[object]:
-    """A real local[2] SparkSession with Hive support (embedded Derby metastore) in a temp dir."""
+    """A real local[2] SparkSession with Hive support (embedded Derby metastore) in a temp dir, with the object
+    stores' connector jars that ``make jars`` fetched (``s3a://`` for the S3 tests: ~0.5 s more to start)."""
     from pyspark.sql import SparkSession
 
     from airflow_zorder.core.jobs.jvm_options import JIT_OPTION
+    from airflow_zorder.spark_jars import fetched_jars
 
     base = tmp_path_factory.mktemp("spark")
     session = (
@@ -171,6 +173,7 @@ def spark(tmp_path_factory: pytest.TempPathFactory) -> Iterator[object]:
         .config("spark.driver.extraJavaOptions", f"-Dderby.system.home={base / 'derby'} {JIT_OPTION}")
         .config("javax.jdo.option.ConnectionURL", f"jdbc:derby:;databaseName={base / 'metastore_db'};create=true")
         .config("spark.sql.session.timeZone", "UTC")
+        .config("spark.jars", ",".join(fetched_jars()))
         .enableHiveSupport()
         .getOrCreate()
     )
@@ -186,6 +189,20 @@ def s3(tmp_path_factory: pytest.TempPathFactory) -> Iterator[object]:
     server = start_moto(tmp_path_factory.mktemp("moto"))
     yield server
     server.stop()
+
+
+@pytest.fixture(scope="module")
+def s3a(spark, s3) -> object:
+    """The shared SparkSession pointed at this module's moto server through ``s3a://`` (hadoop-aws from ``make
+    jars``), with the settings an ``aws`` connection gives (``StoreOptions.hadoop``); returns the server."""
+    from airflow_zorder.spark_jars import JarsNotFetchedError, apply_hadoop_conf, jars_for
+
+    try:
+        jars_for(["s3a"])
+    except JarsNotFetchedError as exc:
+        pytest.fail(str(exc))
+    apply_hadoop_conf(spark, s3.hadoop_conf())
+    return s3
 
 
 @pytest.fixture(scope="module")

@@ -54,6 +54,18 @@ class MotoS3:
             }
         )
 
+    def hadoop_conf(self) -> dict[str, str]:
+        """S3A's settings for this server: what ``aws_store_options`` gives an ``aws`` connection to it."""
+        return {
+            "fs.s3a.access.key": self.access_key,
+            "fs.s3a.secret.key": self.secret_key,
+            "fs.s3a.aws.credentials.provider": "org.apache.hadoop.fs.s3a.SimpleAWSCredentialsProvider",
+            "fs.s3a.endpoint": self.endpoint,
+            "fs.s3a.endpoint.region": REGION,
+            "fs.s3a.path.style.access": "true",
+            "fs.s3a.connection.ssl.enabled": "false",
+        }
+
     def keys(self, bucket: str = BUCKET) -> dict[str, str]:
         """Every object in ``bucket`` with its ETag: what a test compares to prove nothing was written."""
         out: dict[str, str] = {}

@@ -44,11 +44,12 @@ from airflow.providers.apache.spark.operators.spark_submit import SparkSubmitOpe
 from airflow.sdk import Asset, BaseHook
 from airflow.sdk.exceptions import AirflowException, AirflowNotFoundException
 
-from airflow_zorder import packaging
+from airflow_zorder import packaging, spark_jars
 from airflow_zorder.core.iceberg.catalogs import write_catalog_file
 from airflow_zorder.core.jobs.job_results import read_result, result_location
 from airflow_zorder.core.jobs.jvm_options import with_jit_conf
 from airflow_zorder.core.jobs.options import ClusterOptions, CollectOptions, new_run_id, stats_location_for
+from airflow_zorder.core.storage.locations import is_path_table, parse_location
 from airflow_zorder.hooks.iceberg_catalog import check_one_catalog, connection_catalog
 from airflow_zorder.hooks.spark_job import SparkJobHook, resolve_spark_binary
 from airflow_zorder.lineage import ZorderLineageMixin
@@ -111,6 +112,32 @@ def local_python_conf(conn: Any, conf: dict[str, Any], env_vars: dict[str, Any] 
     if host.startswith("local"):
         return {**conf, "spark.pyspark.python": sys.executable}
     return conf
+
+
+def store_conf(conf: dict[str, Any], table: str, storage_conn_id: str | None) -> dict[str, Any]:
+    """``conf`` plus the storage connection's Hadoop settings as ``spark.hadoop.*`` (``conf``'s own win)."""
+    if not storage_conn_id:
+        return conf
+    from airflow_zorder.hooks.connections import store_options
+
+    location = table if is_path_table(table) else None
+    hadoop = store_options(storage_conn_id, location).hadoop
+    return {**{f"spark.hadoop.{k}": v for k, v in hadoop.items()}, **conf}
+
+
+def local_connector_jars(master: str, table: str, jars: str | None) -> str | None:
+    """On a ``local`` master, ``jars`` plus the cached connector of the table's store (``make jars``); a cluster
+    brings its own connectors (docs/connections.md), so its ``jars`` are left as given."""
+    if not master.startswith("local") or not is_path_table(table):
+        return jars
+    store = spark_jars.store_of(parse_location(table).scheme)
+    if store is None:
+        return jars
+    try:
+        found = spark_jars.jars_for([store])
+    except spark_jars.JarsNotFetchedError as exc:
+        raise AirflowException(f"{table} is on {store}, which the local Spark cannot open yet: {exc}") from exc
+    return ",".join([*([jars] if jars else []), *found])
 
 
 def master_of(conn: Any) -> str:
@@ -183,6 +210,10 @@ class SparkZorderJobOperator(ZorderLineageMixin, SparkSubmitOperator):
     :param iceberg_conn_id: instead, an Airflow ``iceberg`` connection (the Iceberg provider's; templated): its
         catalog's properties are written to a file readable by the task's user only and shipped with ``--files``
         (``--iceberg-catalog-file``), so no property is on spark-submit's command line; removed after the run.
+    :param storage_conn_id: a standard connection (``aws`` for ``s3a://``; templated) whose credentials, region and
+        endpoint the job's Spark uses for the table's store: set as ``spark.hadoop.fs.s3a.*`` conf unless ``conf``
+        sets them (Spark's UI redacts keys and secrets). None: the cluster's own (an instance profile, say).
+        On a ``local`` master the store's connector jars come from the project's cache (``make jars``).
 
     Attributes set by :meth:`execute`: ``run_id`` (the job's run; a retry that reconnects takes the earlier
     try's), ``job_result`` (the successful result, also returned as XCom), ``spark_app_url`` (the link).
@@ -198,6 +229,7 @@ class SparkZorderJobOperator(ZorderLineageMixin, SparkSubmitOperator):
         "history_server_url",
         "iceberg_catalog",
         "iceberg_conn_id",
+        "storage_conn_id",
     )
     template_fields_renderers = {"conf": "json", "env_vars": "json", "extra_args": "json"}
     operator_extra_links = (SparkApplicationLink(), TableHealthLink())
@@ -216,6 +248,7 @@ class SparkZorderJobOperator(ZorderLineageMixin, SparkSubmitOperator):
         history_server_url: str | None = None,
         iceberg_catalog: str | None = None,
         iceberg_conn_id: str | None = None,
+        storage_conn_id: str | None = None,
         **kwargs: Any,
     ) -> None:
         if "application_args" in kwargs:
@@ -234,6 +267,7 @@ class SparkZorderJobOperator(ZorderLineageMixin, SparkSubmitOperator):
         check_one_catalog(iceberg_catalog, iceberg_conn_id)
         self.iceberg_catalog = iceberg_catalog
         self.iceberg_conn_id = iceberg_conn_id
+        self.storage_conn_id = storage_conn_id
         self.run_id: str | None = None
         self.spark_app_url: str | None = None
         self.job_result: dict[str, Any] | None = None
@@ -307,6 +341,8 @@ class SparkZorderJobOperator(ZorderLineageMixin, SparkSubmitOperator):
         if self.ship_py_files:
             self.py_files = ",".join([packaging.py_files_zip(), *([self.py_files] if self.py_files else [])])
         self.conf = with_jit_conf(local_python_conf(conn, dict(self.conf or {}), self.env_vars))
+        self.conf = store_conf(self.conf, str(self.table), self.storage_conn_id)
+        self.jars = local_connector_jars(master_of(conn), str(self.table), self.jars)
         result_path = None if cluster_mode else os.path.join(workdir, "result.json")
         stats = self._stats_location() if cluster_mode else None
         options = self.job_options()

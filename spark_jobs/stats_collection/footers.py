@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import threading
 import time
 from typing import Any
@@ -11,7 +12,7 @@ import pyarrow.compute as pc
 
 from airflow_zorder.core.stats import footer_stats as fst
 from airflow_zorder.core.stats import stats_schema as ss
-from airflow_zorder.core.storage.filesystems import filesystem_for, table_filesystem
+from airflow_zorder.core.storage.filesystems import HadoopFileSystem, filesystem_for, table_filesystem
 from spark_jobs.stats_collection.listing import ListedFile, ListedTable
 
 NO_PY_FS = "no_python_filesystem"  # failure kind / reason: executors' Python cannot open the store
@@ -42,19 +43,20 @@ def _fix_case(read_path: str, fs: Any, rows: list, wanted: list[str]) -> list:
     return out
 
 
-def footer_partition(items) -> Any:
+def footer_partition(items, options: dict[str, Any] | None = None) -> Any:
     """Executor side of the footer job: read the footers of ``(read_path, stats_path, columns)`` items.
 
     Yields one ``(Arrow IPC bytes of stats rows (FILE_STATS_SCHEMA), failures, seconds)``
     per partition; ``failures`` are ``(stats_path, kind, message)`` with kind
-    ``error`` | ``vanished`` | ``no_python_filesystem``.
+    ``error`` | ``vanished`` | ``no_python_filesystem``. ``options``: the store's pyarrow options from the
+    driver's Hadoop settings (``HadoopFileSystem.arrow_options``), as executors have no Hadoop of their own.
     """
     t0 = time.perf_counter()
     rows: list = []
     failures: list[tuple[str, str, str]] = []
     for read_path, stats_path, columns in items:
         try:
-            fs, p = filesystem_for(read_path).arrow(read_path)  # the store's pyarrow filesystem, cached per store
+            fs, p = filesystem_for(read_path, options=options).arrow(read_path)  # cached per store and options
         except Exception as exc:  # noqa: BLE001 - the driver falls back to the scan
             failures.append((stats_path, NO_PY_FS, f"{type(exc).__name__}: {exc}"))
             continue
@@ -118,7 +120,9 @@ def read_footers_distributed(
     n = parallelism or max(1, sc.defaultParallelism)
     n = max(1, min(n, len(items)))
     sc.setJobDescription(f"collect_stats: read {len(items)} Parquet footers")
-    out = sc.parallelize(items, n).mapPartitions(footer_partition).collect()
+    hadoop = table_filesystem(items[0][0], spark)
+    options = hadoop.arrow_options(items[0][0]) if isinstance(hadoop, HadoopFileSystem) else {}
+    out = sc.parallelize(items, n).mapPartitions(functools.partial(footer_partition, options=options)).collect()
     tables = [pa.ipc.open_stream(b).read_all() for b, _, _ in out]
     failures = [f for _, fl, _ in out for f in fl]
     return (pa.concat_tables(tables) if tables else ss.empty_file_stats()), failures

@@ -682,15 +682,53 @@ class HadoopFileSystem:
         jp = self._path(path)
         return str(self._fs(jp).makeQualified(jp).toString())
 
+    def arrow_options(self, path: str) -> dict[str, Any]:
+        """pyarrow's options for ``path``'s store from the driver's Hadoop settings (``fs.s3a.*``, a bucket's own
+        ``fs.s3a.bucket.<bucket>.*`` first): what executors need to read the files Hadoop reaches. ``{}``: the
+        store's default credentials (an instance profile, say), or a store without such a mapping."""
+        loc = parse_location(path)
+        if loc.scheme != "s3a":
+            return {}
+        conf = self._conf
+        return s3a_arrow_options(lambda key: conf.get(key), loc.authority)
+
     def arrow(self, path: str) -> tuple[Any, str]:
-        """Local paths: the OS path; elsewhere pyarrow's filesystem for the store (its default credentials, as on
-        the executors), path qualified by Hadoop first."""
+        """Local paths: the OS path; elsewhere pyarrow's filesystem for the store with the driver's Hadoop
+        credentials (:meth:`arrow_options`), path qualified by Hadoop first."""
         local = self._local_path(path)
         if local is not None:
             return None, parse_location(local).local_path()
         from airflow_zorder.core.storage.locations import arrow_filesystem
 
-        return arrow_filesystem(self.qualify(path))
+        return arrow_filesystem(self.qualify(path), self.arrow_options(path))
+
+
+#: S3A setting -> pyarrow ``S3FileSystem`` keyword (the inverse of an ``aws`` connection's ``StoreOptions.hadoop``)
+_S3A_TO_ARROW = {
+    "access.key": "access_key",
+    "secret.key": "secret_key",
+    "session.token": "session_token",
+    "endpoint.region": "region",
+}
+
+
+def s3a_arrow_options(get: Any, bucket: str) -> dict[str, Any]:
+    """pyarrow S3 options from S3A settings read with ``get(key)`` (per-bucket keys first); ``{}`` without keys."""
+
+    def setting(name: str) -> str | None:
+        value = get(f"fs.s3a.bucket.{bucket}.{name}") or get(f"fs.s3a.{name}")
+        return str(value) if value else None
+
+    out: dict[str, Any] = {arrow: v for s3a, arrow in _S3A_TO_ARROW.items() if (v := setting(s3a))}
+    endpoint = setting("endpoint")
+    if endpoint:
+        ssl = (setting("connection.ssl.enabled") or "true").lower() == "true"
+        scheme, _, rest = endpoint.rpartition("://")
+        out["endpoint_override"] = rest.rstrip("/")
+        out["scheme"] = scheme or ("https" if ssl else "http")
+    if "access_key" not in out:
+        return {k: v for k, v in out.items() if k not in ("secret_key", "session_token")}
+    return out
 
 
 def os_path(fs: FileSystem, path: str) -> str | None:

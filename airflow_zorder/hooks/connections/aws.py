@@ -32,20 +32,34 @@ def aws_store_options(conn_id: str, location: Location | None = None) -> StoreOp
     creds = hook.get_credentials()  # static keys, a profile, or an assumed role's temporary keys
     arrow: dict[str, Any] = {}
     iceberg: dict[str, str] = {}
+    hadoop: dict[str, str] = {}
     if creds.access_key and creds.secret_key:
         arrow.update(access_key=creds.access_key, secret_key=creds.secret_key)
         iceberg.update({"s3.access-key-id": creds.access_key, "s3.secret-access-key": creds.secret_key})
+        hadoop.update({"fs.s3a.access.key": creds.access_key, "fs.s3a.secret.key": creds.secret_key})
+        hadoop["fs.s3a.aws.credentials.provider"] = "org.apache.hadoop.fs.s3a.SimpleAWSCredentialsProvider"
     if creds.token:
         arrow["session_token"] = creds.token
         iceberg["s3.session-token"] = creds.token
+        hadoop["fs.s3a.session.token"] = creds.token
+        hadoop["fs.s3a.aws.credentials.provider"] = "org.apache.hadoop.fs.s3a.TemporaryAWSCredentialsProvider"
     region = hook.conn_region_name
     if region:
         arrow["region"] = region
         iceberg["s3.region"] = region
+        hadoop["fs.s3a.endpoint.region"] = region
     endpoint = hook.conn_config.endpoint_url
     if endpoint:
         parts = urlsplit(endpoint if "://" in endpoint else f"https://{endpoint}")
         arrow["endpoint_override"] = parts.netloc + parts.path.rstrip("/")
         arrow["scheme"] = parts.scheme or "https"
         iceberg["s3.endpoint"] = f"{arrow['scheme']}://{arrow['endpoint_override']}"
-    return StoreOptions(arrow=arrow, delta=delta_storage_options(arrow) or {}, iceberg=iceberg)
+        # A custom endpoint (MinIO, moto, an S3-compatible store) serves buckets as paths, not host names.
+        hadoop.update(
+            {
+                "fs.s3a.endpoint": iceberg["s3.endpoint"],
+                "fs.s3a.path.style.access": "true",
+                "fs.s3a.connection.ssl.enabled": str(arrow["scheme"] == "https").lower(),
+            }
+        )
+    return StoreOptions(arrow=arrow, delta=delta_storage_options(arrow) or {}, iceberg=iceberg, hadoop=hadoop)

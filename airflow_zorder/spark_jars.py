@@ -1,0 +1,325 @@
+"""The JVM parts a Spark line needs to reach object stores: pinned Maven coordinates, fetched once with ``mvn``.
+
+Spark ships no object-store connector: ``s3a://`` needs ``hadoop-aws`` (of the Hadoop version the Spark line
+bundles) and the AWS SDK v2 ``bundle`` its pom names; ``gs://`` the gcs-connector's shaded jar; ``abfss://``
+``hadoop-azure``. :data:`SPARK_LINES` declares them once per Spark line; :func:`fetch` resolves them with ``mvn``
+(as the machine configures it: Spark's own Ivy resolution may not see that configuration) into
+``.venv/jars/<line>/<store>/`` inside the project, offline after the first fetch; :func:`jars_for` gives the local
+jar paths to hand to ``spark-submit --jars`` or a SparkSession's ``spark.jars``.
+
+``python -m airflow_zorder.spark_jars fetch [--line 4.2] [--store s3a ...]`` (``make jars``) fetches;
+``python -m airflow_zorder.spark_jars jars s3a`` prints the comma-separated list. Airflow-free.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+from xml.sax.saxutils import escape
+
+from airflow_zorder.spark_versions import installed_version
+
+__all__ = [
+    "SPARK_LINES",
+    "STORES",
+    "Artifact",
+    "JarsNotFetchedError",
+    "SparkLine",
+    "apply_hadoop_conf",
+    "cache_dir",
+    "fetch",
+    "fetched_jars",
+    "jars_for",
+    "line_of",
+    "local_spark_line",
+    "store_of",
+]
+
+
+@dataclass(frozen=True)
+class Artifact:
+    """One Maven artifact; ``transitive=False`` for a shaded jar that carries its own dependencies."""
+
+    group: str
+    name: str
+    version: str
+    classifier: str = ""
+    transitive: bool = True
+
+    @property
+    def coordinate(self) -> str:
+        """``group:artifact:version[:classifier]``, as a user writes it for ``--packages`` (or Maven)."""
+        tail = f":{self.classifier}" if self.classifier else ""
+        return f"{self.group}:{self.name}:{self.version}{tail}"
+
+
+@dataclass(frozen=True)
+class SparkLine:
+    """A Spark release line, the Hadoop client it bundles, and each store's connector artifacts for it."""
+
+    line: str
+    hadoop: str
+    stores: dict[str, tuple[Artifact, ...]] = field(default_factory=dict)
+    #: store -> how far it was verified on this project's machines (docs/connections.md shows it)
+    verified: dict[str, str] = field(default_factory=dict)
+
+
+def _hadoop_aws(hadoop: str, sdk: str) -> tuple[Artifact, ...]:
+    # hadoop-aws names the SDK bundle as a compile dependency; pinned here too so a user sees the pair.
+    return (Artifact("org.apache.hadoop", "hadoop-aws", hadoop), Artifact("software.amazon.awssdk", "bundle", sdk))
+
+
+#: gcs-connector's shaded jar (Hadoop 3.x); 3.1.20-3.1.22 lack their parent pom on Maven Central.
+_GCS = (Artifact("com.google.cloud.bigdataoss", "gcs-connector", "3.1.18", "shaded", transitive=False),)
+
+#: The store families: the URI schemes each connector serves.
+STORES: dict[str, tuple[str, ...]] = {"s3a": ("s3a",), "gs": ("gs",), "abfs": ("abfs", "abfss")}
+
+SPARK_LINES: dict[str, SparkLine] = {
+    "4.2": SparkLine(
+        "4.2",
+        hadoop="3.5.0",
+        stores={
+            "s3a": _hadoop_aws("3.5.0", "2.35.4"),
+            "gs": _GCS,
+            "abfs": (Artifact("org.apache.hadoop", "hadoop-azure", "3.5.0"),),
+        },
+        verified={
+            "s3a": "verified here: both jobs, the commit protocol and the reliability suite against a moto server",
+            "gs": "see docs/connections.md",
+            "abfs": "not verified: Azurite has no DFS endpoint",
+        },
+    ),
+    "4.1": SparkLine(
+        "4.1",
+        hadoop="3.4.2",
+        stores={
+            "s3a": _hadoop_aws("3.4.2", "2.29.52"),
+            "gs": _GCS,
+            "abfs": (Artifact("org.apache.hadoop", "hadoop-azure", "3.4.2"),),
+        },
+        verified={
+            "s3a": "resolved here, not run (the tests run Spark 4.2)",
+            "gs": "resolved here, not run",
+            "abfs": "resolved here, not run",
+        },
+    ),
+}
+
+#: Where the jars are kept: inside the project's virtualenv, one folder per Spark line and store.
+CACHE_ENV = "AIRFLOW_ZORDER_JARS_DIR"
+_REPO = Path(__file__).resolve().parents[1]
+
+
+class JarsNotFetchedError(RuntimeError):
+    """A store's connector jars are not in the local cache: ``make jars`` (or :func:`fetch`) brings them."""
+
+
+def cache_dir() -> Path:
+    """``$AIRFLOW_ZORDER_JARS_DIR``, else ``<project>/.venv/jars``."""
+    env = os.environ.get(CACHE_ENV)
+    return Path(env) if env else _REPO / ".venv" / "jars"
+
+
+def line_of(spark_version: str) -> str:
+    """``"4.2.0"`` -> ``"4.2"``; ValueError naming the lines we pin for any other line."""
+    line = ".".join(spark_version.split(".")[:2])
+    if line not in SPARK_LINES:
+        raise ValueError(
+            f"Spark {spark_version} is on line {line}, for which no connector jars are pinned; "
+            f"pinned lines: {', '.join(sorted(SPARK_LINES))} (airflow_zorder.spark_jars.SPARK_LINES)"
+        )
+    return line
+
+
+def local_spark_line() -> str:
+    """The line of the installed pyspark (``$ZORDER_SPARK_LINE`` overrides it)."""
+    forced = os.environ.get("ZORDER_SPARK_LINE")
+    if forced:
+        return line_of(forced)
+    version = installed_version("pyspark")
+    if version is None:
+        raise JarsNotFetchedError("pyspark is not installed: pip install 'airflow-zorder[spark]'")
+    return line_of(version)
+
+
+def store_of(scheme: str) -> str | None:
+    """The store family serving a URI scheme (``"s3a"`` -> ``"s3a"``, ``"abfss"`` -> ``"abfs"``), else None."""
+    for store, schemes in STORES.items():
+        if scheme in schemes:
+            return store
+    return None
+
+
+def _folder(line: str, store: str) -> Path:
+    return cache_dir() / line / store
+
+
+def _complete_marker(line: str, store: str) -> Path:
+    return _folder(line, store) / ".complete"
+
+
+def jars_for(stores: Iterable[str], line: str | None = None) -> list[str]:
+    """Local paths of the fetched jars of ``stores`` for ``line`` (default: the installed pyspark's), sorted.
+
+    Raises :class:`JarsNotFetchedError` naming the command that fetches them when a store is not cached.
+    """
+    line = line or local_spark_line()
+    out: list[str] = []
+    for store in stores:
+        if store not in STORES:
+            raise ValueError(f"unknown store {store!r}: one of {', '.join(STORES)}")
+        if not _complete_marker(line, store).exists():
+            raise JarsNotFetchedError(
+                f"the {store} connector jars for Spark {line} are not fetched: run `make jars` "
+                f"(python -m airflow_zorder.spark_jars fetch --line {line} --store {store}); "
+                f"they are kept in {_folder(line, store)}"
+            )
+        out.extend(sorted(str(p) for p in _folder(line, store).glob("*.jar")))
+    return out
+
+
+def _pom(artifacts: Sequence[Artifact]) -> str:
+    deps = []
+    for a in artifacts:
+        parts = [
+            f"<groupId>{escape(a.group)}</groupId>",
+            f"<artifactId>{escape(a.name)}</artifactId>",
+            f"<version>{escape(a.version)}</version>",
+        ]
+        if a.classifier:
+            parts.append(f"<classifier>{escape(a.classifier)}</classifier>")
+        if not a.transitive:
+            parts.append(
+                "<exclusions><exclusion><groupId>*</groupId><artifactId>*</artifactId></exclusion></exclusions>"
+            )
+        deps.append("<dependency>" + "".join(parts) + "</dependency>")
+    return (
+        '<project xmlns="http://maven.apache.org/POM/4.0.0"><modelVersion>4.0.0</modelVersion>'
+        "<groupId>airflow-zorder</groupId><artifactId>spark-jars</artifactId><version>1</version>"
+        f"<packaging>pom</packaging><dependencies>{''.join(deps)}</dependencies></project>"
+    )
+
+
+def _spark_jar_names() -> set[str]:
+    """Artifact names of the jars the local pyspark already ships (not copied twice onto its classpath)."""
+    try:
+        import pyspark
+    except ImportError:
+        return set()
+    names = set()
+    for jar in (Path(pyspark.__file__).parent / "jars").glob("*.jar"):
+        stem = jar.stem
+        names.add(stem.rsplit("-", 1)[0] if "-" in stem else stem)
+    return names
+
+
+def fetch(stores: Iterable[str] | None = None, line: str | None = None, *, quiet: bool = True) -> dict[str, list[str]]:
+    """Resolve ``stores``' artifacts for ``line`` with ``mvn`` into the cache (skipped when already there).
+
+    Returns store -> jar paths. The local Maven repository (``~/.m2``) keeps the downloads, so a second
+    project checkout on the machine fetches nothing. Jars the local pyspark already ships are left out.
+    """
+    line = line or local_spark_line()
+    spec = SPARK_LINES[line]
+    mvn = shutil.which("mvn")
+    out: dict[str, list[str]] = {}
+    for store in stores or spec.stores:
+        folder = _folder(line, store)
+        if not _complete_marker(line, store).exists():
+            if mvn is None:
+                raise JarsNotFetchedError("mvn (Apache Maven) is not on PATH: install it to fetch connector jars")
+            cache_dir().mkdir(parents=True, exist_ok=True)
+            tmp = Path(
+                tempfile.mkdtemp(prefix=f".fetch-{line}-{store}-", dir=cache_dir())
+            )  # same disk: moved, not copied
+            try:
+                (tmp / "pom.xml").write_text(_pom(spec.stores[store]), encoding="utf-8")
+                cmd = [
+                    mvn,
+                    "-B",
+                    "dependency:copy-dependencies",
+                    "-DincludeScope=runtime",
+                    f"-DoutputDirectory={tmp / 'jars'}",
+                ]
+                if quiet:
+                    cmd.insert(2, "-q")
+                done = subprocess.run(cmd, cwd=tmp, capture_output=True, text=True)
+                if done.returncode != 0:
+                    raise JarsNotFetchedError(
+                        f"mvn could not resolve the {store} jars for Spark {line} "
+                        f"({', '.join(a.coordinate for a in spec.stores[store])}):\n{(done.stdout + done.stderr)[-3000:]}"
+                    )
+                shipped = _spark_jar_names()
+                if folder.exists():
+                    shutil.rmtree(folder)
+                folder.mkdir(parents=True)
+                for jar in sorted((tmp / "jars").glob("*.jar")):
+                    if jar.stem.rsplit("-", 1)[0] in shipped:
+                        continue
+                    jar.rename(folder / jar.name)
+                _complete_marker(line, store).write_text(
+                    "\n".join(a.coordinate for a in spec.stores[store]) + "\n", encoding="utf-8"
+                )
+            finally:
+                shutil.rmtree(tmp, ignore_errors=True)
+        out[store] = jars_for([store], line)
+    return out
+
+
+def fetched_jars(stores: Iterable[str] = tuple(STORES), line: str | None = None) -> list[str]:
+    """The cached jars of those ``stores`` that were fetched (none is an error): for a local session that
+    reaches object stores when it can."""
+    out: list[str] = []
+    for store in stores:
+        try:
+            out.extend(jars_for([store], line))
+        except JarsNotFetchedError:
+            continue
+    return out
+
+
+def apply_hadoop_conf(spark: Any, hadoop: Mapping[str, str]) -> None:
+    """Set Hadoop settings (e.g. a connection's ``StoreOptions.hadoop``) on a live session's driver, and drop
+    Hadoop's cached filesystems so the next open of a store uses them."""
+    conf = spark._jsc.hadoopConfiguration()
+    for key, value in hadoop.items():
+        conf.set(key, str(value))
+    spark._jvm.org.apache.hadoop.fs.FileSystem.closeAll()
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """``fetch`` the jars, or print the ``jars`` of stores as one comma-separated list."""
+    parser = argparse.ArgumentParser(prog="python -m airflow_zorder.spark_jars", description=__doc__.split("\n\n")[0])
+    sub = parser.add_subparsers(dest="command", required=True)
+    f = sub.add_parser("fetch", help="resolve the connectors' jars with mvn into the cache")
+    f.add_argument("--line", help="Spark line (default: the installed pyspark's)")
+    f.add_argument("--store", action="append", choices=sorted(STORES), help="a store (repeat; default: all)")
+    j = sub.add_parser("jars", help="print the cached jars of stores, comma-separated (for --jars)")
+    j.add_argument("stores", nargs="+", choices=sorted(STORES))
+    j.add_argument("--line")
+    args = parser.parse_args(argv)
+    try:
+        if args.command == "fetch":
+            got = fetch(args.store, args.line)
+            for store, jars in got.items():
+                size = sum(os.path.getsize(p) for p in jars) / 2**20
+                print(f"{store}: {len(jars)} jar(s), {size:,.0f} MiB in {Path(jars[0]).parent if jars else '-'}")
+        else:
+            print(",".join(jars_for(args.stores, args.line)))
+    except (JarsNotFetchedError, ValueError) as exc:
+        print(str(exc), file=sys.stderr)
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
