@@ -38,9 +38,10 @@ def visible_files(root: str) -> dict[str, str]:
     return out
 
 
-def read_table(root: str) -> pa.Table:
-    """All rows of a (possibly Hive-partitioned) table as a reader sees them, over the union of the files' schemas."""
-    kw = dict(format="parquet", partitioning="hive", ignore_prefixes=["_", "."])
+def read_table(root: str, filesystem=None) -> pa.Table:
+    """All rows of a (possibly Hive-partitioned) table as a reader sees them, over the union of the files' schemas
+    (``filesystem``: a pyarrow filesystem ``root`` is a path in, e.g. S3's ``bucket/prefix``)."""
+    kw = dict(format="parquet", partitioning="hive", ignore_prefixes=["_", "."], filesystem=filesystem)
     first = ds.dataset(root, **kw)
     schema = pa.unify_schemas(
         [f.physical_schema for f in first.get_fragments()] or [first.schema], promote_options="permissive"
@@ -63,11 +64,11 @@ def _canonical(col: pa.ChunkedArray) -> pa.ChunkedArray:
     return col
 
 
-def row_multiset(root_or_table: str | pa.Table, ignore: tuple[str, ...] = ()) -> Counter:
+def row_multiset(root_or_table: str | pa.Table, ignore: tuple[str, ...] = (), filesystem=None) -> Counter:
     """The rows as a multiset of 64-bit row hashes (columns by name, so column order does not matter)."""
     import pandas as pd
 
-    t = read_table(root_or_table) if isinstance(root_or_table, str) else root_or_table
+    t = read_table(root_or_table, filesystem) if isinstance(root_or_table, str) else root_or_table
     names = sorted(n for n in t.column_names if n not in ignore)
     if not t.num_rows:
         return Counter()

@@ -25,9 +25,9 @@ Commit protocol (no reader ever sees a partial snapshot)
    target exists).  That rename is the commit point: a snapshot file is
    complete or absent, and two concurrent collectors cannot both commit the
    same id (the loser gets :class:`~airflow_zorder.core.errors.ConcurrentChangeError`).  On object stores
-   (S3, GCS, ABFS) the object is written in one PUT, which the store
-   publishes atomically; concurrent collectors of one table must be
-   serialised by the scheduler there.
+   the Spark driver writes the object in one conditional PUT (S3: ``If-None-Match: *``; GCS, ABFS: their
+   connectors' create-if-absent), which the store publishes whole or refuses when the id exists
+   (``FileSystem.create_exclusive``); pyarrow's writers (the Airflow side) check, then PUT.
 2. The run record is written (its own file; also embedded in the snapshot's
    Parquet metadata, so it can be rebuilt).
 3. ``_latest.json`` is replaced atomically.
@@ -360,14 +360,11 @@ class FsIO(StatsIO):
         self.fs.write_bytes(path, data)
 
     def publish_bytes(self, path: str, data: bytes) -> None:
-        parent, name = path.rsplit("/", 1)
-        tmp = f"{parent}/.{name}.tmp-{uuid.uuid4().hex}"
-        self.fs.write_bytes(tmp, data, overwrite=False)
-        try:
-            self.fs.rename(tmp, path)  # refuses to replace an existing file
-        except BaseException:
-            self.fs.delete(tmp)
-            raise
+        # The filesystem's exclusive create: complete or absent, never over an existing file, on every store
+        # (a local hard link, HDFS's rename, S3's conditional PUT). A rename would be a copy on object stores,
+        # whose existence check and copy two collectors could interleave.
+        if not self.fs.create_exclusive(path, data):
+            raise FileExistsError(path)
 
     def list_names(self, directory: str) -> list[str]:
         out = []

@@ -551,6 +551,7 @@ def _roll_forward(fs: FileSystem, table: str, journal: Journal) -> int:
     if journal.state == COMMITTED:
         todo: list[Move] = []
         problems: list[str] = []
+        halfway: list[Move] = []
         for m in journal.moves:
             src, dst = join(table, m.src), join(table, m.dst)
             s, d = fs.exists(src), fs.exists(dst)
@@ -558,6 +559,8 @@ def _roll_forward(fs: FileSystem, table: str, journal: Journal) -> int:
                 todo.append(m)
             elif d and not s:
                 continue  # already moved
+            elif s and d and _copied_not_deleted(fs, src, dst):
+                halfway.append(m)  # an object store's rename stopped between its copy and its delete
             else:
                 what = "both exist" if s else "neither exists"
                 problems.append(f"{src} -> {dst} ({what})")
@@ -567,14 +570,27 @@ def _roll_forward(fs: FileSystem, table: str, journal: Journal) -> int:
                 f"impossible state: {_preview(problems)}. Nothing was changed. Someone else touched these files; "
                 f"inspect them and the journal {journal_path(table, journal.run_id)} by hand."
             )
+        for m in halfway:
+            log.warning("recover %s: %s was copied to %s but not deleted: deleting it", table, m.src, m.dst)
+            fs.delete(join(table, m.src))
         for m in todo:
             fs.rename(join(table, m.src), join(table, m.dst))
             fault_point("mid_swap")
-        redone = len(todo)
+        redone = len(todo) + len(halfway)
     else:
         redone = 0
     _finish(fs, table, journal)
     return redone
+
+
+def _copied_not_deleted(fs: FileSystem, src: str, dst: str) -> bool:
+    """Both ends of a move exist: on a store whose rename is a copy then a delete, a crash between the two
+    leaves exactly that, with a complete destination (the copy is atomic) of the source's size. Anywhere else,
+    or with other sizes, someone else touched the files and recovery must not guess."""
+    if not fs.rename_is_copy(src):
+        return False
+    found = {f.path: f.size for p in (src, dst) for f in fs.list_files(p, recursive=False)}
+    return src in found and found.get(src) == found.get(dst)
 
 
 def recover(fs: FileSystem, table: str) -> list[str]:

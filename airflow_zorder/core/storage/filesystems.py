@@ -32,7 +32,9 @@ from airflow_zorder.core.storage.locations import is_path_table, parse_location
 log = logging.getLogger(__name__)
 
 __all__ = [
+    "CONDITIONAL_CREATE",
     "ArrowFileSystem",
+    "ExclusiveCreateUnavailable",
     "FileInfo",
     "FileSystem",
     "HadoopFileSystem",
@@ -100,8 +102,14 @@ class FileSystem(Protocol):
         """The last ``n`` bytes of a file (e.g. the Parquet magic), without reading the rest."""
         ...
 
-    def create_exclusive(self, path: str, text: str) -> bool:
-        """Create ``path`` with ``text`` only if it does not exist (atomically); False if it existed."""
+    def create_exclusive(self, path: str, data: str | bytes) -> bool:
+        """Create ``path`` with ``data`` (text is UTF-8) only if it does not exist, atomically and complete or
+        absent; False if it existed."""
+        ...
+
+    def rename_is_copy(self, path: str) -> bool:
+        """True where a rename under ``path`` is a copy then a delete (object stores), not one atomic step: a
+        crash in between leaves both."""
         ...
 
     def modified_ms(self, path: str) -> int:
@@ -288,12 +296,12 @@ class LocalFileSystem:
             f.seek(max(0, f.tell() - n))
             return f.read()
 
-    def _write_temp(self, target: str, text: str) -> str:
+    def _write_temp(self, target: str, data: str | bytes) -> str:
         d = os.path.dirname(target) or "."
         os.makedirs(d, exist_ok=True)
         tmp = os.path.join(d, f".{os.path.basename(target)}.tmp-{uuid.uuid4().hex}")
-        with open(tmp, "x", encoding="utf-8") as f:
-            f.write(text)
+        with open(tmp, "xb") as f:
+            f.write(_as_bytes(data))
             f.flush()
             os.fsync(f.fileno())
         return tmp
@@ -309,10 +317,10 @@ class LocalFileSystem:
             raise
         _fsync_dir(os.path.dirname(target) or ".")
 
-    def create_exclusive(self, path: str, text: str) -> bool:
+    def create_exclusive(self, path: str, data: str | bytes) -> bool:
         """Hard-link a complete temp file to ``path`` (fails if it exists): atomic and never partial."""
         target = self.local_path(path)
-        tmp = self._write_temp(target, text)
+        tmp = self._write_temp(target, data)
         try:
             try:
                 os.link(tmp, target)
@@ -325,8 +333,8 @@ class LocalFileSystem:
                     fd = os.open(target, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
                 except FileExistsError:
                     return False
-                with os.fdopen(fd, "w", encoding="utf-8") as f:
-                    f.write(text)
+                with os.fdopen(fd, "wb") as f:
+                    f.write(_as_bytes(data))
             _fsync_dir(os.path.dirname(target) or ".")
             return True
         finally:
@@ -336,9 +344,17 @@ class LocalFileSystem:
         """mtime in ms."""
         return os.stat(self.local_path(path)).st_mtime_ns // 1_000_000
 
+    def rename_is_copy(self, path: str) -> bool:
+        """A local rename is one atomic step."""
+        return False
+
     def arrow(self, path: str) -> tuple[Any, str]:
         """The local disk: no pyarrow filesystem, the OS path."""
         return None, self.local_path(path)
+
+
+def _as_bytes(data: str | bytes) -> bytes:
+    return data.encode("utf-8") if isinstance(data, str) else bytes(data)
 
 
 def _crc_side_file(path: str) -> str:
@@ -358,6 +374,16 @@ def _silent_unlink(p: str) -> None:
 
 # Schemes whose FileContext rename(OVERWRITE) is a single atomic metadata operation.
 _HDFS_SCHEMES = frozenset({"hdfs", "viewfs"})
+#: Hadoop's createFile() option for S3's conditional write (``If-None-Match: *``): S3A in Hadoop 3.4.2+ (with
+#: ``fs.s3a.create.conditional.enabled``, true by default); ``hasPathCapability`` says whether a store does it.
+CONDITIONAL_CREATE = "fs.option.create.conditional.overwrite"
+#: Object stores whose connectors make ``create(path, overwrite=false)`` itself a conditional write (GCS:
+#: ``ifGenerationMatch=0``; ABFS: ``If-None-Match: *``).
+_EXCLUSIVE_CREATE_SCHEMES = frozenset({"gs", "abfs", "abfss"})
+
+
+class ExclusiveCreateUnavailable(OSError):
+    """The store cannot create a file only-if-absent in one step, so a lock or a snapshot would not be exclusive."""
 
 
 class HadoopFileSystem:
@@ -644,22 +670,79 @@ class HadoopFileSystem:
         opts[0] = jvm.org.apache.hadoop.fs.Options.Rename.OVERWRITE
         fc.rename(src, dst, opts)
 
-    def create_exclusive(self, path: str, text: str) -> bool:
-        """``create(path, overwrite=false)``; False if it exists (``file:`` uses an atomic hard link)."""
+    def create_exclusive(self, path: str, data: str | bytes) -> bool:
+        """Create ``path`` only if absent, complete or not at all; False if it exists.
+
+        ``file:``: an atomic hard link. HDFS: a temp file renamed into place (HDFS never renames over a file,
+        and a file being written would be visible). S3A: a conditional PUT (``If-None-Match: *``, the object
+        appears whole when the stream closes; a 412 means it exists), refused with
+        :class:`ExclusiveCreateUnavailable` where the store or Hadoop cannot do one. GCS and ABFS connectors:
+        ``create(overwrite=false)``, which they send as a conditional write.
+        """
         local = self._local_path(path)
         if local is not None:
-            return self._local.create_exclusive(local, text)
+            return self._local.create_exclusive(local, data)
         jp = self._path(path)
         fs = self._fs(jp)
+        scheme = str(fs.getUri().getScheme()).lower()
+        payload = _as_bytes(data)
+        if scheme in _HDFS_SCHEMES:
+            return self._create_by_rename(fs, jp, payload)
         if fs.exists(jp):
             return False
         try:
-            self._write_new(fs, jp, text, overwrite=False)
+            if fs.hasPathCapability(jp, CONDITIONAL_CREATE):
+                builder = fs.createFile(jp).overwrite(False).must(CONDITIONAL_CREATE, True)
+                out = builder.build()
+            elif scheme in _EXCLUSIVE_CREATE_SCHEMES or scheme == "file":  # file: reached by the OS unless forced
+                out = fs.create(jp, False)
+            else:
+                raise ExclusiveCreateUnavailable(_no_exclusive_create(path, scheme))
+            try:
+                out.write(bytearray(payload))
+            finally:
+                out.close()  # object stores publish (or refuse) the object here
+        except ExclusiveCreateUnavailable:
+            raise
         except Exception as e:
-            if self._is_java(e, "org.apache.hadoop.fs.FileAlreadyExistsException") or fs.exists(jp):
+            if self._is_java(e, "org.apache.hadoop.fs.FileAlreadyExistsException") or self._is_precondition(e):
                 return False
             raise
         return True
+
+    def _create_by_rename(self, fs: Any, jp: Any, payload: bytes) -> bool:
+        tmp = self._jvm.org.apache.hadoop.fs.Path(jp.getParent(), f".{jp.getName()}.tmp-{uuid.uuid4().hex}")
+        out = fs.create(tmp, False)
+        try:
+            out.write(bytearray(payload))
+            out.hflush()
+        finally:
+            out.close()
+        try:
+            if fs.rename(tmp, jp):
+                return True
+        except Exception as e:  # noqa: BLE001 - an existing destination is the expected refusal
+            if not self._is_java(e, "org.apache.hadoop.fs.FileAlreadyExistsException"):
+                fs.delete(tmp, False)
+                raise
+        fs.delete(tmp, False)
+        return False
+
+    def _is_precondition(self, exc: BaseException) -> bool:
+        """S3A's answer to a conditional write whose object exists: HTTP 412 (RemoteFileChangedException)."""
+        if self._is_java(exc, "org.apache.hadoop.fs.s3a.RemoteFileChangedException"):
+            return True
+        java_exc = getattr(exc, "java_exception", None)
+        try:
+            return java_exc is not None and "412" in str(java_exc.getMessage() or "")
+        except Exception:  # noqa: BLE001 - a broken py4j proxy: not a precondition failure
+            return False
+
+    def rename_is_copy(self, path: str) -> bool:
+        """Object stores (anything but this machine's disk and HDFS): a rename copies, then deletes."""
+        if self._local_path(path) is not None:
+            return False
+        return scheme_of(path) not in _HDFS_SCHEMES
 
     def modified_ms(self, path: str) -> int:
         """``getFileStatus(path).getModificationTime()`` (local files: the OS)."""
@@ -685,11 +768,25 @@ class HadoopFileSystem:
     def arrow_options(self, path: str) -> dict[str, Any]:
         """pyarrow's options for ``path``'s store from the driver's Hadoop settings (``fs.s3a.*``, a bucket's own
         ``fs.s3a.bucket.<bucket>.*`` first): what executors need to read the files Hadoop reaches. ``{}``: the
-        store's default credentials (an instance profile, say), or a store without such a mapping."""
+        store's default credentials (an instance profile, say), or a store without such a mapping. On ``gs://``
+        the gcs-connector's endpoint (``fs.gs.storage.root.url``, an emulator's) and ``fs.gs.auth.type`` /
+        ``fs.gs.project.id``; Google's own endpoint and credentials are pyarrow's defaults."""
         loc = parse_location(path)
+        conf = self._conf
+        if loc.scheme == "gs":
+            from urllib.parse import urlsplit
+
+            out: dict[str, Any] = {}
+            root = urlsplit(str(conf.get("fs.gs.storage.root.url") or ""))
+            if root.netloc and root.netloc != "storage.googleapis.com":
+                out.update(endpoint_override=root.netloc, scheme=root.scheme or "https")
+            if str(conf.get("fs.gs.auth.type") or "").upper() == "UNAUTHENTICATED":
+                out["anonymous"] = True
+            if conf.get("fs.gs.project.id"):
+                out["project_id"] = str(conf.get("fs.gs.project.id"))
+            return out
         if loc.scheme != "s3a":
             return {}
-        conf = self._conf
         return s3a_arrow_options(lambda key: conf.get(key), loc.authority)
 
     def arrow(self, path: str) -> tuple[Any, str]:
@@ -853,16 +950,43 @@ class ArrowFileSystem:
             f.seek(max(0, size - n))
             return bytes(f.read())
 
-    def create_exclusive(self, path: str, text: str) -> bool:
+    def create_exclusive(self, path: str, data: str | bytes) -> bool:
         """Check-then-create (not atomic on object stores: see the class doc)."""
         if self.exists(path):
             return False
-        self.write_text_atomic(path, text)
+        with self.fs.open_output_stream(self._path(path)) as f:
+            f.write(_as_bytes(data))
         return True
+
+    def rename_is_copy(self, path: str) -> bool:
+        """pyarrow moves objects by copy and delete; a local disk renames."""
+        return not isinstance(self.fs, _pafs().LocalFileSystem)
 
     def modified_ms(self, path: str) -> int:
         """mtime in ms (0 when the store keeps none)."""
         return _mtime_ms(self.fs.get_file_info(self._path(path)))
+
+
+def _pafs() -> Any:
+    from pyarrow import fs as pafs
+
+    return pafs
+
+
+def _no_exclusive_create(path: str, scheme: str) -> str:
+    """The refusal when a store cannot create a file only-if-absent, with the fix."""
+    if scheme == "s3a":
+        return (
+            f"cannot create {path} exclusively: this S3A cannot make a conditional write (If-None-Match), so two "
+            "clustering runs could both take the table's lock. Use hadoop-aws 3.4.2 or later (make jars pins it per "
+            "Spark line) with fs.s3a.create.conditional.enabled=true (the default), on a store that supports "
+            "conditional writes (AWS S3 does since 2024-08; check S3-compatible stores)"
+        )
+    return (
+        f"cannot create {path} exclusively: Hadoop's {scheme}:// connector offers no conditional create, so two "
+        "clustering runs could both take the table's lock; run the jobs on a store that does (S3A 3.4.2+, GCS, "
+        "ABFS, HDFS)"
+    )
 
 
 def _mtime_ms(info: Any) -> int:
