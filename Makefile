@@ -11,6 +11,8 @@ demo: install
 # gcs-connector; hadoop-azure), resolved with mvn into .venv/jars/<line>/<store>/ once per checkout (~/.m2 keeps the
 # downloads): airflow_zorder/spark_jars.py. make demo needs none of them.
 jars: install
+	@command -v mvn >/dev/null 2>&1 || { echo "mvn is required to fetch the connector jars: installing Debian's maven" >&2; \
+	  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq maven >&2; }
 	.venv/bin/python -m airflow_zorder.spark_jars fetch
 
 # The whole suite in 2 pytest-xdist workers (scripts/test.sh; ~8 min on a 2-core machine).
