@@ -845,6 +845,8 @@ def render_doc(res: dict, out_dir: Path, doc: Path) -> str:
                         f"{r['warm_s']:.3f} | {r['signal_s'] * 1000:.1f} | {r['first_call_s']:.2f} | {r['peak_rss_mb']:.0f} |"
                     )
             p("")
+    if res.get("s3", {}).get("jobs"):
+        lines += s3_section(res["s3"]) + ([""] if _has_incremental(res) else [])
     if _has_incremental(res):
         lines += incremental_section(res["incremental"], rel)
     return "\n".join(lines) + "\n"
@@ -1257,6 +1259,114 @@ def render_incremental(inc: dict, out_dir: Path, doc: Path | None = None) -> Non
         head, rest = text.split(INC_START, 1)
         _, tail = rest.split(INC_END, 1)
         new = head + section + tail  # the section runs from INC_START to INC_END
+    else:
+        new = text.rstrip("\n") + ("\n\n" if text else "") + section + "\n"
+    doc.write_text(new)
+
+
+# --------------------------------------------------------------------------- the jobs on S3 and on local disk (issue #48)
+
+S3_START, S3_END = "<!-- bench:s3:start -->", "<!-- bench:s3:end -->"
+S3_JOBS = {"stats": "stats run", "cluster": "re-cluster (full)"}
+
+
+def _s3_time(d: dict) -> str:
+    return f"{d['median_s']:.2f} ({d['min_s']:.2f}–{d['max_s']:.2f})"
+
+
+def _s3_requests(req: dict) -> str:
+    kinds = ", ".join(f"{k} {n:,}" for k, n in sorted(req["kinds"].items(), key=lambda kv: -kv[1]) if n)
+    areas = ", ".join(f"{k} {n:,}" for k, n in sorted(req["areas"].items(), key=lambda kv: -kv[1]) if n)
+    return f"{req['total']:,} ({kinds}; {req['not_found']:,} of them answered 404); by area: {areas}"
+
+
+def s3_section(s3: dict) -> list[str]:
+    """The doc's section on the jobs on S3 (moto) beside local disk (between its markers), from ``results["s3"]``."""
+    lines = [S3_START]
+    p = lines.append
+    t, m, jobs = s3["table"], s3["machine"], s3["jobs"]
+    runs = 2 * s3["rounds"]
+    p("## The jobs on S3 (moto) and on local disk")
+    p("")
+    dirty = m.get("git_modified") or []
+    p(
+        f"`benchmarks/bench_s3.py` at git `{m['git_head']}`"
+        + (f" (uncommitted changes to {', '.join(f'`{x}`' for x in dirty)})" if dirty else "")
+        + f" ({s3['started_utc'][:16].replace('T', ' ')} UTC, {s3['wall_s'] / 60:.1f} minutes, {m['cpus']} CPUs, "
+        f"load average {s3['load_start']:.1f} at the start and {s3['load_end']:.1f} at the end): {t['title']} "
+        f"({t['rows']:,} rows, {t['files']} files, {t['bytes'] / 2**20:.1f} MB), the same files on local disk and in "
+        "a bucket. For each store, on a fresh copy of the files: a stats run (no previous stats: every footer is read), "
+        f"then a full re-cluster ({t['curve']} on {', '.join(f'`{c}`' for c in t['columns'])}) into {t['files']} files. "
+        f"{_n(s3['rounds'], 'round')} after an untimed warm-up, both stores back to back in each (which goes first "
+        "alternates), in one SparkSession (`local[2]`). Times: the median round, the lowest and highest in "
+        "parentheses; S3 / local: the median of the rounds' ratios, their range in parentheses. Rows: counted by "
+        "Spark after every run."
+    )
+    p("")
+    p("| job | local s | S3 (moto) s | S3 / local | rows |")
+    p("| --- | --- | --- | --- | --- |")
+    for name, label in S3_JOBS.items():
+        j = jobs.get(name)
+        if not j:
+            continue
+        ok = j["local"]["rows_ok"] and j["s3"]["rows_ok"]
+        p(
+            f"| {label} | {_s3_time(j['local'])} | {_s3_time(j['s3'])} | {j['ratio']:.2f}x "
+            f"({j['range'][0]:.2f}–{j['range'][1]:.2f}) | {t['rows']:,}, "
+            + (f"equal after each of {runs} runs |" if ok else "**differ** |")
+        )
+    p("")
+    c = s3.get("connector", {})
+    p(
+        f"S3 here is a moto {m['versions'].get('moto', '?')} server on loopback: a Python server on the same "
+        f"{m['cpus']} CPUs, reached through S3A (Spark {s3.get('spark_version', '?')}, "
+        + " + ".join(f"`{x}`" for x in c.get("artifacts", []))
+        + "). So the ratios bound the S3 protocol's request overhead (listings, HEADs, a copy and a delete for every "
+        "rename), not real S3's latency or bandwidth."
+    )
+    p("")
+    p("Where the time goes (the jobs' own phases, medians over the rounds):")
+    p("")
+    p("| job: phase | local s | S3 (moto) s | S3 − local s |")
+    p("| --- | --- | --- | --- |")
+    for name, label in S3_JOBS.items():
+        j = jobs.get(name)
+        if not j:
+            continue
+        lb, sb = j["local"]["breakdown"], j["s3"]["breakdown"]
+        for k in dict.fromkeys([*lb, *sb]):
+            a, b = lb.get(k, 0.0), sb.get(k, 0.0)
+            if max(a, b) >= 0.01:
+                p(f"| {label.split(' ')[0]}: {k} | {a:.2f} | {b:.2f} | {b - a:+.2f} |")
+    p("")
+    p("S3 requests per run (moto's request log, median round):")
+    p("")
+    for name, label in S3_JOBS.items():
+        req = jobs.get(name, {}).get("s3", {}).get("requests")
+        if req:
+            p(f"- {label}: {_s3_requests(req)}.")
+    p("")
+    p(
+        "Reproduce: `make bench-s3` (`.venv/bin/python benchmarks/bench_s3.py --merge-into docs/benchmarks/results.json "
+        "--doc docs/benchmarks.md`) reruns this benchmark alone and rewrites only this section; it needs the connector "
+        "jars (`make jars`). `make bench` runs it too (`run_all.py`, `--no-s3` skips it)."
+    )
+    lines += ["", S3_END]
+    return lines
+
+
+def render_s3(s3: dict, doc: Path) -> None:
+    """Only the S3 section of ``doc``: replaces the one between :data:`S3_START` and :data:`S3_END`, else goes
+    before the incremental section (where :func:`render_doc` puts it), else at the end; nothing else changes."""
+    doc = Path(doc)
+    section = "\n".join(s3_section(s3))
+    text = doc.read_text() if doc.exists() else ""
+    if S3_START in text and S3_END in text:
+        head, rest = text.split(S3_START, 1)
+        new = head + section + rest.split(S3_END, 1)[1]
+    elif INC_START in text:
+        head, tail = text.split(INC_START, 1)
+        new = head + section + "\n\n" + INC_START + tail
     else:
         new = text.rstrip("\n") + ("\n\n" if text else "") + section + "\n"
     doc.write_text(new)

@@ -1,6 +1,6 @@
 """All benchmarks of docs/benchmarks.md in one run: data, clustering, files read, DuckDB, stats; then the doc.
 
-    make bench            # = .venv/bin/python benchmarks/run_all.py   (~27 minutes on 2 cores, ~12 incremental)
+    make bench            # = .venv/bin/python benchmarks/run_all.py   (~31 minutes on 2 cores, ~12 incremental, ~4 S3)
     .venv/bin/python benchmarks/run_all.py --sf 0.1 --skew-rows 400000 --out .bench/dev   # a quick try-out
     .venv/bin/python benchmarks/bench_report.py docs/benchmarks/results.json              # doc from the JSON only
 
@@ -35,6 +35,11 @@ partitioned), beside the simulator's optimum; its figures go under ``"incrementa
 ``<out>/results.json`` already holds them at a larger scale (the documented figures are the SF1 ones:
 ``bench_incremental.py --sf 1 --merge-into ...``).
 
+Then issue #48's benchmark in a child process (``bench_s3.py --sf --s3-sf``, default 0.05; ``--no-s3`` skips it
+and keeps the figures ``<out>/results.json`` has, as does a run without the s3a connector jars: ``make jars``): a
+stats run and a full re-cluster of lineitem on local disk and on a moto S3 server, ``--rounds`` rounds; its
+figures go under ``"s3"``.
+
 Every timed rewrite runs ``--rounds`` times (default 3; ours interleaved with the reference rewrite in each round,
 delta-rs once per round after the session): the doc and README show each one's median and the range over the rounds.
 The documented figures name the commit that produced them: with the default ``--out`` the run refuses to start on
@@ -43,8 +48,8 @@ a tree with uncommitted changes to the code (``CODE_PATHS``), unless ``--allow-d
 Writes ``<out>/results.json`` and, through ``bench_report.render``, the PNGs in ``<out>/`` and the
 markdown ``--doc`` (default ``docs/benchmarks.md``; with the default ``--out`` also README's headline
 table between its ``bench:headline`` markers). Exit code 1 if DuckDB found a matching row in a file the
-pruning evaluator pruned, if a Delta table's rows differ after a rewrite, or if the incremental benchmark failed
-or a table's rows differ at its end.
+pruning evaluator pruned, if a Delta table's rows differ after a rewrite, if the incremental benchmark failed
+or a table's rows differ at its end, or if the S3 benchmark failed or a row count differs in it.
 """
 
 from __future__ import annotations
@@ -361,6 +366,32 @@ def run_incremental(a: argparse.Namespace, work: Path, old: dict | None) -> tupl
     return new, ok
 
 
+def previous_s3(results: Path) -> dict[str, Any] | None:
+    """The S3 benchmark's figures in the results.json this run replaces, if any."""
+    old = json.loads(results.read_text()).get("s3") if results.exists() else None
+    return old if isinstance(old, dict) and "jobs" in old else None
+
+
+def run_s3(a: argparse.Namespace, work: Path, old: dict | None) -> tuple[dict[str, Any] | None, bool]:
+    """``bench_s3.py`` (the jobs on a moto S3 server and on local disk) in a child process: the figures, and rows ok.
+
+    When the connector jars are not fetched (exit 3: ``make jars``) or the run failed, ``old`` (the figures of the
+    results.json this run replaces) is kept; only a failure or a row count that differs makes the run fail.
+    """
+    out_json = work / "s3" / "s3_results.json"
+    out_json.unlink(missing_ok=True)
+    cmd = [sys.executable, str(Path(__file__).resolve().parent / "bench_s3.py")]
+    cmd += ["--sf", f"{a.s3_sf:g}", "--rounds", str(a.rounds), "--work", str(work / "s3")]
+    log(f"the jobs on S3 (moto) and on local disk: {' '.join(cmd[1:])}")
+    code = subprocess.run([*cmd, "--json-out", str(out_json)]).returncode
+    new = json.loads(out_json.read_text()) if out_json.exists() else None
+    if new is None:
+        why = "the s3a connector jars are not fetched (make jars)" if code == 3 else f"it failed (exit {code})"
+        log(f"S3 benchmark not run: {why}; " + ("keeping the previous figures" if old else "no figures"))
+        return old, code == 3
+    return new, bool(new.get("rows_ok"))
+
+
 def machine() -> dict[str, Any]:
     import deltalake
     import duckdb
@@ -483,6 +514,17 @@ def main(argv: list[str] | None = None) -> int:
         "--no-incremental",
         action="store_true",
         help="skip the incremental re-clustering benchmark (the figures already in --out's results.json are kept)",
+    )
+    ap.add_argument(
+        "--s3-sf",
+        type=float,
+        default=0.05,
+        help="scale of lineitem in the S3 benchmark (bench_s3.py: the jobs on a moto server and on local disk)",
+    )
+    ap.add_argument(
+        "--no-s3",
+        action="store_true",
+        help="skip the S3 benchmark (the figures already in --out's results.json are kept)",
     )
     a = ap.parse_args(argv)
     a.curves = [c.strip() for c in a.curves.split(",") if c.strip()]
@@ -665,6 +707,13 @@ def main(argv: list[str] | None = None) -> int:
         sample_load("incremental")
     if inc:
         res["incremental"] = inc
+    # -- the jobs on S3 (a moto server) beside local disk (bench_s3.py, its own process and SparkSession)
+    s3_ok, s3 = True, previous_s3(out / "results.json")  # --no-s3: keep the figures
+    if not a.no_s3:
+        s3, s3_ok = run_s3(a, work, s3)
+        sample_load("s3")
+    if s3:
+        res["s3"] = s3
     mon.stop()
     res["violations"] = violations
     res["rows_mismatch"] = rows_mismatch
@@ -680,7 +729,7 @@ def main(argv: list[str] | None = None) -> int:
         out_json = work / "results-uncommitted.json"
         out_json.write_text(json.dumps(res, indent=1, default=str) + "\n")
         log(f"results: {out_json} (uncommitted tree: {doc} and README not written)")
-        return 1 if violations or rows_mismatch or not incremental_ok else 0
+        return 1 if violations or rows_mismatch or not incremental_ok or not s3_ok else 0
     out_json = out / "results.json"
     out_json.write_text(json.dumps(res, indent=1, default=str) + "\n")
     log(f"results: {out_json} ({res['wall_s']:.0f} s in all, load {load['start'][0]} -> {load['end'][0]})")
@@ -689,7 +738,7 @@ def main(argv: list[str] | None = None) -> int:
 
     bench_report.render(res, out, doc, readme=REPO / "README.md" if default_out else None)
     log(f"doc: {doc}")
-    return 1 if violations or rows_mismatch or not incremental_ok else 0
+    return 1 if violations or rows_mismatch or not incremental_ok or not s3_ok else 0
 
 
 if __name__ == "__main__":

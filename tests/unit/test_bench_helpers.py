@@ -569,3 +569,117 @@ def test_render_incremental_writes_one_table_per_scenario_and_only_its_section(b
     old = {k: v for k, v in res.items() if k != "scenarios"} | res["scenarios"]["uniform"]
     assert br._has_incremental({"incremental": old})
     assert "### Uniform appends" in "\n".join(br.incremental_section(old, "x"))
+
+
+# --------------------------------------------------------------------------- the jobs on S3 and local disk (bench_s3, bench_report)
+
+MOTO_LOG = [
+    '127.0.0.1 - - [28/Nov/2026 10:04:04] "GET /lake?list-type=2&delimiter=/&max-keys=2&prefix=bench/r0/ HTTP/1.1" 200 -',
+    '127.0.0.1 - - [28/Nov/2026 10:04:04] "\x1b[33mHEAD /lake/bench/r0/_zorder/lock HTTP/1.1\x1b[0m" 404 -',
+    '127.0.0.1 - - [28/Nov/2026 10:04:04] "PUT /lake/bench/r0/_zorder/staging/x/_batch0/_temporary/0/a.parquet HTTP/1.1" 200 -',
+    '127.0.0.1 - - [28/Nov/2026 10:04:04] "\x1b[35m\x1b[1mGET /lake/bench/r0/part-0.parquet HTTP/1.1\x1b[0m" 206 -',
+    '127.0.0.1 - - [28/Nov/2026 10:04:04] "\x1b[35m\x1b[1mDELETE /lake/bench/r0/_zorder/trash/x/a HTTP/1.1\x1b[0m" 204 -',
+    '127.0.0.1 - - [28/Nov/2026 10:04:04] "POST /lake?delete HTTP/1.1" 200 -',
+    '127.0.0.1 - - [28/Nov/2026 10:04:04] "PUT /lake/bench/r0/_zorder/stats/snapshots/1.json HTTP/1.1" 200 -',
+    " * Running on http://127.0.0.1:5000",
+]
+
+
+def test_bench_s3_counts_moto_requests_by_kind_and_area() -> None:
+    import bench_s3
+
+    got = bench_s3.count_requests(MOTO_LOG, "bench/")
+    assert got["total"] == 7 and got["not_found"] == 1
+    assert got["kinds"] == {"LIST": 1, "HEAD": 1, "PUT": 2, "GET": 1, "DELETE": 2}
+    assert got["areas"] == {
+        "table files": 2,
+        "lock": 1,
+        "spark task commit (_temporary)": 1,
+        "trash": 1,
+        "other": 1,  # a bulk delete names no key
+        "stats store": 1,
+    }
+
+
+def test_bench_s3_breakdown_sums_to_the_jobs_duration() -> None:
+    import bench_s3
+
+    stats = {"phases": {"list_s": 0.5, "read_previous_s": 0.0, "footer_s": 1.0, "write_s": 0.25}, "duration_s": 2.0}
+    assert bench_s3.breakdown("stats", stats) == {
+        "list": 0.5,
+        "read_previous": 0.0,
+        "footer": 1.0,
+        "scan": 0.0,
+        "write": 0.25,
+        "other": 0.25,
+    }
+    ph = {"count_s": 1, "sample_and_plan_s": 1, "write_s": 3, "verify_s": 1, "stage_and_verify_s": 7, "commit_s": 2}
+    b = bench_s3.breakdown("cluster", {"phases": ph, "duration_s": 10.0})
+    assert b["stage (other)"] == 1 and b["commit"] == 2 and b["other"] == 1
+    assert sum(b.values()) == pytest.approx(10.0)
+
+
+def _s3_run(wall: float, rnd: int, requests: bool) -> dict:
+    d = {"round": rnd, "wall_s": wall, "rows_ok": True, "breakdown": {"write": wall / 2, "other": wall / 2}}
+    if requests:
+        d["requests"] = {"total": 10 + rnd, "not_found": 2, "kinds": {"HEAD": 4, "LIST": 6 + rnd}, "areas": {"x": 10}}
+    return d
+
+
+def _s3_result(bench_s3) -> dict:
+    jobs = {}
+    for name in bench_s3.JOBS:
+        loc = bench_s3.summarize([_s3_run(w, i, False) for i, w in enumerate((2.0, 1.0, 4.0))])
+        rem = bench_s3.summarize([_s3_run(w, i, True) for i, w in enumerate((3.0, 3.0, 4.0))])
+        jobs[name] = {"local": loc, "s3": rem, **bench_s3.compare(loc, rem)}
+    return {
+        "started_utc": "2026-11-28T10:00:00Z",
+        "wall_s": 240.0,
+        "load_start": 2.0,
+        "load_end": 2.5,
+        "rounds": 3,
+        "spark_version": "4.2.0",
+        "machine": {"cpus": 2, "git_head": "abc1234", "git_modified": [], "versions": {"moto": "5.2.5"}},
+        "connector": {"artifacts": ["org.apache.hadoop:hadoop-aws:3.5.0"]},
+        "table": {"title": "TPC-H lineitem SF0.05", "rows": 300_000, "files": 16, "bytes": 2**23, "columns": ["a"]}
+        | {"curve": "zorder"},
+        "jobs": jobs,
+        "rows_ok": True,
+    }
+
+
+def test_bench_s3_summary_and_ratios() -> None:
+    import bench_s3
+
+    res = _s3_result(bench_s3)
+    j = res["jobs"]["cluster"]
+    assert (j["local"]["median_s"], j["local"]["min_s"], j["local"]["max_s"]) == (2.0, 1.0, 4.0)
+    assert j["ratios"] == [1.5, 3.0, 1.0] and j["ratio"] == 1.5 and j["range"] == [1.0, 3.0]
+    assert j["s3"]["requests"]["total"] == 11 and j["s3"]["requests"]["kinds"] == {"HEAD": 4, "LIST": 7}
+    assert "requests" not in j["local"]
+
+
+def test_render_s3_writes_only_its_section_where_render_doc_puts_it(tmp_path: Path) -> None:
+    import bench_report as br
+    import bench_s3
+
+    res = _s3_result(bench_s3)
+    text = "\n".join(br.s3_section(res))
+    assert (
+        "| stats run | 2.00 (1.00–4.00) | 3.00 (3.00–4.00) | 1.50x (1.00–3.00) | 300,000, equal after each of 6 runs |"
+        in text
+    )
+    assert "moto 5.2.5 server on loopback" in text and "`org.apache.hadoop:hadoop-aws:3.5.0`" in text
+    assert "| re-cluster: write | 1.00 | 1.50 | +0.50 |" in text
+    assert "- stats run: 11 (LIST 7, HEAD 4; 2 of them answered 404); by area: x 10." in text
+    doc = tmp_path / "benchmarks.md"
+    doc.write_text(f"# B\n\nbefore\n\n{br.INC_START}\ninc\n{br.INC_END}\n")
+    br.render_s3(res, doc)
+    first = doc.read_text()
+    assert first.startswith("# B\n\nbefore\n\n" + br.S3_START) and first.endswith(
+        f"{br.S3_END}\n\n{br.INC_START}\ninc\n{br.INC_END}\n"
+    )
+    res["jobs"]["stats"]["ratio"] = 9.0
+    br.render_s3(res, doc)  # replaced in place
+    again = doc.read_text()
+    assert again.count(br.S3_START) == 1 and "| 9.00x (" in again and again.replace("9.00x", "1.50x") == first
