@@ -47,6 +47,8 @@ def pytest_sessionstart(session: pytest.Session) -> None:
 #: the workers end together (--dist loadfile --no-loadscope-reorder: a worker asks for the next module as it
 #: finishes one); the others follow in their usual order.
 LONGEST_FIRST = (
+    "tests/reliability/test_s3_commit.py",  # ~200 s (moto through s3a; a spark-submit SIGKILLed)
+    "tests/airflow/test_s3a_operators.py",  # ~90 s (two spark-submits on s3a)
     "tests/airflow/test_dags.py",  # 65 s; 88 s on Airflow 3.2.0
     "tests/integration/test_cluster_delta.py",  # 57 s
     "tests/airflow/test_azure_store.py",  # 35 s (Azurite, a stats job, dag.test, the UI app)
