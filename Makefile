@@ -41,7 +41,7 @@ bench-cluster: install
 # docs/benchmarks.md: data, clustering (ours, linear, delta-rs), files read + DuckDB check, query times, stats, the sensor on a 10,000-file Delta log,
 # and never/full/incremental/liquid/hudi/optimum re-clustering over 30 daily appends in 3 scenarios at SF 0.2 (run_all.py --incremental-sf; the doc keeps
 # SF1 figures from benchmarks/bench_incremental.py --sf 1 --merge-into docs/benchmarks/results.json --doc docs/benchmarks.md) (23-35 min on a 2-core machine)
-bench: install
+bench: install jars
 	.venv/bin/python benchmarks/run_all.py
 
 # The jobs on S3 beside local disk (issue #48): a moto server and TPC-H lineitem SF0.05, a stats run and a full re-cluster
