@@ -8,7 +8,8 @@ bundles) and the AWS SDK v2 ``bundle`` its pom names; ``gs://`` the gcs-connecto
 jar paths to hand to ``spark-submit --jars`` or a SparkSession's ``spark.jars``.
 
 ``python -m airflow_zorder.spark_jars fetch [--line 4.2] [--store s3a ...]`` (``make jars``) fetches;
-``python -m airflow_zorder.spark_jars jars s3a`` prints the comma-separated list. Airflow-free.
+``python -m airflow_zorder.spark_jars jars s3a`` prints the comma-separated list; ``... table --write
+docs/connections.md`` renders the docs' table from :data:`SPARK_LINES`. Airflow-free.
 """
 
 from __future__ import annotations
@@ -35,12 +36,15 @@ __all__ = [
     "SparkLine",
     "apply_hadoop_conf",
     "cache_dir",
+    "connector_settings",
+    "docs_table",
     "fetch",
     "fetched_jars",
     "jars_for",
     "line_of",
     "local_spark_line",
     "store_of",
+    "update_doc",
 ]
 
 
@@ -68,6 +72,9 @@ class SparkLine:
     line: str
     hadoop: str
     stores: dict[str, tuple[Artifact, ...]] = field(default_factory=dict)
+    #: store -> Hadoop settings the connector needs on this line besides its credentials (``spark.hadoop.<key>`` on
+    #: spark-submit, or :func:`apply_hadoop_conf` on a live session)
+    settings: dict[str, dict[str, str]] = field(default_factory=dict)
     #: store -> how far it was verified on this project's machines (docs/connections.md shows it)
     verified: dict[str, str] = field(default_factory=dict)
 
@@ -79,6 +86,20 @@ def _hadoop_aws(hadoop: str, sdk: str) -> tuple[Artifact, ...]:
 
 #: gcs-connector's shaded jar (Hadoop 3.x); 3.1.20-3.1.22 lack their parent pom on Maven Central.
 _GCS = (Artifact("com.google.cloud.bigdataoss", "gcs-connector", "3.1.18", "shaded", transitive=False),)
+
+#: gcs-connector 3.1.x was built against Hadoop 3.3, whose ``VectoredReadUtils.validateRangeRequest`` returned void;
+#: Hadoop 3.4.1+ returns the range, so Parquet's vectored reads through it fail with a NoSuchMethodError
+#: (GoogleCloudDataproc/hadoop-connectors#1498): Parquet reads row groups the classic way instead.
+_GCS_NO_VECTORED_READS = {"parquet.hadoop.vectored.io.enabled": "false"}
+
+#: Hadoop 3.5's core-default.xml maps ``gs://`` to its own connector (``org.apache.hadoop.fs.gs``, the separate
+#: ``hadoop-gcp`` artifact) and gives ``fs.gs.block.size`` as ``64m``, which gcs-connector cannot parse.
+_GCS_ON_HADOOP_35 = {
+    "fs.gs.impl": "com.google.cloud.hadoop.fs.gcs.GoogleHadoopFileSystem",
+    "fs.AbstractFileSystem.gs.impl": "com.google.cloud.hadoop.fs.gcs.GoogleHadoopFS",
+    "fs.gs.block.size": "67108864",
+    **_GCS_NO_VECTORED_READS,
+}
 
 #: The store families: the URI schemes each connector serves.
 STORES: dict[str, tuple[str, ...]] = {"s3a": ("s3a",), "gs": ("gs",), "abfs": ("abfs", "abfss")}
@@ -92,10 +113,12 @@ SPARK_LINES: dict[str, SparkLine] = {
             "gs": _GCS,
             "abfs": (Artifact("org.apache.hadoop", "hadoop-azure", "3.5.0"),),
         },
+        settings={"gs": _GCS_ON_HADOOP_35},
         verified={
             "s3a": "verified here: both jobs, the commit protocol and the reliability suite against a moto server",
-            "gs": "see docs/connections.md",
-            "abfs": "not verified: Azurite has no DFS endpoint",
+            "gs": "verified here: both jobs against fake-gcs-server 1.54 (with two emulator settings, below)",
+            "abfs": "`abfs://` verified here against Azurite (its blob endpoint): the stats job, and a full re-cluster "
+            "run once by hand; `abfss://` (TLS) not run",
         },
     ),
     "4.1": SparkLine(
@@ -106,6 +129,7 @@ SPARK_LINES: dict[str, SparkLine] = {
             "gs": _GCS,
             "abfs": (Artifact("org.apache.hadoop", "hadoop-azure", "3.4.2"),),
         },
+        settings={"gs": _GCS_NO_VECTORED_READS},
         verified={
             "s3a": "resolved here, not run (the tests run Spark 4.2)",
             "gs": "resolved here, not run",
@@ -287,6 +311,52 @@ def fetched_jars(stores: Iterable[str] = tuple(STORES), line: str | None = None)
     return out
 
 
+def connector_settings(stores: Iterable[str], line: str | None = None) -> dict[str, str]:
+    """The Hadoop settings ``stores``' connectors need on ``line`` (default: the installed pyspark's), merged."""
+    spec = SPARK_LINES[line or local_spark_line()]
+    out: dict[str, str] = {}
+    for store in stores:
+        out.update(spec.settings.get(store, {}))
+    return out
+
+
+#: The block of docs/connections.md that :func:`docs_table` renders (``python -m airflow_zorder.spark_jars table
+#: --write docs/connections.md``); tests/unit/test_docs.py checks that it is current.
+DOC_START, DOC_END = "<!-- spark-jars:start -->", "<!-- spark-jars:end -->"
+
+
+def docs_table() -> str:
+    """The markdown table of what a user adds to a cluster per Spark line and store, and what was verified here."""
+    out = [
+        DOC_START,
+        "",
+        "| Spark (Hadoop) | scheme | Maven coordinates | Hadoop settings (`spark.hadoop.<key>`) | verified |",
+        "| --- | --- | --- | --- | --- |",
+    ]
+    for line in sorted(SPARK_LINES, reverse=True):
+        spec = SPARK_LINES[line]
+        for store, artifacts in spec.stores.items():
+            schemes = ", ".join(f"`{s}://`" for s in STORES[store])
+            coords = "<br>".join(f"`{a.coordinate}`" for a in artifacts)
+            settings = "<br>".join(f"`{k}={v}`" for k, v in spec.settings.get(store, {}).items()) or "-"
+            out.append(
+                f"| {line}.x ({spec.hadoop}) | {schemes} | {coords} | {settings} | {spec.verified.get(store, '-')} |"
+            )
+    out += ["", DOC_END]
+    return "\n".join(out)
+
+
+def update_doc(path: Path) -> bool:
+    """Rewrite the block between :data:`DOC_START` and :data:`DOC_END` in ``path``; False if it has no block."""
+    text = path.read_text(encoding="utf-8")
+    if DOC_START not in text or DOC_END not in text:
+        return False
+    head, rest = text.split(DOC_START, 1)
+    tail = rest.split(DOC_END, 1)[1]
+    path.write_text(head + docs_table() + tail, encoding="utf-8")
+    return True
+
+
 def apply_hadoop_conf(spark: Any, hadoop: Mapping[str, str]) -> None:
     """Set Hadoop settings (e.g. a connection's ``StoreOptions.hadoop``) on a live session's driver, and drop
     Hadoop's cached filesystems so the next open of a store uses them."""
@@ -306,6 +376,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     j = sub.add_parser("jars", help="print the cached jars of stores, comma-separated (for --jars)")
     j.add_argument("stores", nargs="+", choices=sorted(STORES))
     j.add_argument("--line")
+    t = sub.add_parser("table", help="print the docs' table of coordinates per Spark line (or --write it into a doc)")
+    t.add_argument("--write", type=Path, help="a markdown file with the spark-jars markers, e.g. docs/connections.md")
     args = parser.parse_args(argv)
     try:
         if args.command == "fetch":
@@ -313,6 +385,12 @@ def main(argv: Sequence[str] | None = None) -> int:
             for store, jars in got.items():
                 size = sum(os.path.getsize(p) for p in jars) / 2**20
                 print(f"{store}: {len(jars)} jar(s), {size:,.0f} MiB in {Path(jars[0]).parent if jars else '-'}")
+        elif args.command == "table":
+            if args.write is None:
+                print(docs_table())
+            elif not update_doc(args.write):
+                print(f"{args.write} has no {DOC_START} ... {DOC_END} block", file=sys.stderr)
+                return 1
         else:
             print(",".join(jars_for(args.stores, args.line)))
     except (JarsNotFetchedError, ValueError) as exc:

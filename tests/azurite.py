@@ -56,6 +56,18 @@ class Azurite:
         body = fields or {"extra": {"connection_string": self.connection_string()}}
         return json.dumps({"conn_type": "wasb", **body})
 
+    def hadoop_conf(self) -> dict[str, str]:
+        """hadoop-azure's (ABFS) settings for this server: the account key, the emulator's ``host:port`` (path-style,
+        plain http) and few retries. Its Apache HTTP client cannot open plain http (``SSL socket factory may not be
+        null``), so the JDK's client is named."""
+        return {
+            f"fs.azure.account.key.{ACCOUNT}.dfs.core.windows.net": KEY,
+            "fs.azure.abfs.endpoint": f"127.0.0.1:{self.port}",
+            "fs.azure.always.use.https": "false",
+            "fs.azure.networking.library": "JDK_HTTP_URL_CONNECTION",
+            "fs.azure.io.retry.max.retries": "2",
+        }
+
     def service(self):
         from azure.storage.blob import BlobServiceClient
 

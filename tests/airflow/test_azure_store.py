@@ -3,7 +3,8 @@ the Microsoft Azure provider's own hooks: by FileStatsHook (every credential kin
 spelling), by FileOverlapSensor in real ``dag.test()`` runs (poke and deferrable), by the UI's table page, and a
 Delta table's log (delta-rs) and an Iceberg table (pyiceberg, warehouse on Azurite) with the same credentials.
 
-The stats were collected by the real stats job (local Spark) and uploaded: Spark cannot write ``abfss://`` here.
+The stats were collected by the real stats job (local Spark) and uploaded (the job on ``abfs://``:
+tests/integration/test_abfs_connector.py).
 A wrong key, a missing container, an unreachable endpoint and a mismatched connection each give one clear error
 naming the connection, and leave the container's blobs (names and ETags) unchanged. A service principal and a
 managed identity cannot authenticate against Azurite over http: their mapping is checked without connecting."""

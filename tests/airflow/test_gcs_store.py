@@ -1,7 +1,7 @@
 """GCS through ordinary ``google_cloud_platform`` connections, against a real fake-gcs-server started here
 (``tests/fake_gcs.py``): the connection resolved by the Google provider's ``GoogleBaseHook`` into pyarrow, delta-rs and
-pyiceberg options; FileStatsHook on the stats the real stats job collected (uploaded: Spark cannot write ``gs://``
-here); FileOverlapSensor in real ``dag.test()`` runs (poke and deferrable); the UI's table page; a Delta table's log
+pyiceberg options; FileStatsHook on the stats the real stats job collected (locally, then uploaded; the jobs on ``gs://``:
+tests/integration/test_gcs_connector.py); FileOverlapSensor in real ``dag.test()`` runs (poke and deferrable); the UI's table page; a Delta table's log
 and an Iceberg table whose warehouse is in the bucket. Every error (a revoked key, no usable credentials, a missing
 bucket, an unreachable endpoint) is one clear error naming the connection, and the bucket is unchanged after it.
 

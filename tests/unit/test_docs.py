@@ -89,6 +89,35 @@ def test_generated_doc_renders_from_the_json_alone(tmp_path: Path) -> None:
     assert "\n".join(bench_report.headline_table(res)) in text
 
 
+def test_connections_doc_has_the_generated_connector_table() -> None:
+    """docs/connections.md's table of connector coordinates per Spark line is what ``SPARK_LINES`` renders."""
+    from airflow_zorder import spark_jars
+
+    text = (REPO / "docs" / "connections.md").read_text(encoding="utf-8")
+    assert text.count(spark_jars.DOC_START) == 1 and text.count(spark_jars.DOC_END) == 1
+    block = spark_jars.DOC_START + text.split(spark_jars.DOC_START, 1)[1].split(spark_jars.DOC_END, 1)[0]
+    assert block + spark_jars.DOC_END == spark_jars.docs_table(), (
+        "stale: python -m airflow_zorder.spark_jars table --write docs/connections.md"
+    )
+    for line, spec in spark_jars.SPARK_LINES.items():  # every store of every line has a row, with its verdict
+        for store in spec.stores:
+            assert spec.verified.get(store), (line, store)
+
+
+def test_the_connector_table_is_rewritten_between_its_markers_only(tmp_path: Path) -> None:
+    from airflow_zorder import spark_jars
+
+    doc = tmp_path / "connections.md"
+    doc.write_text(f"# t\n\nbefore\n{spark_jars.DOC_START}\nstale\n{spark_jars.DOC_END}\nafter\n", encoding="utf-8")
+    assert spark_jars.main(["table", "--write", str(doc)]) == 0
+    text = doc.read_text(encoding="utf-8")
+    assert text == f"# t\n\nbefore\n{spark_jars.docs_table()}\nafter\n"
+    assert "| 4.1.x (3.4.2) | `gs://` | `com.google.cloud.bigdataoss:gcs-connector:3.1.18:shaded` |" in text
+    plain = tmp_path / "plain.md"
+    plain.write_text("no markers\n", encoding="utf-8")
+    assert spark_jars.main(["table", "--write", str(plain)]) == 1 and plain.read_text() == "no markers\n"
+
+
 # --------------------------------------------------------------------------- links and names
 
 

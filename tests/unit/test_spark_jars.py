@@ -87,3 +87,13 @@ def test_operators_hand_a_storage_connection_and_local_jars_to_spark_submit(monk
     assert jars[0] == "/x/mine.jar" and any(j.endswith("hadoop-aws-3.5.0.jar") for j in jars)
     assert local_connector_jars("yarn", "s3a://lake/t", None) is None, "a cluster brings its own connectors"
     assert local_connector_jars("local[2]", "/data/t", None) is None
+
+
+def test_each_lines_connector_settings_for_gs():
+    """gcs-connector on Hadoop 3.5 (Spark 4.2) needs its own class and a numeric block size; both lines need Parquet's
+    vectored reads off (tests/integration/test_gcs_connector.py shows each failure)."""
+    on_42 = spark_jars.connector_settings(["s3a", "gs"], "4.2")
+    assert on_42["fs.gs.impl"] == "com.google.cloud.hadoop.fs.gcs.GoogleHadoopFileSystem"
+    assert on_42["fs.gs.block.size"] == "67108864" and on_42["parquet.hadoop.vectored.io.enabled"] == "false"
+    assert spark_jars.connector_settings(["gs"], "4.1") == {"parquet.hadoop.vectored.io.enabled": "false"}
+    assert spark_jars.connector_settings(["s3a", "abfs"], "4.2") == {}

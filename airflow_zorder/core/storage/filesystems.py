@@ -770,7 +770,8 @@ class HadoopFileSystem:
         ``fs.s3a.bucket.<bucket>.*`` first): what executors need to read the files Hadoop reaches. ``{}``: the
         store's default credentials (an instance profile, say), or a store without such a mapping. On ``gs://``
         the gcs-connector's endpoint (``fs.gs.storage.root.url``, an emulator's) and ``fs.gs.auth.type`` /
-        ``fs.gs.project.id``; Google's own endpoint and credentials are pyarrow's defaults."""
+        ``fs.gs.project.id``; on ``abfs[s]://`` the account key (``fs.azure.account.key.<host>``) and an emulator's
+        ``fs.azure.abfs.endpoint``. Google's and Azure's own endpoints and default credentials are pyarrow's."""
         loc = parse_location(path)
         conf = self._conf
         if loc.scheme == "gs":
@@ -784,6 +785,17 @@ class HadoopFileSystem:
                 out["anonymous"] = True
             if conf.get("fs.gs.project.id"):
                 out["project_id"] = str(conf.get("fs.gs.project.id"))
+            return out
+        if loc.scheme in ("abfs", "abfss") and loc.account:
+            host = loc.authority.split("@", 1)[1]
+            key = conf.get(f"fs.azure.account.key.{host}") or conf.get("fs.azure.account.key")
+            out = {"account_name": loc.account, **({"account_key": str(key)} if key else {})}
+            endpoint = str(conf.get("fs.azure.abfs.endpoint") or "")
+            if endpoint:  # an emulator's host:port, path-style (Azurite)
+                plain = loc.scheme == "abfs" and conf.get("fs.azure.always.use.https") == "false"
+                scheme = "http" if plain else "https"
+                out.update(blob_storage_authority=endpoint, blob_storage_scheme=scheme)
+                out.update(dfs_storage_authority=endpoint, dfs_storage_scheme=scheme)
             return out
         if loc.scheme != "s3a":
             return {}
