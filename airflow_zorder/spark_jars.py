@@ -302,13 +302,13 @@ def fetch(stores: Iterable[str] | None = None, line: str | None = None, *, quiet
 def fetched_jars(stores: Iterable[str] = tuple(STORES), line: str | None = None) -> list[str]:
     """The cached jars of those ``stores`` that were fetched (none is an error): for a local session that
     reaches object stores when it can."""
-    out: list[str] = []
+    out: dict[str, str] = {}  # by file name: a jar two connectors share (wildfly-openssl) goes on the classpath once
     for store in stores:
         try:
-            out.extend(jars_for([store], line))
+            out.update({Path(p).name: p for p in jars_for([store], line) if Path(p).name not in out})
         except JarsNotFetchedError:
             continue
-    return out
+    return list(out.values())
 
 
 def connector_settings(stores: Iterable[str], line: str | None = None) -> dict[str, str]:

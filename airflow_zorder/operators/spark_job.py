@@ -125,19 +125,23 @@ def store_conf(conf: dict[str, Any], table: str, storage_conn_id: str | None) ->
     return {**{f"spark.hadoop.{k}": v for k, v in hadoop.items()}, **conf}
 
 
-def local_connector_jars(master: str, table: str, jars: str | None) -> str | None:
-    """On a ``local`` master, ``jars`` plus the cached connector of the table's store (``make jars``); a cluster
-    brings its own connectors (docs/connections.md), so its ``jars`` are left as given."""
+def local_connector(
+    master: str, table: str, jars: str | None, conf: dict[str, Any]
+) -> tuple[str | None, dict[str, Any]]:
+    """On a ``local`` master, ``jars`` plus the cached connector of the table's store (``make jars``) and ``conf``
+    plus the settings that connector needs on this Spark line (``conf``'s own win); a cluster brings its own
+    connectors and settings (docs/connections.md), so there both are left as given."""
     if not master.startswith("local") or not is_path_table(table):
-        return jars
+        return jars, conf
     store = spark_jars.store_of(parse_location(table).scheme)
     if store is None:
-        return jars
+        return jars, conf
     try:
         found = spark_jars.jars_for([store])
     except spark_jars.JarsNotFetchedError as exc:
         raise AirflowException(f"{table} is on {store}, which the local Spark cannot open yet: {exc}") from exc
-    return ",".join([*([jars] if jars else []), *found])
+    settings = {f"spark.hadoop.{k}": v for k, v in spark_jars.connector_settings([store]).items()}
+    return ",".join([*([jars] if jars else []), *found]), {**settings, **conf}
 
 
 def master_of(conn: Any) -> str:
@@ -342,7 +346,7 @@ class SparkZorderJobOperator(ZorderLineageMixin, SparkSubmitOperator):
             self.py_files = ",".join([packaging.py_files_zip(), *([self.py_files] if self.py_files else [])])
         self.conf = with_jit_conf(local_python_conf(conn, dict(self.conf or {}), self.env_vars))
         self.conf = store_conf(self.conf, str(self.table), self.storage_conn_id)
-        self.jars = local_connector_jars(master_of(conn), str(self.table), self.jars)
+        self.jars, self.conf = local_connector(master_of(conn), str(self.table), self.jars, self.conf)
         result_path = None if cluster_mode else os.path.join(workdir, "result.json")
         stats = self._stats_location() if cluster_mode else None
         options = self.job_options()

@@ -68,7 +68,7 @@ def test_s3a_settings_become_pyarrow_options_a_buckets_own_first():
 
 def test_operators_hand_a_storage_connection_and_local_jars_to_spark_submit(monkeypatch):
     pytest.importorskip("airflow.providers.amazon")
-    from airflow_zorder.operators.spark_job import local_connector_jars, store_conf
+    from airflow_zorder.operators.spark_job import local_connector, store_conf
 
     conn = {
         "conn_type": "aws",
@@ -83,10 +83,15 @@ def test_operators_hand_a_storage_connection_and_local_jars_to_spark_submit(monk
     assert conf["spark.hadoop.fs.s3a.path.style.access"] == "true"
     assert conf["spark.hadoop.fs.s3a.endpoint.region"] == "mine", "the operator's own conf wins"
     assert store_conf({"a": 1}, "s3a://lake/t", None) == {"a": 1}
-    jars = local_connector_jars("local[2]", "s3a://lake/t", "/x/mine.jar").split(",")
-    assert jars[0] == "/x/mine.jar" and any(j.endswith("hadoop-aws-3.5.0.jar") for j in jars)
-    assert local_connector_jars("yarn", "s3a://lake/t", None) is None, "a cluster brings its own connectors"
-    assert local_connector_jars("local[2]", "/data/t", None) is None
+    jars, conf = local_connector("local[2]", "s3a://lake/t", "/x/mine.jar", {"a": 1})
+    assert jars.split(",")[0] == "/x/mine.jar" and any(j.endswith("hadoop-aws-3.5.0.jar") for j in jars.split(","))
+    assert conf == {"a": 1}, "S3A needs no extra setting on this line"
+    jars, conf = local_connector("local[2]", "gs://lake/t", None, {"spark.hadoop.fs.gs.block.size": "1"})
+    assert jars.endswith("gcs-connector-3.1.18-shaded.jar")
+    assert conf["spark.hadoop.fs.gs.impl"] == "com.google.cloud.hadoop.fs.gcs.GoogleHadoopFileSystem"
+    assert conf["spark.hadoop.fs.gs.block.size"] == "1", "the operator's own conf wins"
+    assert local_connector("yarn", "s3a://lake/t", None, {}) == (None, {}), "a cluster brings its own connectors"
+    assert local_connector("local[2]", "/data/t", None, {}) == (None, {})
 
 
 def test_each_lines_connector_settings_for_gs():
