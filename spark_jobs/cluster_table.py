@@ -44,7 +44,7 @@ from airflow_zorder.core.tables.model import RewriteRun, StagedUnit, Unit, file_
 from airflow_zorder.core.tables.protocol import TableFormat
 from spark_jobs import incremental_units, rewrite
 from spark_jobs.catalog import SparkMetastore, iceberg_catalog_properties
-from spark_jobs.cli import run_job, spark_error_text
+from spark_jobs.cli import bind_s3_scheme, run_job, spark_error_text
 
 BATCH_UNITS = 64  # partitions rewritten by one set of Spark jobs
 
@@ -63,6 +63,7 @@ def open_job_table(
     """Open a path or catalog table (``iceberg_catalog``: namespace.table of that Iceberg catalog, its properties
     from ``iceberg_catalog_file`` if given) through the table seam (its format detected once) with the driver's
     filesystem; clear errors for missing, non-Parquet and unsupported tables, before anything is locked or written."""
+    bind_s3_scheme(spark, table)
     fs = table_filesystem(table, spark)
     opened = open_table(
         table,
@@ -71,6 +72,7 @@ def open_job_table(
         iceberg_catalog=iceberg_catalog,
         catalog_properties=iceberg_catalog_properties(iceberg_catalog, iceberg_catalog_file),
     )
+    bind_s3_scheme(spark, opened.home)  # a catalog's table: where its files are
     opened.check_rewritable()
     return opened, fs
 

@@ -86,7 +86,7 @@ def _stats_rows(fs: FileSystem, location: str | None, units: Sequence[Unit], col
                 have = {keys[i] for i in keep}
     missing = [k for k in where if k not in have]
     if missing:
-        parts.append(_footer_rows(fs, missing, columns))
+        parts.append(_footer_rows(fs, {k: where[k][1].path for k in missing}, columns))
     t = pa.concat_tables([p.select(parts[0].column_names) for p in parts])
     labels = [where[k][0].relpath or None for k in t["path"].to_pylist()]
     sizes = [where[k][1].size for k in t["path"].to_pylist()]
@@ -95,13 +95,13 @@ def _stats_rows(fs: FileSystem, location: str | None, units: Sequence[Unit], col
     )
 
 
-def _footer_rows(fs: FileSystem, keys: list[str], columns: list[str]) -> pa.Table:
-    """Footer stats rows of files given by :func:`_key` URIs, read on the driver (``FileSystem.arrow``; a table
-    lives on one store)."""
-    arrow_fs = fs.arrow(keys[0])[0]
-    paths = [fs.arrow(k)[1] for k in keys]
-    t = footer_stats.read_footers_parallel(paths, columns, filesystem=arrow_fs, on_error="missing")
-    back = dict(zip(paths, keys))
+def _footer_rows(fs: FileSystem, files: dict[str, str], columns: list[str]) -> pa.Table:
+    """Footer stats rows of ``files`` (:func:`_key` URI -> the path as the table lists it), read on the driver
+    (``FileSystem.arrow``; a table lives on one store). ``fs`` opens the listed path, not the key: the key spells
+    ``s3a://`` as ``s3://``, a scheme Hadoop may have no filesystem for."""
+    arrow_fs = fs.arrow(next(iter(files.values())))[0]
+    back = {fs.arrow(path)[1]: key for key, path in files.items()}
+    t = footer_stats.read_footers_parallel(list(back), columns, filesystem=arrow_fs, on_error="missing")
     return t.set_column(t.schema.get_field_index("path"), "path", pa.array([back[p] for p in t["path"].to_pylist()]))
 
 

@@ -49,6 +49,7 @@ def pytest_sessionstart(session: pytest.Session) -> None:
 LONGEST_FIRST = (
     "tests/reliability/test_s3_commit.py",  # ~200 s (moto through s3a; a spark-submit SIGKILLed)
     "tests/airflow/test_s3a_operators.py",  # ~90 s (two spark-submits on s3a)
+    "tests/integration/test_s3a_jobs.py",  # ~90 s (moto through s3a: both jobs, five tables; the Hive metastore's first use)
     "tests/airflow/test_dags.py",  # 65 s; 88 s on Airflow 3.2.0
     "tests/integration/test_cluster_delta.py",  # 57 s
     "tests/airflow/test_azure_store.py",  # 35 s (Azurite, a stats job, dag.test, the UI app)
@@ -208,8 +209,9 @@ def s3a(spark, s3) -> object:
 
 
 @pytest.fixture(scope="module")
-def lake(spark, s3, tmp_path_factory: pytest.TempPathFactory) -> dict[str, str]:
-    """Tables in the moto bucket whose stats the real stats job collected (``moto_s3.build_lake``)."""
+def lake(spark, s3a, tmp_path_factory: pytest.TempPathFactory) -> dict[str, str]:
+    """Tables in the moto bucket whose stats the real stats job collected and wrote through ``s3a://``
+    (``moto_s3.build_lake``)."""
     from moto_s3 import build_lake
 
-    return build_lake(spark, s3, tmp_path_factory.mktemp("lake"))
+    return build_lake(spark, s3a, tmp_path_factory.mktemp("lake"))

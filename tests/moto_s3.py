@@ -2,8 +2,8 @@
 
 The server checks signatures (``INITIAL_NO_AUTH_ACTION_COUNT``): the first three requests create an
 IAM user with an access key, after which only that key is accepted, so wrong credentials really fail.
-``build_lake`` runs the real stats job (Spark) on a local table and uploads the table and its stats
-store to the bucket: Spark cannot write ``s3a://`` here (no hadoop-aws jars).
+``build_lake`` uploads a table to the bucket and runs the real stats job (Spark) on it through ``s3a://``
+(hadoop-aws from ``make jars``): the job reads the footers and writes the stats store on S3 itself.
 """
 
 from __future__ import annotations
@@ -159,17 +159,17 @@ def write_partitioned_table(root: Path, files: int = 16) -> Path:
 
 
 def build_lake(spark, s3: MotoS3, workdir: Path) -> dict[str, str]:
-    """Two tables in the bucket: ``events`` (a degraded table whose stats the real stats job collected)
-    and ``raw`` (the same files, stats never collected).  Returns their URIs and the local twin's path."""
+    """Two tables in the bucket: ``events`` (a degraded table whose stats the real stats job collected on S3, through
+    ``s3a://``: ``spark`` must point at ``s3``, as the ``s3a`` fixture does) and ``raw`` (the same files, stats never
+    collected).  Returns their URIs and the path of a local twin whose stats the same job collected locally."""
     from airflow_zorder.core.jobs.options import CollectOptions
     from spark_jobs.stats_collection.run import run_collect
 
     local = write_partitioned_table(workdir / "events")
-    result = run_collect(spark, CollectOptions(table=str(local)))
-    assert result["status"] == "ok", result
     s3.upload_dir(local, "events")
-    s3.upload_dir(local, "raw", bucket=BUCKET)
-    for key in list(s3.keys()):
-        if key.startswith("raw/_zorder/"):
-            s3.client().delete_object(Bucket=BUCKET, Key=key)
+    s3.upload_dir(local, "raw")
+    result = run_collect(spark, CollectOptions(table=f"s3a://{BUCKET}/events"))
+    assert result["status"] == "ok" and result["files_scanned"] == 0, result  # footers read, no file scanned
+    twin = run_collect(spark, CollectOptions(table=str(local)))
+    assert twin["status"] == "ok", twin
     return {"events": f"s3://{BUCKET}/events", "raw": f"s3://{BUCKET}/raw", "local": str(local)}

@@ -98,7 +98,9 @@ def resolve_table(
     """Open a path or catalog table (``iceberg_catalog``: namespace.table of that Iceberg catalog, its properties
     from ``iceberg_catalog_file`` if given) and list its live data files; clear errors for missing and unsupported ones."""
     from spark_jobs.catalog import SparkMetastore, iceberg_catalog_properties
+    from spark_jobs.cli import bind_s3_scheme
 
+    bind_s3_scheme(spark, table)
     fs = table_filesystem(table, spark)
     root = (os_path(fs, table) or table) if is_path_table(table) else None  # local tables: plain absolute paths
     opened: TableFormat = open_table(
@@ -109,6 +111,7 @@ def resolve_table(
         iceberg_catalog=iceberg_catalog,
         catalog_properties=iceberg_catalog_properties(iceberg_catalog, iceberg_catalog_file),
     )
+    bind_s3_scheme(spark, opened.home)  # a catalog's table: where its files are
     snap = opened.snapshot()
     files = [
         ListedFile(f.path, fs.qualify(f.path), f.size, f.mtime_ms, u.relpath or None, dict(u.values or u.spec))

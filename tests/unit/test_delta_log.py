@@ -372,10 +372,11 @@ def test_storage_options_from_the_pyarrow_options_of_a_connection():
         "AWS_REGION": "eu-west-1",
         "AWS_ENDPOINT_URL": "http://127.0.0.1:5000",
         "AWS_ALLOW_HTTP": "true",
+        "aws_conditional_put": "etag",  # commits are conditional PUTs (If-None-Match: *), whatever the environment says
     }
     assert delta_log.delta_storage_options(
         {"region": "us-east-1", "endpoint_override": "s3.example.com", "scheme": "https"}
-    ) == {"AWS_REGION": "us-east-1", "AWS_ENDPOINT_URL": "https://s3.example.com"}
+    ) == {"AWS_REGION": "us-east-1", "AWS_ENDPOINT_URL": "https://s3.example.com", "aws_conditional_put": "etag"}
     assert delta_log.delta_storage_options({}) is None and delta_log.delta_storage_options(None) is None
     assert delta_log.table_uri("s3a://lake/t") == "s3://lake/t"
     assert delta_log.table_uri("file:///data/t") == "/data/t"

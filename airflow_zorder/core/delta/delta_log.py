@@ -143,14 +143,23 @@ def table_uri(table_location: str) -> str:
 
 
 def delta_storage_options(arrow_options: Mapping[str, Any] | None) -> dict[str, str] | None:
-    """delta-rs storage options from the pyarrow S3 options of ``hooks.connections.storage_options``.
+    """delta-rs storage options from the pyarrow S3 options of ``hooks.connections.storage_options`` (or of the
+    driver's S3A settings in a job: ``HadoopFileSystem.arrow_options``).
 
     ``access_key`` / ``secret_key`` / ``session_token`` / ``region`` become ``AWS_ACCESS_KEY_ID`` /
     ``AWS_SECRET_ACCESS_KEY`` / ``AWS_SESSION_TOKEN`` / ``AWS_REGION``; ``endpoint_override`` + ``scheme``
     become ``AWS_ENDPOINT_URL`` (and ``AWS_ALLOW_HTTP=true`` for ``http``, e.g. MinIO or a moto server;
-    requests are path-style, as pyarrow's).  Only reads happen here, so nothing for writes
-    (``AWS_S3_ALLOW_UNSAFE_RENAME``, a locking provider) is set.  ``None``/empty: ``None`` (delta-rs's
-    default credential chain: environment, profile, instance metadata).
+    requests are path-style, as pyarrow's).  ``None``/empty: ``None`` (delta-rs's default credential chain:
+    environment, profile, instance metadata).
+
+    The clustering job commits with these options (:func:`delta_commit.commit_rewrite`), so they also say how
+    commits stay exclusive on S3: ``aws_conditional_put=etag``. delta-rs 1.x writes each ``_delta_log/N.json``
+    with a conditional PUT (``If-None-Match: *``, which S3 has honoured since 2024-08): a concurrent writer that
+    took version N gets a 412, then delta-rs checks for conflicts and retries at N+1. It is delta-rs 1.x's default
+    (object_store's), set here so that no ``AWS_CONDITIONAL_PUT`` in the environment turns it off (delta-rs then
+    refuses to commit rather than overwrite). Not set, on purpose: ``AWS_S3_ALLOW_UNSAFE_RENAME`` (a copy-based
+    commit that two writers can both win) and ``AWS_S3_LOCKING_PROVIDER=dynamodb`` (dropped in delta-rs 1.0, which
+    logs an error and ignores it). A store without conditional writes (old MinIO or Ceph) fails the commit.
     """
     if not arrow_options:
         return None
@@ -167,7 +176,7 @@ def delta_storage_options(arrow_options: Mapping[str, Any] | None) -> dict[str, 
         out["AWS_ENDPOINT_URL"] = str(endpoint) if "://" in str(endpoint) else f"{scheme}://{endpoint}"
         if out["AWS_ENDPOINT_URL"].startswith("http://"):
             out["AWS_ALLOW_HTTP"] = "true"
-    return out or None
+    return {**out, "aws_conditional_put": "etag"} if out else None
 
 
 # --------------------------------------------------------------------------- the log

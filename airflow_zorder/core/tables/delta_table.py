@@ -28,7 +28,7 @@ from airflow_zorder.core.delta import delta_log as dlog
 from airflow_zorder.core.errors import ConcurrentChangeError
 from airflow_zorder.core.storage import commit as commit_mod
 from airflow_zorder.core.storage.faults import fault_point
-from airflow_zorder.core.storage.filesystems import FileInfo, FileSystem, join
+from airflow_zorder.core.storage.filesystems import FileInfo, FileSystem, HadoopFileSystem, join
 from airflow_zorder.core.storage.store_options import StoreOptions
 from airflow_zorder.core.tables import placed_files
 from airflow_zorder.core.tables.model import CommitOutcome, RewriteRun, StagedUnit, TableError, TableSnapshot, Unit
@@ -60,7 +60,12 @@ class DeltaTable:
         why_not = storage_options.unusable.get("delta") if storage_options else None
         if why_not:  # never read it as someone else (delta-rs's default chain) instead
             raise dlog.DeltaLogError(f"cannot read the Delta log of {table}: {why_not}")
-        options = dict(storage_options.delta) if storage_options and storage_options.delta else None
+        if storage_options and storage_options.delta:
+            options = dict(storage_options.delta)
+        else:  # in a job: the credentials the driver's Hadoop reaches the store with (fs.s3a.*), else the default chain
+            options = (
+                dlog.delta_storage_options(fs.arrow_options(self.root)) if isinstance(fs, HadoopFileSystem) else None
+            )
         self.log = dlog.DeltaLog(self.root, options, table_name=table)
         self._snapshot: TableSnapshot | None = None
         self._files: dict[str, dc.DeltaFile] = {}  # full path (as the units spell it) -> the log's file
