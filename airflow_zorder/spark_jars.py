@@ -26,6 +26,7 @@ from pathlib import Path
 from typing import Any
 from xml.sax.saxutils import escape
 
+from airflow_zorder.core.errors import MissingDependencyError
 from airflow_zorder.spark_versions import installed_version
 
 __all__ = [
@@ -143,7 +144,7 @@ CACHE_ENV = "AIRFLOW_ZORDER_JARS_DIR"
 _REPO = Path(__file__).resolve().parents[1]
 
 
-class JarsNotFetchedError(RuntimeError):
+class JarsNotFetchedError(MissingDependencyError):
     """A store's connector jars are not in the local cache: ``make jars`` (or :func:`fetch`) brings them."""
 
 

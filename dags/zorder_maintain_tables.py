@@ -106,7 +106,7 @@ with DAG(
             columns=columns,
             stats_location=stats_location,
             decide_once=True,
-            incremental_plan={"target_file_bytes": target_file_size},  # "" keeps the default, as the job does
+            target_file_size=target_file_size,  # one size for the decision, the plan and the job ("": the default)
         )
         pulled = "ti.xcom_pull(task_ids='maintain_table.check_overlap', map_indexes=ti.map_index)"
         recluster = SparkClusterTableOperator(

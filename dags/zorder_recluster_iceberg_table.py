@@ -67,7 +67,7 @@ with DAG(
         **ICEBERG,
         columns=COLUMNS,
         decide_once=True,  # the schedule is the poll: decide once per run, skip the rest unless degraded
-        incremental_plan={"target_file_bytes": "{{ params.target_file_size }}"},  # the plan sizes files as the job
+        target_file_size="{{ params.target_file_size }}",  # one size: the decision's, the plan's and the job's
     )
 
     recluster = SparkClusterTableOperator(

@@ -17,9 +17,10 @@ of categories below it say what kind of problem it is, and the concrete errors (
     ├── JobError                                  job            RuntimeError
     │     (ClusteringError, StatsCollectionError)
     ├── StorageError                              storage        OSError
-    │     (DeltaLogError)
+    │     (DeltaLogError, ExclusiveCreateUnavailable)
     ├── StatsNotFoundError                        stats_not_found  FileNotFoundError
     └── MissingDependencyError                    missing_dependency  ImportError
+          (JarsNotFetchedError)
 
 Every class carries three class attributes, which is all the jobs need to report it
 (``spark_jobs.cli.run_job``):

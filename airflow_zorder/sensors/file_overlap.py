@@ -23,6 +23,7 @@ the payload comes from the same worker-side evaluation, plan included.
 
 from __future__ import annotations
 
+import dataclasses
 import time
 from collections.abc import Mapping, Sequence
 from datetime import UTC, datetime, timedelta
@@ -80,11 +81,23 @@ def incremental_params(value: bool | Mapping[str, Any] | None) -> IncrementalPar
             f"incremental_plan must be True, False or a mapping of IncrementalParams fields, not {value!r}"
         )
     _check_plan_keys(value)
-    given = {k: v for k, v in value.items() if not (isinstance(v, str) and v.strip() in ("", "None", "null"))}
+    given = {k: v for k, v in value.items() if not (isinstance(v, str) and _is_unset(v))}
     try:
         return IncrementalParams(**{k: _plan_value(k, v) for k, v in given.items()})
     except ValueError as exc:
         raise ValueError(f"incremental_plan: {exc}") from None
+
+
+def _is_unset(value: Any) -> bool:
+    """A rendered template that says "not given" (a DAG param left empty)."""
+    return value is None or (isinstance(value, str) and value.strip() in ("", "None", "null"))
+
+
+def _file_size(value: int | str | None) -> int | None:
+    """``target_file_size`` as bytes: text like ``"128MB"`` parsed once here; an empty rendering keeps the default."""
+    if isinstance(value, str):
+        return _D.target_file_size if _is_unset(value) else parse_size(value)
+    return value
 
 
 def _check_plan_keys(value: Mapping[str, Any]) -> None:
@@ -142,6 +155,7 @@ class FileOverlapSensor(BaseSensorOperator):
         "stats_location",
         "conn_id",
         "incremental_plan",
+        "target_file_size",
         "iceberg_catalog",
         "iceberg_conn_id",
     )
@@ -207,8 +221,9 @@ class FileOverlapSensor(BaseSensorOperator):
             min_new_data_fraction=min_new_data_fraction,
             min_partition_files=min_partition_files,
             max_partitions=max_partitions,
-            target_file_size=parse_size(target_file_size) if isinstance(target_file_size, str) else target_file_size,
+            target_file_size=_D.target_file_size if is_template(target_file_size) else _file_size(target_file_size),
         )
+        self.target_file_size = target_file_size  # the rendered value replaces the policy's at each evaluation
         self.decide_once = decide_once
         self.deferrable = deferrable
         self.record_decisions = record_decisions
@@ -217,6 +232,8 @@ class FileOverlapSensor(BaseSensorOperator):
             _check_plan_keys(incremental_plan)  # the values are checked once rendered
         elif not is_template(incremental_plan):
             incremental_params(incremental_plan)  # validated at DAG parse time
+            if not is_template(target_file_size):
+                self.sized()  # two different sizes are refused at DAG parse time too
 
     # ------------------------------------------------------------------ helpers
 
@@ -237,15 +254,37 @@ class FileOverlapSensor(BaseSensorOperator):
             iceberg_conn_id=self.iceberg_conn_id,
         )
 
+    def sized(self) -> tuple[HealthPolicy, IncrementalParams | None]:
+        """The policy and the incremental plan's parameters with the one rendered ``target_file_size``: the size the
+        decision judges files by is the size the plan cuts them to (and the job writes, when the DAG passes the
+        same value to ``SparkClusterTableOperator``). A plan naming another ``target_file_bytes`` is refused."""
+        size = _file_size(self.target_file_size)
+        plan = incremental_params(self.incremental_plan)
+        given = self.incremental_plan.get("target_file_bytes") if isinstance(self.incremental_plan, Mapping) else None
+        if plan is not None and given is not None and not _is_unset(given):
+            if size == _D.target_file_size:  # only the plan names a size (DAGs written before): it is the one size
+                size = plan.target_file_bytes
+            elif plan.target_file_bytes != size:
+                raise ValueError(
+                    f"incremental_plan target_file_bytes={given!r} differs from target_file_size="
+                    f"{self.target_file_size!r}: the decision, the plan and the job use one file size; "
+                    "set target_file_size only"
+                )
+        policy = dataclasses.replace(self.policy, target_file_size=size)
+        if plan is None or size is None:
+            return policy, plan
+        return policy, dataclasses.replace(plan, target_file_bytes=size)
+
     def _check(self, hook: FileStatsHook | None = None) -> dict[str, Any]:
+        policy, plan = self.sized()
         payload = (hook or self.hook()).check(
-            self.policy,
+            policy,
             parse_columns(self.columns),
             num_clustering_columns=self.num_clustering_columns,
             record=self.record_decisions,
             final_decisions=self._final_decisions(),
             source=self._source,
-            incremental=incremental_params(self.incremental_plan),
+            incremental=plan,
         )
         payload.update(table_access(self.conn_id, self.iceberg_catalog, self.iceberg_conn_id))  # for the UI
         for line in payload["reasons"]:
@@ -289,7 +328,7 @@ class FileOverlapSensor(BaseSensorOperator):
             if self.soft_fail:  # BaseSensorOperator converts only on the resumed path; this is the first execute
                 raise AirflowSkipException(message)
             raise AirflowSensorTimeout(message)
-        recheck_at = next_recheck_at(payload, self.policy)
+        recheck_at = next_recheck_at(payload, self.sized()[0])
         self.log.info(
             "%s is %s: waiting in the triggerer for new statistics (snapshot %s)%s, at most until %s",
             self.table,

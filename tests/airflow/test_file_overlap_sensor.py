@@ -367,6 +367,7 @@ def test_parameters():
         "stats_location",
         "conn_id",
         "incremental_plan",
+        "target_file_size",
         "iceberg_catalog",
         "iceberg_conn_id",
     )

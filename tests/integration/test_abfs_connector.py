@@ -21,11 +21,12 @@ import time
 from collections.abc import Iterator
 
 import pytest
+from hadoop_settings import hadoop_settings
 
 from airflow_zorder.core.jobs.options import CollectOptions
 from airflow_zorder.core.stats import stats_store
 from airflow_zorder.core.storage.filesystems import HadoopFileSystem, filesystem_for
-from airflow_zorder.spark_jars import JarsNotFetchedError, apply_hadoop_conf, jars_for
+from airflow_zorder.spark_jars import JarsNotFetchedError, jars_for
 from spark_jobs.stats_collection.run import run_collect
 
 pytestmark = pytest.mark.spark
@@ -53,13 +54,8 @@ def abfs(spark, azurite) -> Iterator[object]:
         jars_for(["abfs"], "4.2")
     except JarsNotFetchedError as exc:
         pytest.fail(str(exc))
-    conf = spark._jsc.hadoopConfiguration()
-    settings = azurite.hadoop_conf()
-    apply_hadoop_conf(spark, settings)
-    yield azurite
-    for key in settings:
-        conf.unset(key)
-    spark._jvm.org.apache.hadoop.fs.FileSystem.closeAll()
+    with hadoop_settings(spark, azurite.hadoop_conf()):
+        yield azurite
 
 
 def _java_messages(exc: BaseException) -> str:

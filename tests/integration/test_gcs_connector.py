@@ -23,14 +23,14 @@ from __future__ import annotations
 
 import time
 from collections.abc import Iterator
-from contextlib import contextmanager
 
 import pytest
+from hadoop_settings import hadoop_settings
 from table_checks import row_multiset
 
 from airflow_zorder.core.jobs.options import ClusterOptions, CollectOptions
 from airflow_zorder.core.storage.filesystems import HadoopFileSystem
-from airflow_zorder.spark_jars import SPARK_LINES, JarsNotFetchedError, apply_hadoop_conf, jars_for
+from airflow_zorder.spark_jars import SPARK_LINES, JarsNotFetchedError, jars_for
 from spark_jobs.cluster_table import run_cluster
 from spark_jobs.stats_collection.run import run_collect
 
@@ -39,20 +39,6 @@ pytestmark = pytest.mark.spark
 
 CONNECTOR = SPARK_LINES["4.2"].settings["gs"]
 FAKE_GCS = "https://github.com/fsouza/fake-gcs-server/issues/"
-
-
-@contextmanager
-def hadoop(spark, settings: dict[str, str]) -> Iterator[None]:
-    """``settings`` on the driver's Hadoop configuration for the block, then the previous values (or none) again."""
-    conf = spark._jsc.hadoopConfiguration()
-    before = {k: conf.getRaw(k) for k in settings}
-    apply_hadoop_conf(spark, settings)
-    try:
-        yield
-    finally:
-        for k, v in before.items():
-            conf.unset(k) if v is None else conf.set(k, v)
-        spark._jvm.org.apache.hadoop.fs.FileSystem.closeAll()
 
 
 @pytest.fixture(scope="module")
@@ -71,7 +57,7 @@ def gs(spark, gcs) -> Iterator[object]:
         jars_for(["gs"], "4.2")
     except JarsNotFetchedError as exc:
         pytest.fail(str(exc))
-    with hadoop(spark, {**CONNECTOR, **gcs.hadoop_conf()}):
+    with hadoop_settings(spark, {**CONNECTOR, **gcs.hadoop_conf()}):
         yield gcs
 
 
@@ -113,16 +99,18 @@ def _put(spark, path: str, text: str = "x") -> None:
 def test_the_connector_needs_its_settings_on_hadoop_3_5(spark, gs, events):
     """Without ``CONNECTOR``'s keys, on Hadoop 3.5.0: each one's failure, as a user meets it."""
     impl = {k: CONNECTOR[k] for k in ("fs.gs.impl", "fs.AbstractFileSystem.gs.impl")}
-    with hadoop(spark, {"fs.gs.impl": "org.apache.hadoop.fs.gs.GoogleHadoopFileSystem"}):  # core-default.xml's
+    with hadoop_settings(spark, {"fs.gs.impl": "org.apache.hadoop.fs.gs.GoogleHadoopFileSystem"}):  # core-default.xml's
         with pytest.raises(Exception) as got:
             spark.read.parquet(events).count()
         missing = "ClassNotFoundException: Class org.apache.hadoop.fs.gs.GoogleHadoopFileSystem not found"
         assert missing in str(got.value)
-    with hadoop(spark, {**impl, "fs.gs.block.size": "64m"}):  # core-default.xml's, which Hadoop's own connector reads
+    with hadoop_settings(
+        spark, {**impl, "fs.gs.block.size": "64m"}
+    ):  # core-default.xml's, which Hadoop's own connector reads
         with pytest.raises(Exception) as got:
             spark.read.parquet(events).count()
         assert 'NumberFormatException: For input string: "64m"' in _java_messages(got.value) + str(got.value)
-    with hadoop(spark, {"parquet.hadoop.vectored.io.enabled": "true"}):  # Parquet 1.17's default
+    with hadoop_settings(spark, {"parquet.hadoop.vectored.io.enabled": "true"}):  # Parquet 1.17's default
         with pytest.raises(Exception) as got:
             spark.read.parquet(events).selectExpr("sum(a)").collect()  # reads row groups, not only footers
         assert (
@@ -138,7 +126,7 @@ def test_the_emulator_refuses_two_calls_of_the_connectors_defaults(spark, gs):
     _put(spark, "gs://lake/refused/f1")
     _put(spark, "gs://lake/refused/d/f")
     defaults = {"fs.gs.operation.move.enable": "true", "fs.gs.hierarchical.namespace.folders.enable": "true"}
-    with hadoop(spark, defaults):
+    with hadoop_settings(spark, defaults):
         fs, f1 = _jfs(spark, "gs://lake/refused/f1")
         _, f2 = _jfs(spark, "gs://lake/refused/f2")
         with pytest.raises(Exception) as got:  # fsouza/fake-gcs-server#2095

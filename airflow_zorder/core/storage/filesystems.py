@@ -27,6 +27,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Protocol, runtime_checkable
 
+from airflow_zorder.core.errors import StorageError
 from airflow_zorder.core.storage.locations import is_path_table, parse_location
 
 log = logging.getLogger(__name__)
@@ -382,7 +383,7 @@ CONDITIONAL_CREATE = "fs.option.create.conditional.overwrite"
 _EXCLUSIVE_CREATE_SCHEMES = frozenset({"gs", "abfs", "abfss"})
 
 
-class ExclusiveCreateUnavailable(OSError):
+class ExclusiveCreateUnavailable(StorageError):
     """The store cannot create a file only-if-absent in one step, so a lock or a snapshot would not be exclusive."""
 
 
