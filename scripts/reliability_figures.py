@@ -1,7 +1,7 @@
 """Render the reliability suite's figures (``ZORDER_RELIABILITY_FIGURES=<file>`` of a test run) into
 docs/reliability.md: one row for the local-disk modules, one for the S3 modules, and the totals.
 
-    ZORDER_RELIABILITY_FIGURES=figures.json bash scripts/test.sh -m reliability -n 2 --dist loadfile
+    ZORDER_RELIABILITY_FIGURES=figures.json make test      # or: bash scripts/test.sh -m reliability
     .venv/bin/python scripts/reliability_figures.py figures.json   # rewrites the block between the markers
 """
 
@@ -37,8 +37,9 @@ def render(figures: dict) -> str:
     out += [f"| {name} | " + " | ".join(f"{c.get(k, 0):,}" for k in KEYS) + " |" for name, c in rows]
     out += [
         "",
-        f"`bash scripts/test.sh -m reliability` (the fast part{', soak' if figures.get('soak') else ''}) at git "
-        f"`{commit}`, {datetime.now(UTC):%Y-%m-%d}; rendered by `scripts/reliability_figures.py`.",
+        f"The reliability modules of one `make test` run (the fast part{'; soak' if figures.get('soak') else ''}) "
+        f"at git `{commit}`, {datetime.now(UTC):%Y-%m-%d}, on one 2-core machine; rendered by "
+        "`scripts/reliability_figures.py`. The S3 rows include 20 lock races and 20 snapshot races.",
         "",
         END,
     ]

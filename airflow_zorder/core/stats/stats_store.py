@@ -360,9 +360,9 @@ class FsIO(StatsIO):
         self.fs.write_bytes(path, data)
 
     def publish_bytes(self, path: str, data: bytes) -> None:
-        # The filesystem's exclusive create: complete or absent, never over an existing file, on every store
-        # (a local hard link, HDFS's rename, S3's conditional PUT). A rename would be a copy on object stores,
-        # whose existence check and copy two collectors could interleave.
+        # The filesystem's exclusive create: complete or absent, never over an existing file (a local hard link,
+        # HDFS's rename, S3's conditional PUT through Hadoop; pyarrow's ArrowFileSystem can only check, then PUT).
+        # A rename would be a copy on object stores, whose existence check and copy two collectors could interleave.
         if not self.fs.create_exclusive(path, data):
             raise FileExistsError(path)
 
