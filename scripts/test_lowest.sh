@@ -124,7 +124,7 @@ quiet pip-check-tests pip_ check
 # (the wheel cannot know the checkout's .venv/jars), fetched with mvn once per machine (~/.m2 keeps it).
 export AIRFLOW_ZORDER_JARS_DIR="$REPO/.venv/jars"
 quiet jars "$VENV/bin/python" -m airflow_zorder.spark_jars fetch --store s3a
-say "connector jars for Spark $(version_of pyspark): $(ls "$AIRFLOW_ZORDER_JARS_DIR"/*/s3a/hadoop-aws-*.jar | xargs -n1 basename | tr '\n' ' ')"
+say "connector jars for Spark $(version_of pyspark): $("$VENV/bin/python" -m airflow_zorder.spark_jars jars s3a | tr ',' '\n' | xargs -n1 basename | tr '\n' ' ')"
 echo "test env: $(grep -iE '^(apache-airflow|apache-airflow-core|apache-airflow-task-sdk|apache-airflow-providers-[a-z-]+|pyspark|pyspark-client|pyarrow|numpy|boto3|moto)==' \
   <(freeze) | tr '\n' ' ')" >&2
 
