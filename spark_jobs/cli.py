@@ -35,35 +35,6 @@ def build_session(app_name: str):
 
 
 #: Hadoop's S3 connector (hadoop-aws), which serves ``s3://`` too where nothing else is bound to that scheme
-S3A_FILESYSTEM = "org.apache.hadoop.fs.s3a.S3AFileSystem"
-
-
-def bind_s3_scheme(spark: Any, location: str | None) -> None:
-    """Let the driver's Hadoop open ``s3://`` locations (how pyiceberg, delta-rs, Glue and Athena spell S3) with S3A.
-
-    Open-source Spark binds nothing to ``s3`` (EMR binds EMRFS, Databricks its own filesystem): where nothing is
-    and hadoop-aws is on the classpath, ``fs.s3.impl`` is set to S3A for this session (``fs.s3a.*`` settings,
-    per-bucket ones included, apply as for ``s3a://``), and the jobs read, write and commit the table's files
-    under the table's own spelling. Other schemes, or ``s3`` already bound: nothing. No hadoop-aws: a clear error
-    before anything is written.
-    """
-    if not location or scheme_of(location) != "s3":
-        return
-    conf = spark._jsc.hadoopConfiguration()
-    try:
-        spark._jvm.org.apache.hadoop.fs.FileSystem.getFileSystemClass("s3", conf)
-        return  # bound already (EMRFS, a site's own setting)
-    except Exception:  # noqa: BLE001, S110 - UnsupportedFileSystemException: nothing serves s3://
-        pass
-    if conf.getClassByNameOrNull(S3A_FILESYSTEM) is None:
-        raise InvalidInputError(
-            f"{location}: this Spark has no filesystem for s3:// and no hadoop-aws to serve it: add hadoop-aws and "
-            "its AWS SDK bundle (docs/connections.md), or set spark.hadoop.fs.s3.impl to the cluster's S3 filesystem"
-        )
-    conf.set("fs.s3.impl", S3A_FILESYSTEM)
-    print(f"[airflow-zorder] s3:// served by S3A for this session (fs.s3.impl={S3A_FILESYSTEM})", flush=True)
-
-
 def emit_result(result: dict[str, Any], result_path: str | None, spark: Any = None, in_store: bool = False) -> None:
     """Print the result as JSON and, when asked, write it to ``result_path`` (the operators' XCom source).
 

@@ -33,6 +33,7 @@ from airflow_zorder.core.storage import commit as commit_mod
 from airflow_zorder.core.storage.faults import fault_point
 from airflow_zorder.core.storage.filesystems import (
     FileSystem,
+    bind_s3_scheme,
     filesystem_for,
     join,
     os_path,
@@ -44,7 +45,7 @@ from airflow_zorder.core.tables.model import RewriteRun, StagedUnit, Unit, file_
 from airflow_zorder.core.tables.protocol import TableFormat
 from spark_jobs import incremental_units, rewrite
 from spark_jobs.catalog import SparkMetastore, iceberg_catalog_properties
-from spark_jobs.cli import bind_s3_scheme, run_job, spark_error_text
+from spark_jobs.cli import run_job, spark_error_text
 
 BATCH_UNITS = 64  # partitions rewritten by one set of Spark jobs
 

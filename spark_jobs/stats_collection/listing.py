@@ -15,7 +15,13 @@ from typing import Any
 import pyarrow as pa
 
 from airflow_zorder.core.stats import stats_store
-from airflow_zorder.core.storage.filesystems import filesystem_for, is_path_table, os_path, table_filesystem
+from airflow_zorder.core.storage.filesystems import (
+    bind_s3_scheme,
+    filesystem_for,
+    is_path_table,
+    os_path,
+    table_filesystem,
+)
 from airflow_zorder.core.tables import open_table
 from airflow_zorder.core.tables.model import TableSnapshot
 from airflow_zorder.core.tables.protocol import TableFormat
@@ -98,7 +104,6 @@ def resolve_table(
     """Open a path or catalog table (``iceberg_catalog``: namespace.table of that Iceberg catalog, its properties
     from ``iceberg_catalog_file`` if given) and list its live data files; clear errors for missing and unsupported ones."""
     from spark_jobs.catalog import SparkMetastore, iceberg_catalog_properties
-    from spark_jobs.cli import bind_s3_scheme
 
     bind_s3_scheme(spark, table)
     fs = table_filesystem(table, spark)

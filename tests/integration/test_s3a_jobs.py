@@ -423,7 +423,7 @@ def test_s3_is_bound_to_s3a_only_where_nothing_serves_it():
     from types import SimpleNamespace
 
     from airflow_zorder.core.errors import InvalidInputError
-    from spark_jobs.cli import S3A_FILESYSTEM, bind_s3_scheme
+    from airflow_zorder.core.storage.filesystems import S3A_FILESYSTEM, bind_s3_scheme
 
     def session(bound: bool, has_s3a: bool):
         conf = SimpleNamespace(values={}, getClassByNameOrNull=lambda name: name if has_s3a else None)
