@@ -195,6 +195,30 @@ def s3(tmp_path_factory: pytest.TempPathFactory) -> Iterator[object]:
 
 
 @pytest.fixture(scope="module")
+def gcs() -> Iterator[object]:
+    """A real GCS endpoint: the bundled fake-gcs-server (``tests/fake_gcs.py``), for one module."""
+    from fake_gcs import start_fake_gcs
+
+    server = start_fake_gcs()
+    yield server
+    server.stop()
+
+
+@pytest.fixture(scope="module")
+def azurite(tmp_path_factory: pytest.TempPathFactory) -> Iterator[object]:
+    """A real Azure Blob endpoint: Azurite from npm (``tests/azurite.py``), with the container ``lake``, for one
+    module; skipped where npm could not install it."""
+    from azurite import azurite_binary, start_azurite
+
+    binary = azurite_binary()
+    if binary is None:
+        pytest.skip("azurite-blob is not installed (scripts/bootstrap installs it into .venv/azurite with npm)")
+    server = start_azurite(tmp_path_factory.mktemp("azurite"), binary)
+    yield server
+    server.stop()
+
+
+@pytest.fixture(scope="module")
 def s3a(spark, s3) -> object:
     """The shared SparkSession pointed at this module's moto server through ``s3a://`` (hadoop-aws from ``make
     jars``), with the settings an ``aws`` connection gives (``StoreOptions.hadoop``); returns the server."""

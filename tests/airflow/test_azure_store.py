@@ -22,7 +22,7 @@ import pytest
 
 pytest.importorskip("airflow.providers.microsoft.azure", reason="the azure extra (Microsoft Azure provider)")
 
-from azurite import ACCOUNT, CONTAINER, KEY, WRONG_KEY, Azurite, azurite_binary, start_azurite  # noqa: E402
+from azurite import ACCOUNT, CONTAINER, KEY, WRONG_KEY, Azurite  # noqa: E402
 from dag_bundles import dag_module, forget_xcoms, run_watch  # noqa: E402
 from ui_app import signed_in_client  # noqa: E402
 
@@ -41,17 +41,6 @@ def _closed_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         return int(s.getsockname()[1])  # closed again when the socket is: nothing listens there
-
-
-@pytest.fixture(scope="module")
-def azurite(tmp_path_factory) -> Iterator[Azurite]:
-    """A real Azurite for this module, with the container ``lake``."""
-    binary = azurite_binary()
-    if binary is None:
-        pytest.skip("azurite-blob is not installed (scripts/bootstrap installs it into .venv/azurite with npm)")
-    server = start_azurite(tmp_path_factory.mktemp("azurite"), binary)
-    yield server
-    server.stop()
 
 
 @pytest.fixture(scope="module")

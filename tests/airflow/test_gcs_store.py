@@ -43,15 +43,6 @@ DAG_FILE = Path(__file__).parent / "gcs_dags" / "zorder_gcs_sensor_dags.py"
 
 
 @pytest.fixture(scope="module")
-def gcs() -> Iterator[object]:
-    from fake_gcs import start_fake_gcs
-
-    server = start_fake_gcs()
-    yield server
-    server.stop()
-
-
-@pytest.fixture(scope="module")
 def tokens() -> Iterator[TokenServer]:
     server = TokenServer()
     yield server

@@ -36,18 +36,6 @@ TABLE = f"abfs://lake@{ACCOUNT_HOST}/events"
 
 
 @pytest.fixture(scope="module")
-def azurite(tmp_path_factory) -> Iterator[object]:
-    from azurite import azurite_binary, start_azurite
-
-    binary = azurite_binary()
-    if binary is None:
-        pytest.skip("azurite-blob is not installed (scripts/bootstrap installs it into .venv/azurite with npm)")
-    server = start_azurite(tmp_path_factory.mktemp("azurite"), binary)
-    yield server
-    server.stop()
-
-
-@pytest.fixture(scope="module")
 def abfs(spark, azurite) -> Iterator[object]:
     """The shared SparkSession on Azurite through ABFS, for this module only (its settings removed after it)."""
     try:

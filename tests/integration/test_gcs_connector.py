@@ -42,15 +42,6 @@ FAKE_GCS = "https://github.com/fsouza/fake-gcs-server/issues/"
 
 
 @pytest.fixture(scope="module")
-def gcs() -> Iterator[object]:
-    from fake_gcs import start_fake_gcs
-
-    server = start_fake_gcs()
-    yield server
-    server.stop()
-
-
-@pytest.fixture(scope="module")
 def gs(spark, gcs) -> Iterator[object]:
     """The shared SparkSession on the emulator through the gcs-connector, for this module only."""
     try:

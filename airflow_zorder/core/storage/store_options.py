@@ -2,7 +2,8 @@
 
 An Airflow connection (``hooks.connections``) resolves once into a :class:`StoreOptions`; the I/O seam opens
 pyarrow filesystems with ``arrow``, the Delta log reader (delta-rs) uses ``delta``, an Iceberg catalog's
-FileIO (pyiceberg) ``iceberg`` and the jobs' Spark (Hadoop's connectors) ``hadoop``. Each store's mapping lives with its connection type, not with the readers:
+FileIO (pyiceberg) ``iceberg`` and the jobs' Spark (Hadoop's connectors) ``hadoop``. Each store's mapping lives
+with its connection type, not with the readers:
 delta-rs, for example, cannot take a GCS access token, so it gets the key the token came from.
 """
 
@@ -27,7 +28,7 @@ class StoreOptions:
     #: pyiceberg FileIO properties (``s3.*``, ``gcs.*``, ``adls.*``), laid over a catalog's own
     iceberg: Mapping[str, str] = field(default_factory=dict)
     #: Hadoop configuration for the jobs' Spark (``fs.s3a.*``): ``spark.hadoop.<key>`` on spark-submit, or
-    #: ``hadoopConfiguration().set(key, value)`` on a live session (:func:`~airflow_zorder.spark_jars.hadoop_conf`)
+    #: ``hadoopConfiguration().set(key, value)`` on a live session (:func:`~airflow_zorder.spark_jars.apply_hadoop_conf`)
     hadoop: Mapping[str, str] = field(default_factory=dict)
     #: reader (``"delta"``, ...) -> why these credentials cannot reach it and the fix: that reader refuses, never
     #: falls back to another identity (e.g. a GCS impersonation chain, which delta-rs cannot take)
