@@ -1,8 +1,8 @@
 """The one error hierarchy of airflow-zorder: every refusal or failure the package raises on purpose.
 
 Each error's message says what went wrong and names the fix. :class:`ZorderError` is the base; a handful
-of categories below it say what kind of problem it is, and the concrete errors (``TableError``,
-``TableLockedError``, ...) live in the modules that raise them::
+of categories below it say what kind of problem it is, and the concrete errors (``TableLockedError``, ...)
+live in the modules that raise them (``TableError``, raised by two packages, lives here)::
 
     ZorderError                                   category       builtin it also is
     ├── InvalidInputError                         invalid_input  ValueError
@@ -60,6 +60,7 @@ __all__ = [
     "MissingDependencyError",
     "StatsNotFoundError",
     "StorageError",
+    "TableError",
     "VerificationError",
     "ZorderError",
     "categories",
@@ -94,6 +95,13 @@ class InvalidInputError(ZorderError, ValueError):
     job does not support. Nothing was changed; fix the input the message names."""
 
     category = "invalid_input"
+
+
+class TableError(InvalidInputError):
+    """The table cannot be used as given (missing, not Parquet, bad partition selection, not in its catalog).
+
+    Here rather than with its raisers: the table formats (``core.tables``) and the Iceberg catalogs below them
+    (``core.iceberg``) both raise it."""
 
 
 class ConcurrentChangeError(ZorderError, RuntimeError):

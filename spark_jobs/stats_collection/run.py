@@ -31,9 +31,8 @@ def _list_table(
     spark: Any, table: str, iceberg_catalog: str | None = None, iceberg_catalog_file: str | None = None
 ) -> ListedTable:
     """The table's live files; any unexpected listing failure becomes a TableError naming the table."""
-    from airflow_zorder.core.errors import MissingDependencyError
+    from airflow_zorder.core.errors import MissingDependencyError, TableError
     from airflow_zorder.core.storage.table_formats import ForeignTableFormatError
-    from airflow_zorder.core.tables.model import TableError
 
     try:
         return resolve_table(spark, table, iceberg_catalog, iceberg_catalog_file)

@@ -14,10 +14,10 @@ import pyspark.errors.utils as pyspark_errors
 import pytest
 from table_checks import visible_files
 
+from airflow_zorder.core.errors import TableError
 from airflow_zorder.core.jobs.options import ClusterOptions
 from airflow_zorder.core.storage.filesystems import LocalFileSystem
 from airflow_zorder.core.storage.lock import TableLock, TableLockedError
-from airflow_zorder.core.tables.model import TableError
 from airflow_zorder.evaluation import sample_data
 from airflow_zorder.evaluation.layout_report import point_query_report
 from spark_jobs import cluster_table

@@ -18,10 +18,10 @@ import pyarrow.parquet as pq
 import pytest
 from table_checks import spark_submit
 
+from airflow_zorder.core.errors import TableError
 from airflow_zorder.core.jobs.options import CollectOptions
 from airflow_zorder.core.stats import stats_schema, stats_store, value_order
 from airflow_zorder.core.storage.filesystems import HadoopFileSystem
-from airflow_zorder.core.tables.model import TableError
 from spark_jobs.stats_collection.errors import StatsCollectionError
 from spark_jobs.stats_collection.run import run_collect
 

@@ -552,8 +552,8 @@ class RecordingFS(LocalFileSystem):
 def test_open_table_refuses_before_listing_the_table(tmp_path):
     """The table seam detects the format once, with probes only: a part of a Delta table and an Iceberg table are
     refused before anything is listed as Parquet; a Delta root opens as Delta (its log, no listing)."""
+    from airflow_zorder.core.errors import TableError
     from airflow_zorder.core.tables import open_table
-    from airflow_zorder.core.tables.model import TableError
 
     delta, ice, plain = str(tmp_path / "delta"), str(tmp_path / "ice"), str(tmp_path / "plain")
     write_delta(delta, partitioned=True)

@@ -10,8 +10,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from airflow_zorder.core.errors import MissingDependencyError
-from airflow_zorder.core.tables.model import TableError
+from airflow_zorder.core.errors import MissingDependencyError, TableError
 
 __all__ = [
     "catalog_file_properties",

@@ -25,13 +25,13 @@ from typing import Any
 
 from airflow_zorder.core.delta import delta_commit as dc
 from airflow_zorder.core.delta import delta_log as dlog
-from airflow_zorder.core.errors import ConcurrentChangeError
+from airflow_zorder.core.errors import ConcurrentChangeError, TableError
 from airflow_zorder.core.storage import commit as commit_mod
 from airflow_zorder.core.storage.faults import fault_point
 from airflow_zorder.core.storage.filesystems import FileInfo, FileSystem, HadoopFileSystem, join
 from airflow_zorder.core.storage.store_options import StoreOptions
 from airflow_zorder.core.tables import placed_files
-from airflow_zorder.core.tables.model import CommitOutcome, RewriteRun, StagedUnit, TableError, TableSnapshot, Unit
+from airflow_zorder.core.tables.model import CommitOutcome, RewriteRun, StagedUnit, TableSnapshot, Unit
 from airflow_zorder.core.tables.parquet_dir import check_parquet
 
 __all__ = ["FORMAT", "DeltaTable", "open_format"]

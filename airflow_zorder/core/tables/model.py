@@ -13,7 +13,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from airflow_zorder.core.errors import InvalidInputError
+from airflow_zorder.core.errors import TableError
 from airflow_zorder.core.storage.filesystems import FileInfo, join
 from airflow_zorder.core.storage.locations import parse_partition_path
 
@@ -22,7 +22,6 @@ __all__ = [
     "CommitOutcome",
     "RewriteRun",
     "StagedUnit",
-    "TableError",
     "TableSnapshot",
     "Unit",
     "file_totals",
@@ -30,10 +29,6 @@ __all__ = [
 ]
 
 STATE_DIR = "_zorder"  # the table's lock, journals, staging and trash live here
-
-
-class TableError(InvalidInputError):
-    """The table cannot be used as given (missing, not Parquet, bad partition selection)."""
 
 
 @dataclass

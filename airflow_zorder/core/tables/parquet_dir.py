@@ -14,10 +14,11 @@ import posixpath
 from collections.abc import Sequence
 from typing import Any
 
+from airflow_zorder.core.errors import TableError
 from airflow_zorder.core.storage import commit as commit_mod
 from airflow_zorder.core.storage.filesystems import FileSystem, join, relpath
 from airflow_zorder.core.storage.locations import parse_partition_path
-from airflow_zorder.core.tables.model import CommitOutcome, RewriteRun, StagedUnit, TableError, TableSnapshot, Unit
+from airflow_zorder.core.tables.model import CommitOutcome, RewriteRun, StagedUnit, TableSnapshot, Unit
 from airflow_zorder.core.tables.protocol import FilesOnly
 
 __all__ = ["FORMAT", "ParquetDirectory", "check_parquet", "list_units", "open_format"]
