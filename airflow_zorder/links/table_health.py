@@ -6,7 +6,7 @@ from typing import Any
 
 from airflow.sdk import BaseOperatorLink
 
-from airflow_zorder.plugins.urls import table_health_url
+from airflow_zorder.table_access import table_health_url
 
 
 class TableHealthLink(BaseOperatorLink):

@@ -54,7 +54,7 @@ from airflow_zorder.hooks.iceberg_catalog import check_one_catalog, connection_c
 from airflow_zorder.hooks.spark_job import SparkJobHook, resolve_spark_binary
 from airflow_zorder.lineage import ZorderLineageMixin
 from airflow_zorder.links import SparkApplicationLink, TableHealthLink, history_server_link, push_link
-from airflow_zorder.plugins.discovery import table_access
+from airflow_zorder.table_access import table_access
 
 RUN_STATE_KEY = "zorder_run"  # task state store: {"external_id", "run_id"} of the job this task submitted last
 RM_ADDRESS_EXTRA = "yarn_resourcemanager_webapp_address"  # the Spark provider's connection extra for the RM

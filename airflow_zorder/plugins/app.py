@@ -43,7 +43,7 @@ def _table_or_404(table: str, user: Any) -> TableRef:
 
 
 def create_app() -> FastAPI:
-    """The plugin's FastAPI app (mounted by Airflow at :data:`~airflow_zorder.plugins.urls.URL_PREFIX`)."""
+    """The plugin's FastAPI app (mounted by Airflow at :data:`~airflow_zorder.table_access.URL_PREFIX`)."""
     app = FastAPI(
         title=TITLE,
         description="Clustering health of the tables kept by airflow-zorder.",

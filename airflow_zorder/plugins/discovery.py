@@ -24,6 +24,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from airflow_zorder.core.jobs.options import stats_location_for
+from airflow_zorder.table_access import CATALOG_KEYS
 
 log = logging.getLogger(__name__)
 
@@ -60,18 +61,6 @@ def _ref(table: str, stats_location: str | None, source: str, conn_id: str | Non
     )
 
 
-_CATALOG_KEYS = ("iceberg_catalog", "iceberg_conn_id")
-
-
-def table_access(
-    conn_id: str | None = None, iceberg_catalog: str | None = None, iceberg_conn_id: str | None = None
-) -> dict[str, str]:
-    """The fields a task's return value carries, besides ``table`` and ``stats_location``, so that these pages find the
-    table again (:func:`xcom_tables`): the store's connection and the Iceberg catalog, those that were given."""
-    given = {"conn_id": conn_id, "iceberg_catalog": iceberg_catalog, "iceberg_conn_id": iceberg_conn_id}
-    return {k: str(v) for k, v in given.items() if v}
-
-
 def parse_tables_option(text: str) -> list[TableRef]:
     """Parse the ``[zorder] tables`` value (see the module doc); raises ValueError naming a bad entry."""
     out: list[TableRef] = []
@@ -81,7 +70,7 @@ def parse_tables_option(text: str) -> list[TableRef]:
             continue
         parts = [p.strip() for p in entry.split("|")]
         key, _, value = parts[3].partition("=") if len(parts) == 4 else ("", "", "")
-        if len(parts) > 4 or not parts[0] or (len(parts) == 4 and (key not in _CATALOG_KEYS or not value.strip())):
+        if len(parts) > 4 or not parts[0] or (len(parts) == 4 and (key not in CATALOG_KEYS or not value.strip())):
             raise ValueError(
                 f"bad [zorder] tables entry {entry!r}: expected '<table>', '<table>|<stats location>', "
                 "'<table>|<stats location>|<conn id>', or for an Iceberg table a fourth field "
@@ -142,7 +131,7 @@ def xcom_tables(dag_ids: set[str] | None = None, limit: int | None = None) -> li
         if p is None:
             continue
         conn = p.get("conn_id") if isinstance(p.get("conn_id"), str) else None
-        catalog = {k: p[k] for k in _CATALOG_KEYS if isinstance(p.get(k), str) and p[k]}
+        catalog = {k: p[k] for k in CATALOG_KEYS if isinstance(p.get(k), str) and p[k]}
         refs.append(
             _ref(
                 p["table"],

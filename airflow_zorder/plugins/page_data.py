@@ -33,8 +33,8 @@ from airflow_zorder.core.policy import metrics, recluster_policy
 from airflow_zorder.core.stats import stats_store
 from airflow_zorder.core.stats.stats_store import as_datetime
 from airflow_zorder.hooks.file_stats import FileStatsHook
-from airflow_zorder.plugins import urls
 from airflow_zorder.plugins.discovery import TableRef
+from airflow_zorder.table_access import table_page_path
 
 HISTORY_LIMIT = 120  # newest snapshots charted per table
 PARTITION_LIMIT = 200  # partitions listed per table (worst first)
@@ -327,7 +327,7 @@ def summary(ref: TableRef) -> dict[str, Any]:
     row: dict[str, Any] = {
         "table": ref.table,
         "stats_location": ref.stats_location,
-        "url": urls.table_page_path(ref.table),
+        "url": table_page_path(ref.table),
         "sources": list(ref.sources),
         "error": None,
     }

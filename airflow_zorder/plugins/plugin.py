@@ -5,7 +5,7 @@ from __future__ import annotations
 from airflow.plugins_manager import AirflowPlugin
 
 from airflow_zorder.plugins.app import TITLE, create_app
-from airflow_zorder.plugins.urls import URL_PREFIX
+from airflow_zorder.table_access import URL_PREFIX
 
 
 class ZorderPlugin(AirflowPlugin):

@@ -46,7 +46,7 @@ from airflow_zorder.core.policy.recluster_policy import (
 from airflow_zorder.hooks.file_stats import FileStatsHook
 from airflow_zorder.hooks.iceberg_catalog import check_one_catalog
 from airflow_zorder.links.table_health import TableHealthLink
-from airflow_zorder.plugins.discovery import table_access
+from airflow_zorder.table_access import table_access
 from airflow_zorder.triggers.file_overlap import FileOverlapTrigger
 
 if TYPE_CHECKING:

@@ -26,7 +26,7 @@ from htmlq import num, parse
 from ui_stores import PASSWORD, USER, Store, tables_option
 
 from airflow_zorder.hooks.file_stats import FileStatsHook
-from airflow_zorder.plugins.urls import table_health_url
+from airflow_zorder.table_access import table_health_url
 
 pytestmark = [
     pytest.mark.slow,

@@ -31,11 +31,12 @@ from ui_stores import (
     tables_option,
 )
 
+from airflow_zorder import table_access
 from airflow_zorder.core.policy import metrics, recluster_policy
 from airflow_zorder.core.policy.formatting import format_percent
 from airflow_zorder.core.stats import stats_store
 from airflow_zorder.hooks.file_stats import FileStatsHook
-from airflow_zorder.plugins import discovery, page_data, urls
+from airflow_zorder.plugins import discovery, page_data
 from airflow_zorder.plugins.rendering import fmt_bytes, fmt_ratio, fmt_ts
 
 
@@ -69,7 +70,7 @@ def auth(api) -> dict[str, str]:
 
 
 def table_url(table: str, api_prefix: str = "") -> str:
-    path = urls.table_page_path(table)
+    path = table_access.table_page_path(table)
     return path.replace("/zorder/table", "/zorder/api/table") if api_prefix else path
 
 
@@ -124,7 +125,7 @@ def test_session_cookie_and_viewer_role_are_accepted(api, stores):
 
 def test_unknown_table_is_not_read(api, auth, tmp_path):
     # the pages read stats only of tables listed in the config or named by this provider's tasks
-    for path in (urls.table_page_path("/etc"), table_url(str(tmp_path), "api")):
+    for path in (table_access.table_page_path("/etc"), table_url(str(tmp_path), "api")):
         r = api.get(path, headers=auth)
         assert r.status_code == 404
         assert "[zorder] tables" in r.text
@@ -188,7 +189,7 @@ def test_api_tables_matches_the_page(api, auth, stores):
 
 def test_table_page_numbers_charts_and_partitions_match_the_core(api, auth, stores):
     s = stores["events"]
-    r = api.get(urls.table_page_path(s.table), headers=auth)
+    r = api.get(table_access.table_page_path(s.table), headers=auth)
     assert r.status_code == 200
     doc = parse(r.text)
     want = expected_now(s)
@@ -280,7 +281,7 @@ def test_table_page_numbers_charts_and_partitions_match_the_core(api, auth, stor
 
 def test_unpartitioned_table_page(api, auth, stores):
     s = stores["orders"]
-    doc = parse(api.get(urls.table_page_path(s.table), headers=auth).text)
+    doc = parse(api.get(table_access.table_page_path(s.table), headers=auth).text)
     want = expected_now(s)
     chart = doc.find(id="history-chart").find("svg")
     # unpartitioned: the sensor compares the whole table with its threshold, so the chart shows it
@@ -301,7 +302,7 @@ def test_page_uses_the_sensors_last_decision_and_policy(api, auth, tmp_path, mon
     sensor_policy = recluster_policy.HealthPolicy(max_ratio_to_ideal=3.5, min_interval_since_cluster=0)
     payload = expected_now(s, sensor_policy)
     recluster_policy.record_decision(s.location, payload, source="sensor-run-1")
-    r = api.get(urls.table_page_path(s.table), headers=auth)
+    r = api.get(table_access.table_page_path(s.table), headers=auth)
     assert r.status_code == 200
     doc = parse(r.text)
     last = doc.find(id="last-decision")
@@ -325,7 +326,7 @@ def test_recluster_decision_without_a_plan_says_so(api, auth, tmp_path, monkeypa
     payload = expected_now(s)  # the sensor with incremental_plan=False: a recluster decision without a plan
     assert payload["decision"] == "recluster" and payload["plan"] is None
     recluster_policy.record_decision(s.location, payload, source="sensor-run-2")
-    doc = parse(api.get(urls.table_page_path(s.table), headers=auth).text)
+    doc = parse(api.get(table_access.table_page_path(s.table), headers=auth).text)
     plan = doc.find(id="latest-plan")
     assert plan.attrs["data-state"] == "no-plan"
     assert "No incremental plan recorded" in plan.text and "incremental_plan is off" in plan.text
@@ -358,7 +359,7 @@ def test_table_page_shows_the_sensors_plan_per_partition(api, auth, stores):
     assert sorted(planned) == sorted(f["path"] for f in late)
     assert plan["bytes"] == _size(late) == 6150 and plan["files"] == 6
 
-    r = api.get(urls.table_page_path(s.table), headers=auth)
+    r = api.get(table_access.table_page_path(s.table), headers=auth)
     assert r.status_code == 200
     assert "late-000.parquet" not in r.text  # the recorded decision keeps no file lists
     doc = parse(r.text)
@@ -403,7 +404,7 @@ def test_table_page_shows_each_runs_cost_and_write_amplification(api, auth, stor
     appended = [f for f in with_appends if f["path"] not in {g["path"] for g in grid1}]
     assert _size(appended) == 4000 and r2["rewritten"]["bytes"] == 10000
 
-    doc = parse(api.get(urls.table_page_path(s.table), headers=auth).text)
+    doc = parse(api.get(table_access.table_page_path(s.table), headers=auth).text)
     rows = {e.attrs["data-run"]: e for e in doc.find_all("tr", class_="event-row")}
     assert list(rows) == ["run-2", "run-1"]  # newest first
     want = {
@@ -470,7 +471,7 @@ def test_delta_table_page_shows_the_plan_and_runs_from_its_versions(api, auth, s
     added2 = sum(v for p, v in before2.items() if p not in before1 and "-zorder-" not in p)  # the 2 appends
     assert added2 == sum(f["size"] for f in s.files[1]) and len(s.files[1]) == 2
 
-    doc = parse(api.get(urls.table_page_path(s.table), headers=auth).text)
+    doc = parse(api.get(table_access.table_page_path(s.table), headers=auth).text)
     rows = {e.attrs["data-run"]: cells(e) for e in doc.find_all("tr", class_="event-row")}
     assert list(rows) == ["drun-2", "drun-1"]
     for run_id, r, added in (("drun-1", r1, added1), ("drun-2", r2, added2)):
@@ -494,7 +495,7 @@ def test_delta_table_page_shows_the_plan_and_runs_from_its_versions(api, auth, s
 
 
 def test_table_without_stats_says_why(api, auth, stores):
-    r = api.get(urls.table_page_path(stores["missing"].table), headers=auth)
+    r = api.get(table_access.table_page_path(stores["missing"].table), headers=auth)
     assert r.status_code == 200
     # the sensor's hook explains it: this table's directory does not exist
     assert "does not exist (nothing at that path)" in parse(r.text).find(id="table-error").text
@@ -511,20 +512,20 @@ def test_one_url_builder_for_the_pages_and_the_extra_links(monkeypatch):
 
     table = "s3://lake/events?x=1 y"
     path = "/zorder/table?table=s3%3A%2F%2Flake%2Fevents%3Fx%3D1%20y"
-    assert urls.table_page_path(table) == path
+    assert table_access.table_page_path(table) == path
     monkeypatch.delenv("AIRFLOW__API__BASE_URL", raising=False)
-    assert urls.table_health_url(table) == "http://localhost:8080" + path
-    assert urls.table_health_url(table, base_url="") == path  # relative to the host
-    assert urls.table_health_url(table, base_url="http://h:1/") == "http://h:1" + path
+    assert table_access.table_health_url(table) == "http://localhost:8080" + path
+    assert table_access.table_health_url(table, base_url="") == path  # relative to the host
+    assert table_access.table_health_url(table, base_url="http://h:1/") == "http://h:1" + path
     monkeypatch.setenv("AIRFLOW__API__BASE_URL", "https://airflow.example.com/base/")
-    assert urls.table_health_url(table) == "https://airflow.example.com/base" + path
+    assert table_access.table_health_url(table) == "https://airflow.example.com/base" + path
 
     class Task:  # what the link reads off an operator or the sensor
         pass
 
     task = Task()
     task.table = table
-    assert TableHealthLink().get_link(task, ti_key=None) == urls.table_health_url(table)
+    assert TableHealthLink().get_link(task, ti_key=None) == table_access.table_health_url(table)
     task.table = ""
     assert TableHealthLink().get_link(task, ti_key=None) == ""
 
@@ -619,7 +620,7 @@ def test_tables_watched_by_the_sensor_are_discovered(api, auth, airflow_db, tmp_
     want = expected_now(orders)
     assert row["num_files"] == 12 and row["decision"] == want["decision"] == "recluster"
     # its page (where the sensor's extra link points) shows the decision the sensor recorded
-    r = api.get(urls.table_page_path(orders.table), headers=auth)
+    r = api.get(table_access.table_page_path(orders.table), headers=auth)
     assert r.status_code == 200
     last = parse(r.text).find(id="last-decision")
     recorded = recluster_policy.last_decision(orders.location)

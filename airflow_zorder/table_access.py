@@ -1,5 +1,5 @@
-"""Links to the table health pages: the plugin's nav entry, the UI's own links, and the operators' and sensor's
-extra links all build them here."""
+"""What the tasks and the UI plugin agree on: how a task's return value names the way to its table, and the URL of
+the table's health page. Here, outside the plugin, so the operators, the sensor and their links need no UI code."""
 
 from __future__ import annotations
 
@@ -9,6 +9,18 @@ from urllib.parse import quote
 URL_PREFIX = "/zorder"
 #: The API server's address when ``[api] base_url`` is not set (what Airflow 3's task runner assumes for its links).
 DEFAULT_BASE_URL = "http://localhost:8080"
+#: The fields naming an Iceberg table's catalog (one of them), in a return value and in ``[zorder] tables``.
+CATALOG_KEYS = ("iceberg_catalog", "iceberg_conn_id")
+
+
+def table_access(
+    conn_id: str | None = None, iceberg_catalog: str | None = None, iceberg_conn_id: str | None = None
+) -> dict[str, str]:
+    """The fields a task's return value carries, besides ``table`` and ``stats_location``, so that the health pages
+    find the table again (``plugins.discovery.xcom_tables``): the store's connection and the Iceberg catalog, those
+    that were given."""
+    given = {"conn_id": conn_id, "iceberg_catalog": iceberg_catalog, "iceberg_conn_id": iceberg_conn_id}
+    return {k: str(v) for k, v in given.items() if v}
 
 
 def api_base_url() -> str:
