@@ -72,34 +72,61 @@ class FileStatsHook(BaseHook):
         catalog_properties: dict[str, str] | None = None,
         iceberg_conn_id: str | None = None,
     ) -> None:
+        """Check the arguments only: the connections, the catalog and the table are looked up on first use, once
+        per hook (as the amazon provider's ``AwsGenericHook.conn_config``), so a hook is cheap to build and to keep."""
         super().__init__(logger_name=logger_name)
         if not isinstance(table, str) or not table.strip():
             raise ValueError("table must be a Parquet directory path/URI or a catalog table name, not empty")
         self.table = table.strip()
         self.conn_id = conn_id or None
+        self.iceberg_conn_id = iceberg_conn_id or None
+        check_one_catalog(iceberg_catalog or None, self.iceberg_conn_id)
+        self._given_catalog = iceberg_catalog or None
+        self._given_properties = dict(catalog_properties or {})
+        self._given_location = stats_location or None
         self._filesystem = filesystem
         self.default_location = not stats_location
-        self._options: dict[str, StoreOptions] = {}  # the connection's, per store (_store_options)
+        self._options: dict[str, StoreOptions] = {}  # the connection's, per store (store_options)
         self._own_store: str | None = None  # the connection's store, once resolved
         self._catalog_options: StoreOptions | None = None  # the connection's, as an Iceberg catalog's FileIO got them
         self._collected_cache: dict[tuple, pa.Table | None] = {}  # the stats job's rows (_collected_rows)
-        self.iceberg_catalog = iceberg_catalog or None
-        self.catalog_properties = dict(catalog_properties or {})
-        self.iceberg_conn_id = iceberg_conn_id or None
-        check_one_catalog(self.iceberg_catalog, self.iceberg_conn_id)
+        if not self._in_catalog:
+            _ = self.stats_location  # a catalog name without stats_location is refused here (no I/O: names only)
+
+    @property
+    def _in_catalog(self) -> bool:
+        """The table is named in an Iceberg catalog (given, or by an ``iceberg`` connection)."""
+        return bool(self._given_catalog or self.iceberg_conn_id)
+
+    @cached_property
+    def iceberg_catalog_config(self) -> tuple[str, dict[str, str]] | None:
+        """``(name, properties)`` of the Iceberg catalog the table is in (None: not an Iceberg table); an ``iceberg``
+        connection's are looked up here, on first use, once per hook; the given ``catalog_properties`` win."""
         if self.iceberg_conn_id:
-            self.iceberg_catalog, props = connection_catalog(self.iceberg_conn_id)
-            self.catalog_properties = {**props, **self.catalog_properties}
-        home = None
-        if self.iceberg_catalog and not stats_location:
-            home = self._opened.home  # the table's location, from its catalog
-        location = stats_location_for(self.table, stats_location, home=home)
+            name, props = connection_catalog(self.iceberg_conn_id)
+            return name, {**props, **self._given_properties}
+        if self._given_catalog:
+            return self._given_catalog, dict(self._given_properties)
+        return None
+
+    @property
+    def iceberg_catalog(self) -> str | None:
+        """The Iceberg catalog's name (an ``iceberg`` connection's: named after the connection), or None."""
+        config = self.iceberg_catalog_config
+        return config[0] if config else None
+
+    @cached_property
+    def stats_location(self) -> str:
+        """Where the stats live: the given location, else ``<table>/_zorder/stats``; an Iceberg table's default is
+        ``<its location>/_zorder/stats``, known once its catalog is opened (on first use)."""
+        home = self._opened.home if self._in_catalog and not self._given_location else None
+        location = stats_location_for(self.table, self._given_location, home=home)
         if location is None:
             raise ValueError(
                 f"{self.table!r} is a catalog table name (no scheme, no slash): pass stats_location= "
                 "(where spark_jobs/collect_stats.py wrote its statistics, e.g. its --stats-location)"
             )
-        self.stats_location = location
+        return location
 
     # ------------------------------------------------------------------ storage
 
@@ -118,12 +145,12 @@ class FileStatsHook(BaseHook):
         loc = locations.parse_location(location)
         if self._filesystem is not None:
             return self._filesystem, loc.arrow_path()
-        options = self._store_options(location)
+        options = self.store_options(location)
         store = filesystem_for(location, options=options.arrow if options else None)
         handle, path = store.arrow(location)
         return (handle if handle is not None else pafs.LocalFileSystem()), path
 
-    def _store_options(self, location: str | None = None) -> StoreOptions | None:
+    def store_options(self, location: str | None = None) -> StoreOptions | None:
         """The connection's options for ``location``'s store (None: the connection's own store, e.g. an Iceberg
         warehouse's), resolved once per store and hook, and again when their access token is about to expire."""
         if not self.conn_id:
@@ -158,24 +185,26 @@ class FileStatsHook(BaseHook):
         """The path table opened through the table seam (its format probed once, with the hook's credentials),
         or None for a catalog name (its stats live in the store). Refuses a format the provider does not handle
         and a directory inside any format's table (``ForeignTableFormatError``)."""
-        if self.iceberg_catalog:
+        config = self.iceberg_catalog_config
+        if config is not None:
+            name, properties = config
             # the connection's store credentials (its FileIO's names) under the catalog's own properties
-            self._catalog_options = self._store_options()
+            self._catalog_options = self.store_options()
             io = dict(self._catalog_options.iceberg) if self._catalog_options else {}
-            props = {**io, **self.catalog_properties}
+            props = {**io, **properties}
             # a store's error names the warehouse's store (the table's location is known once its metadata is read)
             with self._reading(str(props.get("warehouse") or self.table)):
                 return open_table(
                     self.table,
                     ArrowFileSystem(pafs.LocalFileSystem()),
-                    iceberg_catalog=self.iceberg_catalog,
+                    iceberg_catalog=name,
                     catalog_properties=props,
                 )
         if not is_path_table(self.table):
             return None
         with self._reading(self.table):
             fs, _ = self._fs_for(self.table)
-            options = self._store_options(self.table)
+            options = self.store_options(self.table)
             return open_table(self.table, ArrowFileSystem(fs), root=self.table, storage_options=options)
 
     def check_table_format(self) -> None:

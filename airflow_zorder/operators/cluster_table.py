@@ -141,10 +141,8 @@ class SparkClusterTableOperator(SparkZorderJobOperator):
     def write_plan(self, doc: Mapping[str, Any], run_id: str) -> str:
         """Write the plan where the job reads it (the stats location, through ``FileStatsHook``'s filesystem:
         ``stats_conn_id``'s credentials, else the store's default); returns that location."""
-        from airflow_zorder.hooks.file_stats import FileStatsHook
-
         target = params.plan_location(str(self.table), self.stats_location, run_id)  # refuses a catalog table
-        hook = FileStatsHook(str(self.table), self.stats_location, self.stats_conn_id)
+        hook = self.stats_hook
         params.write_plan(doc, hook.stats_location, run_id, hook.get_conn())
         return target
 

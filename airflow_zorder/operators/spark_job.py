@@ -37,8 +37,9 @@ import socket
 import sys
 import tempfile
 from collections.abc import Mapping, Sequence
+from functools import cached_property
 from pathlib import Path
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from airflow.providers.apache.spark.operators.spark_submit import SparkSubmitOperator
 from airflow.sdk import Asset, BaseHook
@@ -55,6 +56,9 @@ from airflow_zorder.hooks.spark_job import SparkJobHook, resolve_spark_binary
 from airflow_zorder.lineage import ZorderLineageMixin
 from airflow_zorder.links import SparkApplicationLink, TableHealthLink, history_server_link, push_link
 from airflow_zorder.table_access import table_access
+
+if TYPE_CHECKING:
+    from airflow_zorder.hooks.file_stats import FileStatsHook
 
 RUN_STATE_KEY = "zorder_run"  # task state store: {"external_id", "run_id"} of the job this task submitted last
 RM_ADDRESS_EXTRA = "yarn_resourcemanager_webapp_address"  # the Spark provider's connection extra for the RM
@@ -333,6 +337,16 @@ class SparkZorderJobOperator(ZorderLineageMixin, SparkSubmitOperator):
         """Where the job keeps its statistics and run results (None: a catalog table without ``stats_location``)."""
         return stats_location_for(str(self.table), getattr(self, "stats_location", None))
 
+    @cached_property
+    def stats_hook(self) -> FileStatsHook:
+        """The table's stats store with ``stats_conn_id``'s credentials, one hook per task: the plan file and deploy mode
+        ``cluster``'s result go through it, so its connection is looked up once (on first use)."""
+        from airflow_zorder.hooks.file_stats import FileStatsHook
+
+        return FileStatsHook(
+            str(self.table), getattr(self, "stats_location", None), getattr(self, "stats_conn_id", None)
+        )
+
     def prepare(self, conn: Any, workdir: str) -> str | None:
         """Set the application, py-files, conf and the job's arguments; returns the local result file's path.
 
@@ -425,12 +439,7 @@ class SparkZorderJobOperator(ZorderLineageMixin, SparkSubmitOperator):
         if not stats or not self.run_id:
             return None
         try:
-            conn_id = getattr(self, "stats_conn_id", None)
-            filesystem = None
-            if conn_id:
-                from airflow_zorder.hooks.file_stats import FileStatsHook
-
-                filesystem = FileStatsHook(str(self.table), stats, conn_id).get_conn()
+            filesystem = self.stats_hook.get_conn() if getattr(self, "stats_conn_id", None) else None
             found = read_result(stats, self.run_id, filesystem)
         except Exception as exc:  # noqa: BLE001 - best effort: the stats store's record is the fallback
             self.log.warning("the job's result %s could not be read: %s", result_location(stats, self.run_id), exc)

@@ -27,6 +27,7 @@ import dataclasses
 import time
 from collections.abc import Mapping, Sequence
 from datetime import UTC, datetime, timedelta
+from functools import cached_property
 from typing import TYPE_CHECKING, Any
 
 from airflow.sdk import BaseSensorOperator, PokeReturnValue
@@ -244,8 +245,10 @@ class FileOverlapSensor(BaseSensorOperator):
     def _final_decisions(self) -> tuple[str, ...]:
         return DECISIONS if self.decide_once else ("recluster",)
 
+    @cached_property
     def hook(self) -> FileStatsHook:
-        """The stats hook for the rendered ``table`` / ``stats_location`` / ``conn_id``."""
+        """The stats hook for the rendered ``table`` / ``stats_location`` / ``conn_id``: one per task instance, kept
+        across pokes (its connection and catalog are looked up once; reschedule and deferral build a new one)."""
         return FileStatsHook(
             self.table,
             self.stats_location,
@@ -275,9 +278,9 @@ class FileOverlapSensor(BaseSensorOperator):
             return policy, plan
         return policy, dataclasses.replace(plan, target_file_bytes=size)
 
-    def _check(self, hook: FileStatsHook | None = None) -> dict[str, Any]:
+    def _check(self) -> dict[str, Any]:
         policy, plan = self.sized()
-        payload = (hook or self.hook()).check(
+        payload = self.hook.check(
             policy,
             parse_columns(self.columns),
             num_clustering_columns=self.num_clustering_columns,
@@ -314,10 +317,9 @@ class FileOverlapSensor(BaseSensorOperator):
     def _evaluate_or_defer(self, end_at: float) -> dict[str, Any]:
         """Evaluate on the worker: return the payload on ``recluster``, raise the timeout once ``end_at`` passed,
         else defer to a trigger that watches the stats store's change signal until ``end_at``."""
-        hook = self.hook()
         # read before evaluating: whatever lands during the evaluation differs from it and wakes the trigger
-        signal = hook.get_change_signal(ignore_run_id=self._source)
-        payload = self._check(hook)
+        signal = self.hook.get_change_signal(ignore_run_id=self._source)
+        payload = self._check()
         decision = payload["decision"]
         if decision == "recluster":
             return payload

@@ -98,9 +98,8 @@ class FileOverlapTrigger(BaseTrigger):
         from airflow_zorder.hooks.file_stats import FileStatsHook
 
         try:
-            # in a thread: an iceberg connection is looked up (and its catalog opened) when the hook is made
-            hook = await asyncio.to_thread(
-                FileStatsHook,
+            # one hook per run (not per listing): its connection and catalog are looked up on its first listing, once
+            hook = FileStatsHook(
                 self.table,
                 self.stats_location,
                 self.conn_id,

@@ -11,6 +11,7 @@ from overlap_tables import COLUMNS, collect, record_cluster, write_table
 
 from airflow_zorder.core.policy.recluster_policy import HealthPolicy
 from airflow_zorder.core.stats import stats_store
+from airflow_zorder.hooks.connections import StorageConnectionError
 from airflow_zorder.hooks.file_stats import FileStatsHook
 
 UTC = dt.UTC
@@ -100,6 +101,14 @@ def test_clear_errors(tmp_path, scrambled):
     # a catalog table reads the stats location it is given
     cat = FileStatsHook("sales.events", stats_location=stats_store.default_location(str(scrambled)))
     assert cat.evaluate()["decision"] == "recluster"
+
+
+def test_the_connection_is_looked_up_on_first_use(airflow_db, scrambled):
+    """Building the hook does no I/O: a connection that does not exist is named by the first read, not before."""
+    hook = FileStatsHook(str(scrambled), conn_id="nowhere")
+    assert hook.stats_location == f"{scrambled}/_zorder/stats"  # a path's stats location: no lookup either
+    with pytest.raises(StorageConnectionError, match="connection 'nowhere' is not defined: create it"):
+        hook.get_snapshot()
 
 
 def test_fsspec_schemes_open_without_a_connection(tmp_path):

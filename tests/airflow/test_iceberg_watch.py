@@ -4,8 +4,10 @@ pyiceberg SQL catalog on SQLite, named as users name them: ``namespace.table`` o
 
 from __future__ import annotations
 
+import asyncio
 import json
 import os
+import time
 from pathlib import Path
 
 import numpy as np
@@ -68,30 +70,89 @@ def test_hook_reads_an_iceberg_table_from_its_manifests(lake):
 
 
 def test_an_unknown_table_or_catalog_is_named(lake):
+    """On first use: building the hook opens nothing."""
+    nope, elsewhere = (
+        FileStatsHook("ns.nope", iceberg_catalog=CATALOG),
+        FileStatsHook("ns.s", iceberg_catalog="elsewhere"),
+    )
     with pytest.raises(ValueError, match="'ns.nope' does not exist in catalog 'zordertests'"):
-        FileStatsHook("ns.nope", iceberg_catalog=CATALOG)
+        nope.evaluate()
     with pytest.raises(ValueError, match="Iceberg catalog 'elsewhere' is not configured"):
-        FileStatsHook("ns.scrambled", iceberg_catalog="elsewhere")
+        _ = elsewhere.stats_location
 
 
 def test_an_iceberg_connection_names_the_catalog(lake, monkeypatch):
     pytest.importorskip("airflow.providers.apache.iceberg", reason="the iceberg extra")
     by_name = FileStatsHook("ns.scrambled", iceberg_catalog=CATALOG)
+    assert by_name.stats_location  # opens its catalog now, while the variables configure it
     for var in [v for v in os.environ if v.startswith("PYICEBERG_CATALOG__")]:
         monkeypatch.delenv(var)  # the connection alone configures the catalog now
     with pytest.raises(ValueError, match="not configured"):
-        FileStatsHook("ns.scrambled", iceberg_catalog=CATALOG)
+        FileStatsHook("ns.scrambled", iceberg_catalog=CATALOG).get_latest_snapshot_id()
     by_conn = FileStatsHook("ns.scrambled", iceberg_conn_id=CATALOG)
     assert by_conn.iceberg_catalog == CATALOG  # named after the connection, as the provider names it
     assert by_conn.stats_location == by_name.stats_location
     got, want = by_conn.evaluate(columns=["a", "b"]), by_name.evaluate(columns=["a", "b"])
     assert got["decision"] == want["decision"] == "recluster" and got["headline"] == want["headline"]
+    # connections are looked up on first use: a hook naming a missing one is built, and its first read names it
+    nowhere, not_iceberg = (FileStatsHook("ns.scrambled", iceberg_conn_id=c) for c in ("nowhere", "not_iceberg"))
     with pytest.raises(ValueError, match="connection 'nowhere' is not defined: create an 'iceberg' connection"):
-        FileStatsHook("ns.scrambled", iceberg_conn_id="nowhere")
+        nowhere.evaluate()
     with pytest.raises(ValueError, match="connection 'not_iceberg' has type 'aws', not 'iceberg'"):
-        FileStatsHook("ns.scrambled", iceberg_conn_id="not_iceberg")
+        _ = not_iceberg.stats_location
     with pytest.raises(ValueError, match="not both"):
         FileStatsHook("ns.scrambled", iceberg_catalog=CATALOG, iceberg_conn_id=CATALOG)
+
+
+@pytest.fixture
+def lookups(monkeypatch) -> list[str]:
+    """The id of every connection looked up from now on (Airflow's own ``Connection.get``, wrapped: it still looks
+    each one up, in the metadata DB's secrets backends)."""
+    from airflow.sdk.definitions.connection import Connection
+
+    seen: list[str] = []
+    real = Connection.get.__func__
+
+    def counted(cls, conn_id):
+        seen.append(conn_id)
+        return real(cls, conn_id)
+
+    monkeypatch.setattr(Connection, "get", classmethod(counted))
+    return seen
+
+
+def test_the_sensor_and_the_trigger_look_their_connection_up_once(airflow_db, lake, lookups, monkeypatch):
+    """The sensor keeps one hook across its pokes and the trigger one per run, not per listing: the ``iceberg``
+    connection is looked up when first used, then never again, however many pokes or polls follow."""
+    pytest.importorskip("airflow.providers.apache.iceberg", reason="the iceberg extra")
+    from airflow_zorder.sensors import FileOverlapSensor
+    from airflow_zorder.triggers.file_overlap import FileOverlapTrigger
+
+    FileStatsHook("ns.clustered", iceberg_conn_id=CATALOG)
+    assert lookups == []  # building a hook looks nothing up
+    sensor = FileOverlapSensor(task_id="w", table="ns.clustered", columns="a,b", iceberg_conn_id=CATALOG)
+    assert not sensor.poke({}).is_done and set(lookups) == {CATALOG}  # healthy: it keeps waiting
+    once = len(lookups)  # one resolution: the connection, then the Iceberg provider's hook reading it
+    for _ in range(4):
+        assert not sensor.poke({}).is_done
+    assert len(lookups) == once
+
+    polls: list[int] = []
+    listing = FileStatsHook.get_change_signal
+    monkeypatch.setattr(FileStatsHook, "get_change_signal", lambda h, **kw: polls.append(1) or listing(h, **kw))
+    lookups.clear()
+    signal = listing(FileStatsHook("ns.clustered", iceberg_catalog=CATALOG), ignore_run_id="d.t")
+    trigger = FileOverlapTrigger(
+        table="ns.clustered",
+        iceberg_conn_id=CATALOG,
+        signal=signal,
+        poke_interval=0.1,
+        end_at=time.time() + 1.5,
+        source="d.t",
+    )
+    event = asyncio.run(asyncio.wait_for(anext(trigger.run()), 30)).payload
+    assert event["status"] == "timeout" and len(polls) >= 5
+    assert len(lookups) == once
 
 
 @pytest.fixture(scope="module")
