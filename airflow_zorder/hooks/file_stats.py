@@ -86,7 +86,7 @@ class FileStatsHook(BaseHook):
         self._given_location = stats_location or None
         self._filesystem = filesystem
         self.default_location = not stats_location
-        self._options: dict[str, StoreOptions] = {}  # the connection's, per store (store_options)
+        self._options: dict[str, StoreOptions] = {}  # the connection's, per store (_store_options)
         self._own_store: str | None = None  # the connection's store, once resolved
         self._catalog_options: StoreOptions | None = None  # the connection's, as an Iceberg catalog's FileIO got them
         self._collected_cache: dict[tuple, pa.Table | None] = {}  # the stats job's rows (_collected_rows)
@@ -145,12 +145,12 @@ class FileStatsHook(BaseHook):
         loc = locations.parse_location(location)
         if self._filesystem is not None:
             return self._filesystem, loc.arrow_path()
-        options = self.store_options(location)
+        options = self._store_options(location)
         store = filesystem_for(location, options=options.arrow if options else None)
         handle, path = store.arrow(location)
         return (handle if handle is not None else pafs.LocalFileSystem()), path
 
-    def store_options(self, location: str | None = None) -> StoreOptions | None:
+    def _store_options(self, location: str | None = None) -> StoreOptions | None:
         """The connection's options for ``location``'s store (None: the connection's own store, e.g. an Iceberg
         warehouse's), resolved once per store and hook, and again when their access token is about to expire."""
         if not self.conn_id:
@@ -189,7 +189,7 @@ class FileStatsHook(BaseHook):
         if config is not None:
             name, properties = config
             # the connection's store credentials (its FileIO's names) under the catalog's own properties
-            self._catalog_options = self.store_options()
+            self._catalog_options = self._store_options()
             io = dict(self._catalog_options.iceberg) if self._catalog_options else {}
             props = {**io, **properties}
             # a store's error names the warehouse's store (the table's location is known once its metadata is read)
@@ -204,7 +204,7 @@ class FileStatsHook(BaseHook):
             return None
         with self._reading(self.table):
             fs, _ = self._fs_for(self.table)
-            options = self.store_options(self.table)
+            options = self._store_options(self.table)
             return open_table(self.table, ArrowFileSystem(fs), root=self.table, storage_options=options)
 
     def check_table_format(self) -> None:

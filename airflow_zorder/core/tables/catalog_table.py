@@ -21,6 +21,7 @@ from airflow_zorder.core.storage.filesystems import FileSystem, join
 from airflow_zorder.core.storage.table_formats import refuse_foreign_format
 from airflow_zorder.core.tables.model import STATE_DIR, CommitOutcome, RewriteRun, StagedUnit, TableSnapshot, Unit
 from airflow_zorder.core.tables.parquet_dir import check_parquet, list_units
+from airflow_zorder.core.tables.placed_files import RunJournals
 from airflow_zorder.core.tables.protocol import FilesOnly, Metastore
 from airflow_zorder.core.tables.registry import probe_names
 
@@ -29,7 +30,7 @@ __all__ = ["FORMAT", "CatalogTable", "open_format"]
 FORMAT = "catalog"
 
 
-class CatalogTable(FilesOnly):
+class CatalogTable(RunJournals, FilesOnly):
     """A Parquet table in a catalog (:class:`~airflow_zorder.core.tables.protocol.TableFormat`)."""
 
     format = FORMAT
@@ -144,7 +145,7 @@ class CatalogTable(FilesOnly):
             _adopt_stragglers(fs, sw)  # appends that landed in the old location around the switch
         commit_mod.finish(fs, journal)
 
-    def recover(self, fs: FileSystem) -> list[str]:
+    def settle_runs(self, fs: FileSystem) -> list[str]:
         """Roll back runs before their commit point; finish (place, switch) those after it."""
         done = []
         for journal in commit_mod.pending_runs(fs, self.home):
@@ -153,13 +154,11 @@ class CatalogTable(FilesOnly):
             else:
                 self._finish(fs, journal)
             done.append(journal.run_id)
-        if done:
-            self._snapshot = None
         return done
 
-    def cleanup(self, fs: FileSystem, retention_s: float) -> list[str]:
-        """The trash past the retention, and the files each finished run replaced (the snapshot it read)."""
-        deleted = commit_mod.cleanup(fs, self.home, retention_s)
+    def drop_replaced(self, fs: FileSystem, retention_s: float) -> list[str]:
+        """The files each finished run replaced (the snapshot it read), past the retention."""
+        deleted: list[str] = []
         now = time.time()
         for journal in commit_mod.list_journals(fs, self.home):
             switches = journal.info.get("catalog_switches")

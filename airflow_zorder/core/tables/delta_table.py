@@ -39,7 +39,7 @@ __all__ = ["FORMAT", "DeltaTable", "open_format"]
 FORMAT = "delta"
 
 
-class DeltaTable:
+class DeltaTable(placed_files.RunJournals):
     """A Delta Lake table, opened on its root (:class:`~airflow_zorder.core.tables.protocol.TableFormat`)."""
 
     format = FORMAT
@@ -218,14 +218,15 @@ class DeltaTable:
     def _resolve(self, name: str) -> str:
         return join(self.root, name)
 
-    def recover(self, fs: FileSystem) -> list[str]:
-        """Finish every interrupted run: done if its commit is in the log, else its placed files removed."""
+    def settle_runs(self, fs: FileSystem) -> list[str]:
+        """Finish every interrupted run: done if its commit is in the log, else its placed files removed. Replaced
+        files stay until the table's VACUUM (other readers may time-travel): :meth:`cleanup` drops journals only."""
 
         def committed(journal: commit_mod.Journal) -> int | None:
             since = journal.info.get("read_version")
             return dc.committed_version(self.log.table, journal.run_id, since) if since is not None else None
 
-        done = placed_files.recover(
+        return placed_files.settle_placed(
             fs,
             self.home,
             committed,
@@ -233,13 +234,6 @@ class DeltaTable:
             self._resolve,
             f"Delta table {self.root}",
         )
-        if done:
-            self._snapshot = None
-        return done
-
-    def cleanup(self, fs: FileSystem, retention_s: float) -> list[str]:
-        """Old journals only: replaced files stay until the table's VACUUM (other readers may time-travel)."""
-        return commit_mod.cleanup(fs, self.home, retention_s)
 
 
 def _footer(fs: FileSystem, path: str) -> Any:

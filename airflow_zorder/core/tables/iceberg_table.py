@@ -43,7 +43,7 @@ class IcebergRewriteRefusedError(InvalidInputError):
     """The Iceberg table uses something a rewrite of whole files cannot keep correct; nothing was written."""
 
 
-class IcebergTable:
+class IcebergTable(placed_files.RunJournals):
     """An Iceberg table in a catalog (:class:`~airflow_zorder.core.tables.protocol.TableFormat`)."""
 
     format = FORMAT
@@ -295,15 +295,16 @@ class IcebergTable:
         self._snapshot = None
         return CommitOutcome(FORMAT, snap.version, version)
 
-    def recover(self, fs: FileSystem) -> list[str]:
-        """Finish every interrupted run: done if its snapshot is in the lineage, else its placed files removed."""
+    def settle_runs(self, fs: FileSystem) -> list[str]:
+        """Finish every interrupted run: done if its snapshot is in the lineage, else its placed files removed.
+        Replaced files stay until the table's snapshots are expired: :meth:`cleanup` drops journals only."""
 
         def committed(journal: commit_mod.Journal) -> int | None:
             self.iceberg = self.iceberg.refresh()
             snap = committed_run(self.iceberg, journal.run_id)
             return None if snap is None else self._version_of(snap)
 
-        done = placed_files.recover(
+        return placed_files.settle_placed(
             fs,
             self.home,
             committed,
@@ -311,13 +312,6 @@ class IcebergTable:
             str,
             f"Iceberg table {self.table}",
         )
-        if done:
-            self._snapshot = None
-        return done
-
-    def cleanup(self, fs: FileSystem, retention_s: float) -> list[str]:
-        """Old journals only: replaced files stay until the table's snapshots are expired."""
-        return commit_mod.cleanup(fs, self.home, retention_s)
 
 
 def _format_name(data_file: Any) -> str:

@@ -19,6 +19,7 @@ from airflow_zorder.core.storage import commit as commit_mod
 from airflow_zorder.core.storage.filesystems import FileSystem, join, relpath
 from airflow_zorder.core.storage.locations import parse_partition_path
 from airflow_zorder.core.tables.model import CommitOutcome, RewriteRun, StagedUnit, TableSnapshot, Unit
+from airflow_zorder.core.tables.placed_files import RunJournals
 from airflow_zorder.core.tables.protocol import FilesOnly
 
 __all__ = ["FORMAT", "ParquetDirectory", "check_parquet", "list_units", "open_format"]
@@ -27,7 +28,7 @@ FORMAT = "parquet"
 PARQUET_MAGIC = b"PAR1"
 
 
-class ParquetDirectory(FilesOnly):
+class ParquetDirectory(RunJournals, FilesOnly):
     """A directory of Parquet files (:class:`~airflow_zorder.core.tables.protocol.TableFormat`): no versions, no
     statistics of its own (:class:`~airflow_zorder.core.tables.protocol.FilesOnly`)."""
 
@@ -84,16 +85,10 @@ class ParquetDirectory(FilesOnly):
         commit_mod.commit(fs, journal, [f for s in staged for f in s.staged], lock=lock)
         return CommitOutcome(FORMAT)
 
-    def recover(self, fs: FileSystem) -> list[str]:
-        """Roll forward (after the commit point) or back (before it) every interrupted run, by its journal."""
-        done = commit_mod.recover(fs, self.home)
-        if done:
-            self._snapshot = None
-        return done
-
-    def cleanup(self, fs: FileSystem, retention_s: float) -> list[str]:
-        """The trash of finished runs past the retention, and their old journals."""
-        return commit_mod.cleanup(fs, self.home, retention_s)
+    def settle_runs(self, fs: FileSystem) -> list[str]:
+        """Roll forward (after the commit point) or back (before it) every interrupted run, by its journal; the trash
+        of finished runs is :meth:`cleanup`'s (their journals' leftovers)."""
+        return commit_mod.recover(fs, self.home)
 
 
 def _hidden(rel: str) -> bool:

@@ -1,10 +1,13 @@
-"""Formats whose commit point is their own metadata commit: new files placed in the table first, then committed.
+"""A run's files after the rewrite: placed, committed, recovered, cleaned up.
 
 A Delta log and an Iceberg snapshot both name their data files, so a run places its verified files where the
 table keeps its data (invisible to readers until the commit names them), after its journal lists every one of
 them; the format's own commit is the commit point. Recovery asks the format whether a run's commit landed (by
 the run id it recorded): if so the run is done, else its placed files are deleted, never one the table lists.
-This module is that shared part; the format modules (:mod:`.delta_table`, :mod:`.iceberg_table`) commit.
+The format modules (:mod:`.delta_table`, :mod:`.iceberg_table`) commit; the placing and settling are here.
+
+Every format module's ``recover`` and ``cleanup`` (:class:`~airflow_zorder.core.tables.protocol.TableFormat`) are
+:class:`RunJournals`' : each settles its interrupted runs its own way, the rest is the same.
 """
 
 from __future__ import annotations
@@ -14,9 +17,37 @@ from collections.abc import Callable, Sequence
 from airflow_zorder.core.storage import commit as commit_mod
 from airflow_zorder.core.storage.faults import fault_point
 from airflow_zorder.core.storage.filesystems import FileInfo, FileSystem, join
-from airflow_zorder.core.tables.model import StagedUnit, Unit
+from airflow_zorder.core.tables.model import StagedUnit, TableSnapshot, Unit
 
-__all__ = ["committed", "drop_placed", "place", "recover"]
+__all__ = ["RunJournals", "committed", "drop_placed", "place", "settle_placed"]
+
+
+class RunJournals:
+    """``recover`` and ``cleanup`` of a format module, once: the format says how it settles an interrupted run
+    (:meth:`settle_runs`) and what its finished runs replaced beyond their journals (:meth:`drop_replaced`)."""
+
+    home: str  # where the table's journals live
+    _snapshot: TableSnapshot | None  # the format's cached snapshot
+
+    def settle_runs(self, fs: FileSystem) -> list[str]:
+        """Finish (after its commit point) or roll back (before it) every interrupted run; their run ids."""
+        raise NotImplementedError
+
+    def drop_replaced(self, fs: FileSystem, retention_s: float) -> list[str]:
+        """Delete what finished runs replaced, past the retention, besides their journals' leftovers (default:
+        nothing, the format's own history keeps them); the paths deleted."""
+        return []
+
+    def recover(self, fs: FileSystem) -> list[str]:
+        """:meth:`settle_runs`, then forget the cached snapshot when a run was settled (the layout may have changed)."""
+        done = self.settle_runs(fs)
+        if done:
+            self._snapshot = None
+        return done
+
+    def cleanup(self, fs: FileSystem, retention_s: float) -> list[str]:
+        """Finished runs' leftovers past the retention (staging, trash, old journals), then :meth:`drop_replaced`."""
+        return commit_mod.cleanup(fs, self.home, retention_s) + self.drop_replaced(fs, retention_s)
 
 
 def place(
@@ -64,7 +95,7 @@ def drop_placed(
     return dropped
 
 
-def recover(
+def settle_placed(
     fs: FileSystem,
     home: str,
     committed: Callable[[commit_mod.Journal], int | None],
