@@ -8,6 +8,7 @@ back with pyarrow, so the rest of the DAG sees what the project's operators woul
 from __future__ import annotations
 
 from collections.abc import Sequence
+from functools import cached_property
 from typing import Any
 
 from airflow.sdk import BaseSensorOperator, PokeReturnValue
@@ -48,8 +49,13 @@ class SparkJobResultSensor(BaseSensorOperator):
         self.stats_location = stats_location
         self.stats_conn_id = stats_conn_id
 
+    @cached_property
+    def hook(self) -> FileStatsHook:
+        """The stats hook for the rendered arguments, kept across pokes (its connection is looked up once)."""
+        return FileStatsHook(str(self.table), self.stats_location or None, self.stats_conn_id or None)
+
     def poke(self, context: Any) -> PokeReturnValue:
-        hook = FileStatsHook(str(self.table), self.stats_location or None, self.stats_conn_id or None)
+        hook = self.hook
         where = result_location(hook.stats_location, str(self.run_id))
         with hook._reading(where):
             result = read_result(hook.stats_location, str(self.run_id), hook.get_conn())
