@@ -6,8 +6,8 @@ them; the format's own commit is the commit point. Recovery asks the format whet
 the run id it recorded): if so the run is done, else its placed files are deleted, never one the table lists.
 The format modules (:mod:`.delta_table`, :mod:`.iceberg_table`) commit; the placing and settling are here.
 
-Every format module's ``recover`` and ``cleanup`` (:class:`~airflow_zorder.core.tables.protocol.TableFormat`) are
-:class:`RunJournals`' : each settles its interrupted runs its own way, the rest is the same.
+Every format module answers ``recover`` and ``cleanup`` (:class:`~airflow_zorder.core.tables.protocol.TableFormat`)
+through :class:`RunJournals`: each says only how it settles its interrupted runs; the rest is the same for all.
 """
 
 from __future__ import annotations
