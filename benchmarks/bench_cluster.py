@@ -46,7 +46,7 @@ from bench_env import REPO  # noqa: E402  (sets PYSPARK_PYTHON, sys.path, PYTHON
 from tpch_data import generate_lineitem  # noqa: E402
 
 from airflow_zorder.core.jobs.jvm_options import JIT_OPTION  # noqa: E402
-from airflow_zorder.core.policy import metrics  # noqa: E402
+from airflow_zorder.core.policy import point_queries  # noqa: E402
 from airflow_zorder.core.stats import footer_stats
 from airflow_zorder.evaluation import layout_report
 
@@ -217,12 +217,12 @@ def dir_bytes(files: list[str]) -> int:
 def fractions_of(files: list[str], values: dict, columns: list[str] = COLUMNS) -> dict[str, Any]:
     """The point_query_report dict for an explicit list of files (e.g. a Delta table's live files)."""
     stats = footer_stats.read_footers_parallel(files, columns)
-    fr = metrics.files_fraction_for_columns(stats, columns, values)
+    fr = point_queries.files_fraction_for_columns(stats, columns, values)
     n = len(files)
     return {
         "files": n,
         "fractions": {c: round(float(f), 4) for c, f in fr.items()},
-        "ideal": round(metrics.ideal_point_query_fraction(max(n, 1), len(columns)), 4),
+        "ideal": round(point_queries.ideal_point_query_fraction(max(n, 1), len(columns)), 4),
     }
 
 
@@ -768,7 +768,7 @@ def main(argv: list[str] | None = None) -> int:
     in_files = layout_report.data_files(str(src))
     values = layout_report.sample_values(in_files, COLUMNS, a.n_values, a.seed)
     res["input_report"] = report_of(src, values)
-    res["ideal"] = metrics.ideal_point_query_fraction(n, len(COLUMNS))
+    res["ideal"] = point_queries.ideal_point_query_fraction(n, len(COLUMNS))
 
     spark = build_spark(64)
     res["spark_version"] = spark.version

@@ -103,7 +103,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from airflow_zorder.core.errors import InvalidInputError
-from airflow_zorder.core.policy import metrics
+from airflow_zorder.core.policy import file_bounds
 from airflow_zorder.core.stats import stats_schema
 
 __all__ = [
@@ -738,7 +738,7 @@ class _ColumnStats:
     null_count: np.ndarray  # float64, NaN = unknown
     value_count: np.ndarray  # float64, NaN = unknown
     type: pa.DataType
-    fb: metrics.FileBounds  # status masks (bounded / empty / unknown)
+    fb: file_bounds.FileBounds  # status masks (bounded / empty / unknown)
     min_text: pa.Array
     max_text: pa.Array
 
@@ -778,7 +778,7 @@ class _Evaluator:
                 self.warnings.append(f"column {name!r}: unusable bounds ({exc}): its predicates prune nothing")
             else:
                 ty = mins.type
-                fb, _, _ = metrics.prepare_bounds(mins, maxs, has)
+                fb, _, _ = file_bounds.prepare_bounds(mins, maxs, has)
 
                 def counts(c: str) -> np.ndarray:
                     return pc.cast(t[c], pa.float64()).to_numpy(zero_copy_only=False).astype(np.float64)
@@ -874,7 +874,7 @@ class _Evaluator:
             return op == "!="
         return op in ("<", "<=", "!=")
 
-    def _prepare(self, cs: _ColumnStats, values: list, e: Expr) -> tuple[metrics.FileBounds, np.ndarray] | None:
+    def _prepare(self, cs: _ColumnStats, values: list, e: Expr) -> tuple[file_bounds.FileBounds, np.ndarray] | None:
         t = cs.type
         if pa.types.is_timestamp(t):
             for v in values:
@@ -885,7 +885,7 @@ class _Evaluator:
                     )
                     return None
         try:
-            fb, vk, _ = metrics.prepare_bounds(cs.mins, cs.maxs, cs.has, values)
+            fb, vk, _ = file_bounds.prepare_bounds(cs.mins, cs.maxs, cs.has, values)
         except (TypeError, ValueError, OverflowError, pa.ArrowException) as exc:
             self.warnings.append(f"{e.to_sql()}: not comparable with column type {t} ({exc}): never prunes")
             return None
@@ -1072,7 +1072,7 @@ def prune(
     :attr:`PruneResult.reasons` (one line per pruned file).
 
     Vectorised: every atom is evaluated for all files at once on the sort keys
-    of :func:`~airflow_zorder.core.policy.metrics.prepare_bounds` (exact across
+    of :func:`~airflow_zorder.core.policy.file_bounds.prepare_bounds` (exact across
     types) or Arrow string kernels (LIKE).  Never prunes a file that could
     match (see the module docstring for the exact rules).
     """
