@@ -21,7 +21,7 @@ from airflow_zorder.core.delta import delta_log
 from airflow_zorder.core.policy import metrics, point_queries
 from airflow_zorder.core.stats import footer_stats, stats_schema, value_order
 from airflow_zorder.evaluation import pruning
-from airflow_zorder.evaluation.pruning import col
+from airflow_zorder.evaluation.predicates import col
 
 deltalake = pytest.importorskip("deltalake")
 from deltalake import DeltaTable, write_deltalake  # noqa: E402 - after the importorskip
