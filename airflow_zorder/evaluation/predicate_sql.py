@@ -61,7 +61,7 @@ _CAST_FLOAT = {"DOUBLE", "FLOAT"}  # sqlglot's names for DOUBLE, FLOAT, REAL, FL
 
 
 def parse(text: str) -> Expr:
-    """A WHERE condition (SQL text, see the module docstring) as an :class:`~airflow_zorder.evaluation.predicates.Expr`."""
+    """A WHERE condition (SQL text, see the module docstring) as a predicate expression."""
     return _Translator(text).predicate(_parse_one(text))
 
 

@@ -90,7 +90,7 @@ def as_expr(x: Any) -> Expr:
 
 
 def sql_literal(v: Any) -> str:
-    """SQL text of a Python literal (Spark/DuckDB syntax; :func:`~airflow_zorder.evaluation.predicate_sql.parse` reads it back)."""
+    """SQL text of a Python literal (Spark/DuckDB syntax, which :mod:`~airflow_zorder.evaluation.predicate_sql` reads)."""
     if v is None:
         return "NULL"
     if isinstance(v, bool) or isinstance(v, np.bool_):

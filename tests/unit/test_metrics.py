@@ -1,4 +1,5 @@
-"""Tests for airflow_zorder.core.policy.metrics: point-query pruning fractions against brute force."""
+"""Tests for core.policy's metrics: point-query fractions (point_queries, file_bounds) against brute force,
+column_clustering and the table-level report (metrics)."""
 
 from __future__ import annotations
 

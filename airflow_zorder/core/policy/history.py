@@ -115,14 +115,16 @@ def clustering_runs(
     newest snapshot committed before it started (its ``at`` minus ``duration_s``) and left the first snapshot
     committed after it ended and before the next run started.
 
-    ``unclustered_of(id)``: :func:`write_amplification.unclustered_file_bytes` of that snapshot (None: not kept or unreadable);
+    ``unclustered_of(id)``: :func:`write_amplification.unclustered_file_bytes` of that snapshot (None: not kept or
+    unreadable);
     ``ratio_of(id)``: that snapshot's worst ratio to the ideal (the evaluation's ``headline``).  Only the newest
     ``limit`` runs are resolved (and returned).
 
-    Per run: ``bytes_added`` = :func:`write_amplification.bytes_added` between the snapshot it started from and the one the
-    previous run started from (the first run: every byte in its starting snapshot no clustering run wrote);
+    Per run: ``bytes_added`` = :func:`write_amplification.bytes_added` between the snapshot it started from and the
+    one the previous run started from (the first run: every byte in its starting snapshot no clustering run wrote);
     None, with ``bytes_added_note`` saying why, when a snapshot is missing or no stats were collected between the
-    two runs.  ``write_amplification`` = :func:`write_amplification.write_amplification`.  ``totals`` sums the runs returned:
+    two runs.  ``write_amplification`` = :func:`write_amplification.write_amplification`.  ``totals`` sums the runs
+    returned:
     its write amplification is the sum rewritten over the sum added, of the runs whose bytes added are known.
     """
     rows = [e for e in event_rows(events, "cluster") if e.get("status") in (None, "clustered")]

@@ -7,7 +7,8 @@ Airflow-free, Spark-free (numpy).  Input: the unit's stats rows (FILE_STATS_SCHE
 The rule
 --------
 * Cost: a point query ``c = v`` reads file ``f`` with probability ``P_c(f)``, ``v`` uniform over the unit's range
-  of ``c`` (the model of :func:`~airflow_zorder.core.policy.column_clustering.column_clustering`, so "before" is the sensor's ``ratio_to_ideal``;
+  of ``c`` (the model of :func:`~airflow_zorder.core.policy.column_clustering.column_clustering`, so "before" is
+  the sensor's ``ratio_to_ideal``;
   min/max stats hold no row values).  The expected files read ``E_c = sum_f P_c(f)`` is additive over files;
   the ideal is ``I_c = N ** (1 - 1/d)`` (:func:`point_queries.ideal_point_query_fraction` times N).
 * Groups: files by membership; never-clustered files form the *new* group.  A clustered group above
@@ -134,7 +135,8 @@ class IncrementalParams:
 
 @dataclass(frozen=True)
 class UnitFiles:
-    """One unit's files: ``bounds[column] = (mins, maxs, has_stats)`` as :func:`file_bounds.prepare_bounds` takes them."""
+    """One unit's files: ``bounds[column] = (mins, maxs, has_stats)`` as :func:`file_bounds.prepare_bounds` takes
+    them."""
 
     paths: Sequence[str]
     bytes: Sequence[int]
