@@ -46,7 +46,7 @@ from bench_env import REPO  # noqa: E402  (sets PYSPARK_PYTHON, sys.path, PYTHON
 from tpch_data import generate_lineitem  # noqa: E402
 
 from airflow_zorder.core.jobs.jvm_options import JIT_OPTION  # noqa: E402
-from airflow_zorder.core.policy import metrics  # noqa: E402
+from airflow_zorder.core.policy import point_queries  # noqa: E402
 from airflow_zorder.core.stats import footer_stats
 from airflow_zorder.evaluation import layout_report
 
@@ -217,12 +217,12 @@ def dir_bytes(files: list[str]) -> int:
 def fractions_of(files: list[str], values: dict, columns: list[str] = COLUMNS) -> dict[str, Any]:
     """The point_query_report dict for an explicit list of files (e.g. a Delta table's live files)."""
     stats = footer_stats.read_footers_parallel(files, columns)
-    fr = metrics.files_fraction_for_columns(stats, columns, values)
+    fr = point_queries.files_fraction_for_columns(stats, columns, values)
     n = len(files)
     return {
         "files": n,
         "fractions": {c: round(float(f), 4) for c, f in fr.items()},
-        "ideal": round(metrics.ideal_point_query_fraction(max(n, 1), len(columns)), 4),
+        "ideal": round(point_queries.ideal_point_query_fraction(max(n, 1), len(columns)), 4),
     }
 
 
@@ -317,8 +317,8 @@ def warm_up(
 class SubPhaseTimer:
     """Wraps spark_jobs.rewrite's step functions to split run_cluster's stage phase (the job code is untouched).
 
-    Whichever of the known step names the current rewrite module has are timed (the module's
-    API has changed between versions: plan_unit/write_unit, then plan_batch/write_batch).
+    Whichever of the known step names the rewrite package's modules define are timed, each where it is
+    defined (the API has changed between versions: plan_unit/write_unit, then plan_batch/write_batch).
     """
 
     NAMES = (
@@ -337,14 +337,24 @@ class SubPhaseTimer:
     )
 
     def __init__(self) -> None:
-        from spark_jobs import rewrite
+        import importlib
+        import pkgutil
 
-        self.rewrite = rewrite
-        self.orig = {n: getattr(rewrite, n) for n in self.NAMES if callable(getattr(rewrite, n, None))}
+        import spark_jobs.rewrite as package
+
+        steps = [
+            importlib.import_module(m.name) for m in pkgutil.iter_modules(package.__path__, package.__name__ + ".")
+        ]
+        self.orig = {
+            (mod, n): fn
+            for mod in steps
+            for n in self.NAMES
+            if callable(fn := getattr(mod, n, None)) and fn.__module__ == mod.__name__
+        }
         self.times: dict[str, float] = {}
 
     def __enter__(self) -> SubPhaseTimer:
-        for name, fn in self.orig.items():
+        for (mod, name), fn in self.orig.items():
 
             def wrapped(*a, __fn=fn, __name=name, **kw):
                 t = time.perf_counter()
@@ -353,12 +363,12 @@ class SubPhaseTimer:
                 finally:
                     self.times[__name] = self.times.get(__name, 0.0) + time.perf_counter() - t
 
-            setattr(self.rewrite, name, wrapped)
+            setattr(mod, name, wrapped)
         return self
 
     def __exit__(self, *exc) -> None:
-        for name, fn in self.orig.items():
-            setattr(self.rewrite, name, fn)
+        for (mod, name), fn in self.orig.items():
+            setattr(mod, name, fn)
 
     def summary(self, result: dict[str, Any]) -> dict[str, float]:
         """Step times, plus the write without its routing job and the rest of the stage phase."""
@@ -768,7 +778,7 @@ def main(argv: list[str] | None = None) -> int:
     in_files = layout_report.data_files(str(src))
     values = layout_report.sample_values(in_files, COLUMNS, a.n_values, a.seed)
     res["input_report"] = report_of(src, values)
-    res["ideal"] = metrics.ideal_point_query_fraction(n, len(COLUMNS))
+    res["ideal"] = point_queries.ideal_point_query_fraction(n, len(COLUMNS))
 
     spark = build_spark(64)
     res["spark_version"] = spark.version

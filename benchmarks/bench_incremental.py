@@ -100,7 +100,7 @@ from bench_env import REPO  # noqa: E402  (sets PYSPARK_PYTHON, sys.path, PYTHON
 from tpch_data import generate_lineitem  # noqa: E402
 
 from airflow_zorder.core.jobs.file_names import run_id_of  # noqa: E402
-from airflow_zorder.core.policy import incremental_stats, metrics, recluster_policy  # noqa: E402
+from airflow_zorder.core.policy import incremental_stats, metrics, recluster_policy, write_amplification  # noqa: E402
 from airflow_zorder.core.policy.incremental import IncrementalParams  # noqa: E402
 from airflow_zorder.core.policy.thresholds import HealthPolicy  # noqa: E402
 from airflow_zorder.core.stats import stats_store  # noqa: E402
@@ -975,7 +975,9 @@ def totals(days: list[dict[str, Any]], target: int) -> dict[str, Any]:
     """A policy's totals over the days."""
     appended = sum(d["appended_bytes"] for d in days)
     rewritten = sum(d["bytes_rewritten"] for d in days)
-    amplification = metrics.write_amplification(rewritten, appended)  # the UI's rule: sums, not a mean of ratios
+    amplification = write_amplification.write_amplification(
+        rewritten, appended
+    )  # the UI's rule: sums, not a mean of ratios
     worst = [d["worst"] for d in days]
     written_files = sum(d.get("files_written", 0) for d in days)
     written_bytes = sum(d.get("bytes_written", 0) for d in days)

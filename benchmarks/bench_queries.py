@@ -37,7 +37,7 @@ import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 from airflow_zorder.core.stats import footer_stats
-from airflow_zorder.evaluation import layout_report, pruning
+from airflow_zorder.evaluation import layout_report, predicates, pruning
 
 RANGE_WIDTHS = (0.001, 0.01, 0.1)
 MULTI_RANGE_WIDTH = {2: 0.1, 3: 0.2}  # per column: about 1% of rows jointly if independent
@@ -47,7 +47,7 @@ MULTI_RANGE_WIDTH = {2: 0.1, 3: 0.2}  # per column: about 1% of rows jointly if 
 class Query:
     family: str
     columns: tuple[str, ...]
-    expr: pruning.Expr
+    expr: predicates.Expr
 
     @property
     def sql(self) -> str:
@@ -86,17 +86,17 @@ def build_queries(
     sorted_vals = {c: pc.array_sort_indices(sample[c]) for c in cols}
     sorted_vals = {c: sample[c].take(sorted_vals[c]).to_pylist() for c in cols}
 
-    def rng_range(c: str, w: float) -> pruning.Expr:
+    def rng_range(c: str, w: float) -> predicates.Expr:
         s = sorted_vals[c]
         m = len(s)
         q = rng.random() * (1.0 - w)
         lo, hi = s[int(q * m)], s[min(m - 1, int((q + w) * m))]
-        return pruning.col(c).between(lo, hi)
+        return predicates.col(c).between(lo, hi)
 
     out: list[Query] = []
     for c in cols:
         fam = family_name("point", [c])
-        out += [Query(fam, (c,), pruning.col(c) == v) for v in drawn[c][:n_point]]
+        out += [Query(fam, (c,), predicates.col(c) == v) for v in drawn[c][:n_point]]
         for w in widths:
             fam = family_name("range", [c], w)
             out += [Query(fam, (c,), rng_range(c, w)) for _ in range(n_range)]
@@ -108,9 +108,9 @@ def build_queries(
                 continue
             fam = family_name("point", combo)
             for i in range(n_multi):
-                e = pruning.col(combo[0]) == drawn[combo[0]][i]
+                e = predicates.col(combo[0]) == drawn[combo[0]][i]
                 for c in combo[1:]:
-                    e = e & (pruning.col(c) == drawn[c][i])
+                    e = e & (predicates.col(c) == drawn[c][i])
                 out.append(Query(fam, combo, e))
             w = MULTI_RANGE_WIDTH[d]
             fam = family_name("range", combo, w)

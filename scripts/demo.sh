@@ -43,7 +43,7 @@ python scripts/demo_report.py zorder_recluster_table compare
 echo
 python -m airflow_zorder.evaluation.reader_check "$ZORDER_TABLE" --before "$DEMO/reads-before.json"
 python - <<'PY'
-from airflow_zorder.core.policy.metrics import ideal_point_query_fraction
+from airflow_zorder.core.policy.point_queries import ideal_point_query_fraction
 share = ideal_point_query_fraction(8, 2)
 print(f"(the best any layout can do with 2 clustering columns and 8 files per partition: about {8 * share:.1f} of "
       f"each partition's 8 files, {share:.0%}; a value that fills several files, like a hot user_id, reads more)")

@@ -43,9 +43,10 @@ from airflow_zorder.core.storage.lock import TableLock
 from airflow_zorder.core.tables import open_table
 from airflow_zorder.core.tables.model import RewriteRun, StagedUnit, Unit, file_totals, select_units
 from airflow_zorder.core.tables.protocol import TableFormat
-from spark_jobs import incremental_units, rewrite
+from spark_jobs import incremental_units
 from spark_jobs.catalog import SparkMetastore, iceberg_catalog_properties
 from spark_jobs.cli import run_job, spark_error_text
+from spark_jobs.rewrite import encodings, reading, sampling, session_settings, unit_work, verification, writing
 
 BATCH_UNITS = 64  # partitions rewritten by one set of Spark jobs
 
@@ -117,7 +118,7 @@ def _merged_schema(spark, fs: FileSystem, units: list[Unit]):
     """The schema of all the units' files merged (one distributed footer job); rewritten files carry it."""
     paths = [f.path for u in units for f in u.files]
     try:
-        with rewrite.driver_listing(spark, _on_local_disk(fs, units)):
+        with session_settings.driver_listing(spark, _on_local_disk(fs, units)):
             return spark.read.option("mergeSchema", "true").parquet(*paths).schema
     except Exception as exc:  # noqa: BLE001 - converted to a clear message naming the table
         raise ClusteringError(
@@ -148,12 +149,12 @@ def _stage_batch(
         return now
 
     t = time.time()
-    work = [rewrite.UnitWork(i, u.label, [f.path for f in u.files], 0, on=u.on) for i, u in enumerate(batch)]
+    work = [unit_work.UnitWork(i, u.label, [f.path for f in u.files], 0, on=u.on) for i, u in enumerate(batch)]
     local = _on_local_disk(fs, batch)
-    df = rewrite.read_batch(spark, [(w.index, w.paths) for w in work], schema, local)
-    counts = rewrite.footer_counts(fs, [(w.index, w.paths) for w in work])
+    df = reading.read_batch(spark, [(w.index, w.paths) for w in work], schema, local)
+    counts = reading.footer_counts(fs, [(w.index, w.paths) for w in work])
     if counts is None:
-        counts = rewrite.count_rows(df)
+        counts = reading.count_rows(df)
     t = lap("count_s", t)
     live, skipped = [], []
     for w, u in zip(work, batch):
@@ -171,28 +172,28 @@ def _stage_batch(
     with ThreadPoolExecutor(max_workers=1) as pool:
         in_thread = inheritable_thread_target(spark)
         sample = pool.submit(
-            in_thread(rewrite.encodings_sample), spark, live, schema, opts.seed + b, fs if local else None
+            in_thread(encodings.encodings_sample), spark, live, schema, opts.seed + b, fs if local else None
         )
-        rewrite.plan_batch(
+        sampling.plan_batch(
             df, live, columns, opts.curve, opts.num_ranges, opts.salt_bits, opts.seed + b, fs if local else None
         )
         t = lap("sample_and_plan_s", t)
-        plain = pool.submit(in_thread(lambda: rewrite.plain_from_sample(spark, live, columns, sample.result())))
-        obs_in, obs_out, engine = rewrite.write_batch(
+        plain = pool.submit(in_thread(lambda: encodings.plain_from_sample(spark, live, columns, sample.result())))
+        obs_in, obs_out, engine = writing.write_batch(
             spark, df, live, columns, out, opts.compression, f"b{b}", opts.key_engine, plain.result
         )
     plain = plain.result()
     t = lap("write_s", t)  # the encodings included
-    by_unit = rewrite.files_by_unit(_staged_files(fs, out), live)
+    by_unit = writing.files_by_unit(_staged_files(fs, out), live)
     parts = [(i, [f.path for f in files]) for i, files in by_unit.items() if files]
-    staged = rewrite.footer_counts(fs, parts)
+    staged = reading.footer_counts(fs, parts)
     staged_df = (
-        rewrite.read_batch(spark, parts, schema, local) if parts and (staged is None or opts.verify == "full") else None
+        reading.read_batch(spark, parts, schema, local) if parts and (staged is None or opts.verify == "full") else None
     )
-    full = rewrite.staged_checksum(staged_df) if opts.verify == "full" and staged_df is not None else None
+    full = verification.staged_checksum(staged_df) if opts.verify == "full" and staged_df is not None else None
     if staged is None:
-        staged = rewrite.count_rows(staged_df) if staged_df is not None else {}
-    rewrite.verify(live, obs_in, obs_out, staged, full)
+        staged = reading.count_rows(staged_df) if staged_df is not None else {}
+    verification.verify(live, obs_in, obs_out, staged, full)
     t = lap("verify_s", t)
     done = []
     for w in live:

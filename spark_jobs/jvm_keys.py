@@ -1,6 +1,6 @@
 """Curve keys and output-file routing as Spark expressions: computed in the JVM, no Python worker.
 
-The Arrow UDF path (``rewrite._key_udf``) ships every row to a Python worker and back, which
+The Arrow UDF path (``rewrite.keys._key_udf``) ships every row to a Python worker and back, which
 costs more than the shuffle and sort themselves. For compact plans (keys of at most 8 bytes)
 over columns whose Spark ordering equals the order contract of ``core.layout.ranges`` (every atomic
 type but binary, timestamp_ntz and collated strings), this module builds the same key with

@@ -15,7 +15,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.dataset as ds
 
-from airflow_zorder.core.policy import metrics
+from airflow_zorder.core.policy import point_queries
 from airflow_zorder.core.stats import footer_stats
 
 
@@ -44,10 +44,10 @@ def point_query_report(
     files = data_files(table_dir)
     vals = values if values is not None else sample_values(files, columns, n_values, seed)
     stats = footer_stats.read_footers_parallel(files, list(columns))
-    fractions = metrics.files_fraction_for_columns(stats, list(columns), vals)
+    fractions = point_queries.files_fraction_for_columns(stats, list(columns), vals)
     n = len(files)
     return {
         "files": n,
         "fractions": {c: round(float(f), 4) for c, f in fractions.items()},
-        "ideal": round(metrics.ideal_point_query_fraction(max(n, 1), len(columns)), 4),
+        "ideal": round(point_queries.ideal_point_query_fraction(max(n, 1), len(columns)), 4),
     }

@@ -1,32 +1,11 @@
 """Data-skipping (file pruning) evaluator over per-file footer statistics.
 
-Airflow-free and Spark-free: numpy + pyarrow.  Given a predicate and a stats
-table (:data:`~airflow_zorder.core.stats.stats_schema.FILE_STATS_SCHEMA`, one row per
+Airflow-free and Spark-free: numpy + pyarrow.  Given a predicate
+(:mod:`~airflow_zorder.evaluation.predicates`, or SQL text read by
+:mod:`~airflow_zorder.evaluation.predicate_sql`) and a stats table
+(:data:`~airflow_zorder.core.stats.stats_schema.FILE_STATS_SCHEMA`, one row per
 (file, column)), :func:`prune` lists the files that *may* contain a row for
 which the predicate is TRUE; every other file provably contains none.
-
-Predicates
-----------
-Either the expression API::
-
-    from airflow_zorder.evaluation.pruning import col
-    p = (col("a") == 5) & (col("b") < "x") | ~col("c").isin([1, 2])
-    p = col("s").startswith("ab") & col("d").between(date(2024, 1, 1), date(2024, 1, 31))
-    p = col("x").is_null() | col("x").is_not_null() & col("s").like("ab%c")
-
-or a SQL-like string (:func:`parse`)::
-
-    "a = 5 AND (b < 'x' OR s LIKE 'ab%') AND NOT c IN (1, 2)"
-
-Literals: integers, exact decimals (``1.50`` -> ``Decimal``), floats with an
-exponent (``1.5e0``), ``'strings'`` (``''`` escapes a quote), ``DATE
-'2024-01-01'``, ``TIMESTAMP '2024-01-01 10:00:00[.ffffff][Z|+hh:mm]'``,
-``X'0aff'`` (bytes), ``TRUE``/``FALSE``, ``NULL``, ``CAST('NaN' AS DOUBLE)``.
-Operators: ``= == != <> < <= > >=``, ``[NOT] IN (...)``, ``[NOT] BETWEEN a
-AND b``, ``[NOT] LIKE 'p' [ESCAPE 'c']``, ``IS [NOT] NULL``, ``NOT``,
-``AND``, ``OR``, parentheses, and a bare boolean column (``flag`` = ``flag =
-TRUE``).  Column-to-column comparisons, ``ILIKE`` and literal-only
-comparisons parse to :class:`Opaque` (never prunes).
 
 Rules (DESIGN.md "Data skipping rules"; ``[min, max]`` are the file's bounds)
 --------------------------------------------------------------------------
@@ -92,641 +71,34 @@ from __future__ import annotations
 
 import datetime as dt
 import math
-import re
-from collections.abc import Collection, Iterable
+from collections.abc import Collection
 from dataclasses import dataclass, field
-from decimal import Decimal
 from typing import Any
 
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from airflow_zorder.core.errors import InvalidInputError
-from airflow_zorder.core.policy import metrics
+from airflow_zorder.core.policy import file_bounds
 from airflow_zorder.core.stats import stats_schema
-
-__all__ = [
-    "Expr",
-    "Column",
-    "col",
-    "Const",
-    "Compare",
-    "In",
-    "IsNull",
-    "Like",
-    "Not",
-    "And",
-    "Or",
-    "Opaque",
-    "ParseError",
-    "parse",
-    "PruneResult",
-    "prune",
-    "like_prefix",
-]
-
-
-# --------------------------------------------------------------------------
-# Expressions
-# --------------------------------------------------------------------------
-
-_OPS = ("=", "!=", "<", "<=", ">", ">=")
-_INVERT = {"=": "!=", "!=": "=", "<": ">=", ">=": "<", ">": "<=", "<=": ">"}
-_FLIP = {"=": "=", "!=": "!=", "<": ">", ">": "<", "<=": ">=", ">=": "<="}
-
-
-class Expr:
-    """Base of predicate expressions: combine with ``&``, ``|``, ``~``."""
-
-    def __and__(self, other: Expr) -> Expr:
-        return And((self, _as_expr(other)))
-
-    def __rand__(self, other: Expr) -> Expr:
-        return And((_as_expr(other), self))
-
-    def __or__(self, other: Expr) -> Expr:
-        return Or((self, _as_expr(other)))
-
-    def __ror__(self, other: Expr) -> Expr:
-        return Or((_as_expr(other), self))
-
-    def __invert__(self) -> Expr:
-        return Not(self)
-
-    def __bool__(self) -> bool:
-        raise TypeError("predicates have no truth value: combine them with &, | and ~ (not and/or/not)")
-
-    def to_sql(self) -> str:  # pragma: no cover - overridden
-        raise NotImplementedError
-
-    def __str__(self) -> str:
-        return self.to_sql()
-
-
-def _as_expr(x: Any) -> Expr:
-    if isinstance(x, Expr):
-        return x
-    if isinstance(x, bool) or x is None:
-        return Const(x)
-    raise TypeError(f"not a predicate: {x!r}")
-
-
-def _quote_ident(name: str) -> str:
-    if re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", name) and name.upper() not in _KEYWORDS:
-        return name
-    return '"' + name.replace('"', '""') + '"'
-
-
-def sql_literal(v: Any) -> str:
-    """SQL text of a Python literal (Spark/DuckDB syntax; :func:`parse` reads it back)."""
-    if v is None:
-        return "NULL"
-    if isinstance(v, bool) or isinstance(v, np.bool_):
-        return "TRUE" if v else "FALSE"
-    if isinstance(v, (int, np.integer)):
-        return str(int(v))
-    if isinstance(v, (float, np.floating)):
-        f = float(v)
-        if math.isnan(f):
-            return "CAST('NaN' AS DOUBLE)"
-        if math.isinf(f):
-            return "CAST('Infinity' AS DOUBLE)" if f > 0 else "CAST('-Infinity' AS DOUBLE)"
-        r = repr(f)
-        return r if ("e" in r or "E" in r) else r + "e0"
-    if isinstance(v, Decimal):
-        return format(v, "f")
-    if isinstance(v, dt.datetime):
-        return f"TIMESTAMP '{v.isoformat(sep=' ')}'"
-    if isinstance(v, dt.date):
-        return f"DATE '{v.isoformat()}'"
-    if isinstance(v, (bytes, bytearray)):
-        return f"X'{bytes(v).hex()}'"
-    if isinstance(v, str):
-        return "'" + v.replace("'", "''") + "'"
-    raise TypeError(f"no SQL literal for {type(v).__name__}")
-
-
-@dataclass(frozen=True, eq=True)
-class Const(Expr):
-    """TRUE, FALSE or UNKNOWN (``None``, SQL NULL as a predicate)."""
-
-    value: bool | None
-
-    def to_sql(self) -> str:
-        return sql_literal(self.value)
-
-
-@dataclass(frozen=True, eq=True)
-class Compare(Expr):
-    column: str
-    op: str
-    value: Any
-
-    def __post_init__(self) -> None:
-        if self.op not in _OPS:
-            raise ValueError(f"unknown comparison {self.op!r}")
-
-    def to_sql(self) -> str:
-        return f"{_quote_ident(self.column)} {self.op} {sql_literal(self.value)}"
-
-
-@dataclass(frozen=True, eq=True)
-class In(Expr):
-    column: str
-    values: tuple
-
-    def to_sql(self) -> str:
-        if not self.values:
-            return "FALSE"
-        return f"{_quote_ident(self.column)} IN ({', '.join(sql_literal(v) for v in self.values)})"
-
-
-@dataclass(frozen=True, eq=True)
-class IsNull(Expr):
-    column: str
-
-    def to_sql(self) -> str:
-        return f"{_quote_ident(self.column)} IS NULL"
-
-
-@dataclass(frozen=True, eq=True)
-class Like(Expr):
-    column: str
-    pattern: str
-    escape: str | None = None
-
-    def to_sql(self) -> str:
-        esc = f" ESCAPE {sql_literal(self.escape)}" if self.escape is not None else ""
-        return f"{_quote_ident(self.column)} LIKE {sql_literal(self.pattern)}{esc}"
-
-
-@dataclass(frozen=True, eq=True)
-class Not(Expr):
-    child: Expr
-
-    def to_sql(self) -> str:
-        return f"NOT ({self.child.to_sql()})"
-
-
-@dataclass(frozen=True, eq=True)
-class And(Expr):
-    children: tuple
-
-    def to_sql(self) -> str:
-        return "(" + " AND ".join(c.to_sql() for c in self.children) + ")" if self.children else "TRUE"
-
-
-@dataclass(frozen=True, eq=True)
-class Or(Expr):
-    children: tuple
-
-    def to_sql(self) -> str:
-        return "(" + " OR ".join(c.to_sql() for c in self.children) + ")" if self.children else "FALSE"
-
-
-@dataclass(frozen=True, eq=True)
-class Opaque(Expr):
-    """Something the evaluator cannot translate: it may match anything (never prunes), negated too."""
-
-    text: str
-
-    def to_sql(self) -> str:
-        return f"({self.text})"
-
-
-class Column:
-    """``col("a")``: build predicates with Python operators and methods."""
-
-    __hash__ = None  # type: ignore[assignment]
-
-    def __init__(self, name: str) -> None:
-        self.name = name
-
-    def _cmp(self, op: str, v: Any) -> Expr:
-        if isinstance(v, Column):
-            return Opaque(f"{_quote_ident(self.name)} {op} {_quote_ident(v.name)}")
-        return Compare(self.name, op, v)
-
-    def __eq__(self, v: Any) -> Expr:  # type: ignore[override]
-        return self._cmp("=", v)
-
-    def __ne__(self, v: Any) -> Expr:  # type: ignore[override]
-        return self._cmp("!=", v)
-
-    def __lt__(self, v: Any) -> Expr:
-        return self._cmp("<", v)
-
-    def __le__(self, v: Any) -> Expr:
-        return self._cmp("<=", v)
-
-    def __gt__(self, v: Any) -> Expr:
-        return self._cmp(">", v)
-
-    def __ge__(self, v: Any) -> Expr:
-        return self._cmp(">=", v)
-
-    def isin(self, values: Iterable[Any]) -> Expr:
-        return In(self.name, tuple(values))
-
-    def notin(self, values: Iterable[Any]) -> Expr:
-        return Not(In(self.name, tuple(values)))
-
-    def is_null(self) -> Expr:
-        return IsNull(self.name)
-
-    def is_not_null(self) -> Expr:
-        return Not(IsNull(self.name))
-
-    def between(self, low: Any, high: Any) -> Expr:
-        return And((Compare(self.name, ">=", low), Compare(self.name, "<=", high)))
-
-    def like(self, pattern: str, escape: str | None = None) -> Expr:
-        return Like(self.name, pattern, escape)
-
-    def startswith(self, prefix: str) -> Expr:
-        """``LIKE 'prefix%'`` (wildcards in ``prefix`` are taken literally)."""
-        esc = "\\"
-        pat = "".join(esc + ch if ch in "%_\\" else ch for ch in prefix) + "%"
-        return Like(self.name, pat, esc)
-
-    def __repr__(self) -> str:
-        return f"col({self.name!r})"
-
-
-def col(name: str) -> Column:
-    return Column(name)
-
-
-def like_prefix(pattern: str, escape: str | None = None) -> tuple[str, str]:
-    """``(literal prefix, kind)`` of a LIKE pattern.
-
-    ``kind``: ``"exact"`` (no wildcard: the pattern is one string),
-    ``"prefix"`` (``prefix`` followed by a single ``%``), ``"other"`` (any
-    other pattern; ``prefix`` is still a prefix of every match).  Without an
-    ``ESCAPE`` clause a backslash ends the prefix and makes the pattern
-    ``"other"``: engines disagree on whether it escapes (Spark: yes, DuckDB:
-    no), and the text before it is literal either way.
-    """
-    out: list[str] = []
-    i = 0
-    n = len(pattern)
-    while i < n:
-        ch = pattern[i]
-        if escape is not None and ch == escape:
-            if i + 1 >= n:
-                return "".join(out), "other"
-            out.append(pattern[i + 1])
-            i += 2
-            continue
-        if ch in "%_" or (escape is None and ch == "\\"):
-            break
-        out.append(ch)
-        i += 1
-    rest = pattern[i:]
-    if rest == "":
-        return "".join(out), "exact"
-    if rest == "%":
-        return "".join(out), "prefix"
-    return "".join(out), "other"
-
-
-# --------------------------------------------------------------------------
-# SQL-like parser
-# --------------------------------------------------------------------------
-
-
-class ParseError(InvalidInputError):
-    """A predicate the pruning evaluator cannot parse; the message points at the offending text."""
-
-
-_KEYWORDS = {
-    "AND",
-    "OR",
-    "NOT",
-    "IN",
-    "IS",
-    "NULL",
-    "TRUE",
-    "FALSE",
-    "LIKE",
-    "ILIKE",
-    "ESCAPE",
-    "BETWEEN",
-    "CAST",
-    "AS",
-}  # DATE, TIMESTAMP and X only introduce a literal when a 'string' follows
-
-_TOKEN_RE = re.compile(
-    r"""
-    (?P<ws>\s+)
-  | (?P<num>(?:\d+\.\d*|\.\d+|\d+)(?:[eE][+-]?\d+)?)
-  | (?P<str>'(?:[^']|'')*')
-  | (?P<qid>"(?:[^"]|"")*"|`(?:[^`]|``)*`)
-  | (?P<id>[A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)*)
-  | (?P<op><=|>=|<>|!=|==|=|<|>|\(|\)|,|-|\+)
-    """,
-    re.VERBOSE,
+from airflow_zorder.evaluation.negation_normal_form import Atom, negation_normal_form
+from airflow_zorder.evaluation.predicate_sql import parse
+from airflow_zorder.evaluation.predicates import (
+    NEGATED_COMPARISON,
+    And,
+    Compare,
+    Const,
+    Expr,
+    In,
+    IsNull,
+    Like,
+    Opaque,
+    Or,
+    as_expr,
+    like_prefix,
 )
 
-
-@dataclass
-class _Tok:
-    kind: str  # num, str, qid, id, op, end
-    text: str
-    pos: int
-
-
-def _tokenize(s: str) -> list[_Tok]:
-    out: list[_Tok] = []
-    i = 0
-    while i < len(s):
-        m = _TOKEN_RE.match(s, i)
-        if not m:
-            raise ParseError(f"unexpected character {s[i]!r} at {i}: {s!r}")
-        kind = m.lastgroup
-        if kind != "ws":
-            out.append(_Tok(kind, m.group(), i))  # type: ignore[arg-type]
-        i = m.end()
-    out.append(_Tok("end", "", len(s)))
-    return out
-
-
-@dataclass
-class _ColRef:
-    name: str
-
-
-_CAST_FLOAT = {"DOUBLE", "FLOAT", "REAL", "FLOAT8", "FLOAT4"}
-
-
-class _Parser:
-    def __init__(self, text: str) -> None:
-        self.text = text
-        self.toks = _tokenize(text)
-        self.i = 0
-
-    # helpers
-    def peek(self, k: int = 0) -> _Tok:
-        return self.toks[min(self.i + k, len(self.toks) - 1)]
-
-    def kw(self, word: str, k: int = 0) -> bool:
-        t = self.peek(k)
-        return t.kind == "id" and t.text.upper() == word
-
-    def accept_kw(self, word: str) -> bool:
-        if self.kw(word):
-            self.i += 1
-            return True
-        return False
-
-    def expect_kw(self, word: str) -> None:
-        if not self.accept_kw(word):
-            self.fail(f"expected {word}")
-
-    def accept_op(self, op: str) -> bool:
-        t = self.peek()
-        if t.kind == "op" and t.text == op:
-            self.i += 1
-            return True
-        return False
-
-    def expect_op(self, op: str) -> None:
-        if not self.accept_op(op):
-            self.fail(f"expected {op!r}")
-
-    def fail(self, msg: str) -> None:
-        t = self.peek()
-        raise ParseError(f"{msg} at position {t.pos} (near {t.text!r}) in {self.text!r}")
-
-    # grammar
-    def parse(self) -> Expr:
-        e = self.or_expr()
-        if self.peek().kind != "end":
-            self.fail("unexpected token")
-        return e
-
-    def or_expr(self) -> Expr:
-        parts = [self.and_expr()]
-        while self.accept_kw("OR"):
-            parts.append(self.and_expr())
-        return parts[0] if len(parts) == 1 else Or(tuple(parts))
-
-    def and_expr(self) -> Expr:
-        parts = [self.not_expr()]
-        while self.accept_kw("AND"):
-            parts.append(self.not_expr())
-        return parts[0] if len(parts) == 1 else And(tuple(parts))
-
-    def not_expr(self) -> Expr:
-        if self.accept_kw("NOT"):
-            return Not(self.not_expr())
-        return self.predicate()
-
-    def predicate(self) -> Expr:
-        start = self.peek().pos
-        if self.peek().kind == "op" and self.peek().text == "(":
-            self.i += 1
-            e = self.or_expr()
-            self.expect_op(")")
-            return e
-        left = self.operand()
-        negate = False
-        if self.kw("NOT") and (self.kw("IN", 1) or self.kw("LIKE", 1) or self.kw("BETWEEN", 1) or self.kw("ILIKE", 1)):
-            self.i += 1
-            negate = True
-        t = self.peek()
-        e: Expr
-        if t.kind == "op" and t.text in ("=", "==", "!=", "<>", "<", "<=", ">", ">="):
-            self.i += 1
-            op = {"==": "=", "<>": "!="}.get(t.text, t.text)
-            right = self.operand()
-            e = self._compare(left, op, right, start)
-        elif self.accept_kw("IN"):
-            self.expect_op("(")
-            vals = [self.literal_value()]
-            while self.accept_op(","):
-                vals.append(self.literal_value())
-            self.expect_op(")")
-            if not isinstance(left, _ColRef):
-                e = Opaque(self.text[start : self.peek().pos].strip())
-            else:
-                e = In(left.name, tuple(vals))
-        elif self.accept_kw("BETWEEN"):
-            low = self.operand()
-            self.expect_kw("AND")
-            high = self.operand()
-            e = And((self._compare(left, ">=", low, start), self._compare(left, "<=", high, start)))
-        elif self.kw("LIKE") or self.kw("ILIKE"):
-            ilike = self.kw("ILIKE")
-            self.i += 1
-            pat = self.operand()
-            esc = None
-            if self.accept_kw("ESCAPE"):
-                esc_v = self.literal_value()
-                if not isinstance(esc_v, str) or len(esc_v) != 1:
-                    self.fail("ESCAPE needs a one-character string")
-                esc = esc_v
-            if ilike or not isinstance(left, _ColRef) or not isinstance(pat, str):
-                e = Opaque(self.text[start : self.peek().pos].strip())
-            else:
-                e = Like(left.name, pat, esc)
-        elif self.accept_kw("IS"):
-            neg_is = self.accept_kw("NOT")
-            if self.accept_kw("NULL"):
-                inner: Expr = IsNull(left.name) if isinstance(left, _ColRef) else Const(left is None)
-            elif self.kw("TRUE") or self.kw("FALSE"):
-                val = self.peek().text.upper() == "TRUE"
-                self.i += 1
-                if not isinstance(left, _ColRef):
-                    return Opaque(self.text[start : self.peek().pos].strip())
-                # c IS TRUE is never UNKNOWN: (c IS NOT NULL) AND (c = TRUE) is FALSE for a NULL c,
-                # so its negation (c IS NOT TRUE) is TRUE for NULLs, as it must be
-                inner = And((Not(IsNull(left.name)), Compare(left.name, "=", val)))
-            else:
-                self.fail("expected NULL, TRUE or FALSE after IS")
-            e = Not(inner) if neg_is else inner
-        else:
-            if negate:
-                self.fail("expected IN, LIKE or BETWEEN after NOT")
-            if isinstance(left, _ColRef):
-                return Compare(left.name, "=", True)  # bare boolean column
-            if left is None:
-                return Const(None)
-            if isinstance(left, bool):
-                return Const(left)
-            self.fail("expected a predicate")
-        return Not(e) if negate else e
-
-    def _compare(self, left: Any, op: str, right: Any, start: int) -> Expr:
-        lc, rc = isinstance(left, _ColRef), isinstance(right, _ColRef)
-        if lc and not rc:
-            return Compare(left.name, op, right)
-        if rc and not lc:
-            return Compare(right.name, _FLIP[op], left)
-        return Opaque(self.text[start : self.peek().pos].strip())
-
-    def operand(self) -> Any:
-        t = self.peek()
-        if t.kind == "qid":
-            self.i += 1
-            q = t.text[0]
-            return _ColRef(t.text[1:-1].replace(q + q, q))
-        if t.kind == "id" and t.text.upper() not in _KEYWORDS:
-            if not (t.text.upper() in ("DATE", "TIMESTAMP", "X") and self.peek(1).kind == "str"):
-                self.i += 1
-                return _ColRef(t.text)
-        return self.literal_value()
-
-    def literal_value(self) -> Any:
-        t = self.peek()
-        if t.kind == "op" and t.text in ("-", "+"):
-            self.i += 1
-            v = self.literal_value()
-            if isinstance(v, bool) or not isinstance(v, (int, float, Decimal)):
-                self.fail("sign before a non-number")
-            return -v if t.text == "-" else v
-        if t.kind == "num":
-            self.i += 1
-            s = t.text
-            if "e" in s or "E" in s:
-                return float(s)
-            if "." in s:
-                return Decimal(s)
-            return int(s)
-        if t.kind == "str":
-            self.i += 1
-            return t.text[1:-1].replace("''", "'")
-        if t.kind == "id":
-            up = t.text.upper()
-            if up in ("TRUE", "FALSE"):
-                self.i += 1
-                return up == "TRUE"
-            if up == "NULL":
-                self.i += 1
-                return None
-            if up in ("DATE", "TIMESTAMP") and self.peek(1).kind == "str":
-                self.i += 1
-                s = self.literal_value()
-                try:
-                    if up == "DATE":
-                        return dt.date.fromisoformat(s.strip())
-                    return dt.datetime.fromisoformat(s.strip())
-                except ValueError:
-                    self.fail(f"bad {up} literal {s!r}")
-            if up == "X" and self.peek(1).kind == "str":
-                self.i += 1
-                s = self.literal_value()
-                try:
-                    return bytes.fromhex(s)
-                except ValueError:
-                    self.fail(f"bad hex literal {s!r}")
-            if up == "CAST":
-                self.i += 1
-                self.expect_op("(")
-                v = self.literal_value()
-                self.expect_kw("AS")
-                ty = self.peek()
-                if ty.kind != "id":
-                    self.fail("expected a type name")
-                self.i += 1
-                self.expect_op(")")
-                tname = ty.text.upper()
-                try:
-                    if tname in _CAST_FLOAT:
-                        return float(v)
-                    if tname == "DATE":
-                        return v if isinstance(v, dt.date) else dt.date.fromisoformat(str(v))
-                    if tname == "TIMESTAMP":
-                        return v if isinstance(v, dt.datetime) else dt.datetime.fromisoformat(str(v))
-                except (ValueError, TypeError):
-                    self.fail(f"cannot cast {v!r} to {tname}")
-                self.fail(f"unsupported CAST type {tname}")
-        self.fail("expected a literal")
-        raise AssertionError  # unreachable
-
-
-def parse(text: str) -> Expr:
-    """Parse a SQL-like predicate (see the module docstring) into an :class:`Expr`."""
-    return _Parser(text).parse()
-
-
-# --------------------------------------------------------------------------
-# Negation normal form
-# --------------------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class _Atom:
-    expr: Expr  # Compare, In, IsNull or Like
-    negated: bool
-
-    def to_sql(self) -> str:
-        return f"NOT ({self.expr.to_sql()})" if self.negated else self.expr.to_sql()
-
-
-def _nnf(e: Expr, neg: bool = False) -> Any:
-    """Push NOT down to the atoms (exact in three-valued logic)."""
-    if isinstance(e, Not):
-        return _nnf(e.child, not neg)
-    if isinstance(e, And):
-        kids = tuple(_nnf(c, neg) for c in e.children)
-        return Or(kids) if neg else And(kids)
-    if isinstance(e, Or):
-        kids = tuple(_nnf(c, neg) for c in e.children)
-        return And(kids) if neg else Or(kids)
-    if isinstance(e, Const):
-        return Const(None) if e.value is None else Const(e.value != neg)
-    if isinstance(e, Opaque):
-        return e
-    if isinstance(e, (Compare, In, IsNull, Like)):
-        return _Atom(e, neg)
-    raise TypeError(f"not a predicate: {e!r}")
-
-
-# --------------------------------------------------------------------------
-# Evaluation
-# --------------------------------------------------------------------------
+__all__ = ["PruneResult", "prune"]
 
 
 @dataclass
@@ -738,7 +110,7 @@ class _ColumnStats:
     null_count: np.ndarray  # float64, NaN = unknown
     value_count: np.ndarray  # float64, NaN = unknown
     type: pa.DataType
-    fb: metrics.FileBounds  # status masks (bounded / empty / unknown)
+    fb: file_bounds.FileBounds  # status masks (bounded / empty / unknown)
     min_text: pa.Array
     max_text: pa.Array
 
@@ -778,7 +150,7 @@ class _Evaluator:
                 self.warnings.append(f"column {name!r}: unusable bounds ({exc}): its predicates prune nothing")
             else:
                 ty = mins.type
-                fb, _, _ = metrics.prepare_bounds(mins, maxs, has)
+                fb, _, _ = file_bounds.prepare_bounds(mins, maxs, has)
 
                 def counts(c: str) -> np.ndarray:
                     return pc.cast(t[c], pa.float64()).to_numpy(zero_copy_only=False).astype(np.float64)
@@ -825,7 +197,7 @@ class _Evaluator:
             self.memo[id(node)] = out
         return out
 
-    def eval_atom(self, atom: _Atom) -> np.ndarray:
+    def eval_atom(self, atom: Atom) -> np.ndarray:
         e = atom.expr
         cs = self.column(e.column)
         if cs is None:
@@ -874,7 +246,7 @@ class _Evaluator:
             return op == "!="
         return op in ("<", "<=", "!=")
 
-    def _prepare(self, cs: _ColumnStats, values: list, e: Expr) -> tuple[metrics.FileBounds, np.ndarray] | None:
+    def _prepare(self, cs: _ColumnStats, values: list, e: Expr) -> tuple[file_bounds.FileBounds, np.ndarray] | None:
         t = cs.type
         if pa.types.is_timestamp(t):
             for v in values:
@@ -885,7 +257,7 @@ class _Evaluator:
                     )
                     return None
         try:
-            fb, vk, _ = metrics.prepare_bounds(cs.mins, cs.maxs, cs.has, values)
+            fb, vk, _ = file_bounds.prepare_bounds(cs.mins, cs.maxs, cs.has, values)
         except (TypeError, ValueError, OverflowError, pa.ArrowException) as exc:
             self.warnings.append(f"{e.to_sql()}: not comparable with column type {t} ({exc}): never prunes")
             return None
@@ -906,7 +278,7 @@ class _Evaluator:
             part = self._nan_literal_matches(op) != negated
             interval = fb.bounded.copy() if part else np.zeros(n, dtype=bool)
         else:
-            eff = _INVERT[op] if negated else op
+            eff = NEGATED_COMPARISON[op] if negated else op
             lo, hi = fb.lo, fb.hi
             if eff == "=":
                 m = (lo <= key) & (key <= hi)
@@ -987,7 +359,7 @@ class _Evaluator:
             return " and ".join(f"[{self.reason(c, f)}]" for c in node.children) or "FALSE"
         if isinstance(node, Const):
             return "FALSE" if node.value is False else "UNKNOWN (NULL)"
-        if isinstance(node, _Atom):
+        if isinstance(node, Atom):
             cs = self.column(node.expr.column)
             assert cs is not None
             rows = np.flatnonzero(cs.file_idx == f)
@@ -1067,18 +439,19 @@ def prune(
     ``stats_table``: :data:`~airflow_zorder.core.stats.stats_schema.FILE_STATS_SCHEMA`
     rows (:func:`~airflow_zorder.core.stats.footer_stats.read_footers`, or a snapshot); files are
     its distinct ``path`` values in order of appearance.  ``predicate``: an
-    :class:`Expr` or SQL-like text (:func:`parse`).  ``nan_semantics`` /
+    :class:`~airflow_zorder.evaluation.predicates.Expr` or SQL
+    text (:func:`~airflow_zorder.evaluation.predicate_sql.parse`).  ``nan_semantics`` /
     ``nan_free_columns``: see the module docstring.  ``explain=True`` fills
     :attr:`PruneResult.reasons` (one line per pruned file).
 
     Vectorised: every atom is evaluated for all files at once on the sort keys
-    of :func:`~airflow_zorder.core.policy.metrics.prepare_bounds` (exact across
+    of :func:`~airflow_zorder.core.policy.file_bounds.prepare_bounds` (exact across
     types) or Arrow string kernels (LIKE).  Never prunes a file that could
     match (see the module docstring for the exact rules).
     """
-    expr = parse(predicate) if isinstance(predicate, str) else _as_expr(predicate)
+    expr = parse(predicate) if isinstance(predicate, str) else as_expr(predicate)
     ev = _Evaluator(stats_table, nan_semantics, nan_free_columns, explain)
-    tree = _nnf(expr)
+    tree = negation_normal_form(expr)
     keep = ev.eval(tree)
     reasons = None
     if explain:

@@ -45,7 +45,7 @@ import pyarrow.dataset as ds
 from airflow_zorder.core.storage.filesystems import LocalFileSystem
 from airflow_zorder.core.tables import open_table
 from airflow_zorder.core.tables.protocol import TableFormat
-from airflow_zorder.evaluation.pruning import col, sql_literal
+from airflow_zorder.evaluation.predicates import col, sql_literal
 
 DUCKDB = "DuckDB"  # the cross-check (EXPLAIN ANALYZE) of formats without a scan planner of their own
 

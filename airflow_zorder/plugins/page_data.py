@@ -29,7 +29,7 @@ from typing import Any
 
 from airflow_zorder.core.jobs.options import stats_location_for
 from airflow_zorder.core.policy import history as run_history
-from airflow_zorder.core.policy import metrics, recluster_policy
+from airflow_zorder.core.policy import metrics, recluster_policy, write_amplification
 from airflow_zorder.core.stats import stats_store
 from airflow_zorder.core.stats.stats_store import as_datetime
 from airflow_zorder.hooks.file_stats import FileStatsHook
@@ -231,7 +231,7 @@ def clustering_runs(
 
     Its inputs, read here: the store's snapshots and their times (``snapshot_runs``: :func:`_runs_by_snapshot`; a
     table read through its ``metadata``: none, its runs name their versions), each snapshot's files no clustering run wrote
-    (``metrics.unclustered_file_bytes``, cached per snapshot) and its worst ratio to the ideal (``headlines``: the
+    (``write_amplification.unclustered_file_bytes``, cached per snapshot) and its worst ratio to the ideal (``headlines``: the
     history's evaluations, else :func:`clustering`'s headline).  A snapshot no longer kept reads as None.
     """
     cols = list(columns)
@@ -250,7 +250,7 @@ def clustering_runs(
     def unclustered_of(sid: int) -> dict[str, int] | None:
         def compute() -> dict[str, int] | None:
             try:
-                return metrics.unclustered_file_bytes(load(sid))
+                return write_amplification.unclustered_file_bytes(load(sid))
             except (LookupError, OSError, ValueError):  # pruned snapshot, vacuumed Delta version, unreadable
                 return None
 

@@ -14,7 +14,7 @@ import pyspark.errors.utils as pyspark_errors
 import pytest
 from table_checks import visible_files
 
-from airflow_zorder.core.errors import TableError
+from airflow_zorder.core.errors import TableError, VerificationError
 from airflow_zorder.core.jobs.options import ClusterOptions
 from airflow_zorder.core.storage.filesystems import LocalFileSystem
 from airflow_zorder.core.storage.lock import TableLock, TableLockedError
@@ -262,10 +262,10 @@ def test_retention_zero_purges_replaced_files(spark, flat):
 
 
 def test_lost_staged_file_fails_verification_and_leaves_table(spark, partitioned, monkeypatch):
-    from spark_jobs import rewrite
+    from spark_jobs.rewrite import writing
 
     before = visible_files(partitioned)
-    real_write = rewrite.write_batch
+    real_write = writing.write_batch
 
     def write_then_lose_a_file(spark_, df, units, columns, out_dir, *args):
         checks = real_write(spark_, df, units, columns, out_dir, *args)
@@ -273,8 +273,8 @@ def test_lost_staged_file_fails_verification_and_leaves_table(spark, partitioned
         victim.unlink()  # a file lost by storage between the write and the commit
         return checks
 
-    monkeypatch.setattr(rewrite, "write_batch", write_then_lose_a_file)
-    with pytest.raises(rewrite.VerificationError, match="staged files hold"):
+    monkeypatch.setattr(writing, "write_batch", write_then_lose_a_file)
+    with pytest.raises(VerificationError, match="staged files hold"):
         run_cluster(spark, ClusterOptions(table=partitioned, columns=["user_id"], num_files=2))
     assert visible_files(partitioned) == before
     journals = list(Path(partitioned, "_zorder", "journal").glob("*.json"))
@@ -422,27 +422,27 @@ def test_column_names_with_dots_spaces_and_backticks(spark, tmp_path, curve):
 def test_encodings_sample_is_read_before_the_plan(spark, tmp_path):
     """The encodings' files are picked and read with no plan yet (the job reads them during the plan's
     sample job); judged once the plan is there, the columns are those of the one-step call."""
-    from spark_jobs import rewrite
+    from spark_jobs.rewrite import encodings, reading, sampling, unit_work
 
     src = tmp_path / "wide"
     n = _wide_table(src).num_rows
     paths = sorted(str(p) for p in src.glob("*.parquet"))
     schema = spark.read.parquet(*paths).schema
-    df = rewrite.read_batch(spark, [(0, paths)], schema, local=True)
+    df = reading.read_batch(spark, [(0, paths)], schema, local=True)
 
     def units() -> list:
-        w = rewrite.UnitWork(0, "t", paths, 2)
+        w = unit_work.UnitWork(0, "t", paths, 2)
         w.rows = n
         return [w]
 
     early, late = units(), units()
-    sample = rewrite.encodings_sample(spark, early, schema, 5, LocalFileSystem())
+    sample = encodings.encodings_sample(spark, early, schema, 5, LocalFileSystem())
     assert early[0].plan is None and sample.rows.num_rows > 0
-    assert {u.index for u, _, _ in sample.chosen} == {0} and len(sample.chosen) >= rewrite.SAMPLED_FILES
+    assert {u.index for u, _, _ in sample.chosen} == {0} and len(sample.chosen) >= encodings.SAMPLED_FILES
     for w in (early, late):
-        rewrite.plan_batch(df, w, ["a", "b"], "zorder", 1024, 16, 5)
-    two_steps = rewrite.plain_from_sample(spark, early, ["a", "b"], sample)
-    assert two_steps == rewrite.plain_encoded_columns(spark, late, ["a", "b"], schema, 5, LocalFileSystem())
+        sampling.plan_batch(df, w, ["a", "b"], "zorder", 1024, 16, 5)
+    two_steps = encodings.plain_from_sample(spark, early, ["a", "b"], sample)
+    assert two_steps == encodings.plain_encoded_columns(spark, late, ["a", "b"], schema, 5, LocalFileSystem())
     assert sorted(two_steps) == ["id", "note"]
 
 
@@ -451,7 +451,7 @@ def test_encodings_sample_read_on_the_driver_equals_sparks(spark, tmp_path):
     import datetime as dt
     from decimal import Decimal
 
-    from spark_jobs import rewrite
+    from spark_jobs.rewrite import reading
 
     n = 500
     t = pa.table(
@@ -474,15 +474,15 @@ def test_encodings_sample_read_on_the_driver_equals_sparks(spark, tmp_path):
     paths = [str(src / f"part-{i}.parquet") for i in range(2)]
     schema = spark.read.parquet(*paths).schema
     parts = [(0, paths[:1]), (3, paths[1:])]
-    on_driver = rewrite._read_on_driver(spark, LocalFileSystem(), parts, schema)
-    by_spark = rewrite.read_batch(spark, parts, schema).drop("tags").toArrow()
+    on_driver = reading.read_on_driver(spark, LocalFileSystem(), parts, schema)
+    by_spark = reading.read_batch(spark, parts, schema).drop("tags").toArrow()
     assert on_driver.column_names == by_spark.column_names  # atomic columns only, the unit last
     assert [f.type for f in on_driver.schema] == [f.type for f in by_spark.schema]
     key = [("__zorder_unit", "ascending"), ("i", "ascending")]
     assert on_driver.sort_by(key).to_pylist() == by_spark.sort_by(key).to_pylist()
     # a file that is not on this machine's disk, or not Parquet, sends the caller to Spark
     (src / "bad.parquet").write_bytes(b"not parquet")
-    assert rewrite._read_on_driver(spark, LocalFileSystem(), [(0, [str(src / "bad.parquet")])], schema) is None
+    assert reading.read_on_driver(spark, LocalFileSystem(), [(0, [str(src / "bad.parquet")])], schema) is None
 
 
 def test_plan_sample_read_on_the_driver_matches_sparks(spark, tmp_path):
@@ -493,7 +493,7 @@ def test_plan_sample_read_on_the_driver_matches_sparks(spark, tmp_path):
 
     import numpy as np
 
-    from spark_jobs import rewrite
+    from spark_jobs.rewrite import reading, sampling, unit_work
 
     n = 4_000
     t = pa.table(
@@ -512,36 +512,39 @@ def test_plan_sample_read_on_the_driver_matches_sparks(spark, tmp_path):
         pq.write_table(t.slice(i * n // 4, n // 4), src / f"part-{i}.parquet", row_group_size=300)
     paths = sorted(str(p) for p in src.glob("*.parquet"))
     schema = spark.read.parquet(*paths).schema
-    units = [rewrite.UnitWork(0, "a", paths[:2], 4, rows=n // 2), rewrite.UnitWork(1, "b", paths[2:], 4, rows=n // 2)]
-    df = rewrite.read_batch(spark, [(u.index, u.paths) for u in units], schema, local=True)
+    units = [
+        unit_work.UnitWork(0, "a", paths[:2], 4, rows=n // 2),
+        unit_work.UnitWork(1, "b", paths[2:], 4, rows=n // 2),
+    ]
+    df = reading.read_batch(spark, [(u.index, u.paths) for u in units], schema, local=True)
     columns = ["l", "dec", "day", "ts", "s"]
     fractions = {0: 1.0, 1: 0.25}
 
-    got = rewrite.plan_sample_on_driver(df, units, columns, fractions, 3, LocalFileSystem())
-    by_spark = df.select(rewrite.UNIT_COL, *columns).sampleBy(rewrite.UNIT_COL, fractions, 3).toArrow()
+    got = sampling.plan_sample_on_driver(df, units, columns, fractions, 3, LocalFileSystem())
+    by_spark = df.select(unit_work.UNIT_COL, *columns).sampleBy(unit_work.UNIT_COL, fractions, 3).toArrow()
     assert [got.schema.field(c).type for c in columns] == [by_spark.schema.field(c).type for c in columns]
-    assert got.schema.field(rewrite.HASH_COL).type == pa.int64()
-    unit = got.column(rewrite.UNIT_COL).to_numpy()
+    assert got.schema.field(unit_work.HASH_COL).type == pa.int64()
+    unit = got.column(unit_work.UNIT_COL).to_numpy()
     whole = got.filter(pa.array(unit == 0)).select(columns)
     assert sorted(whole.to_pylist(), key=str) == sorted(t.slice(0, n // 2).select(columns).to_pylist(), key=str)
     part = got.filter(pa.array(unit == 1)).select(columns).to_pylist()
     assert 0.18 * n / 2 < len(part) < 0.32 * n / 2  # Bernoulli draws at 25%
     later = {str(r) for r in t.slice(n // 2).select(columns).to_pylist()}
     assert all(str(r) in later for r in part)
-    again = rewrite.plan_sample_on_driver(df, units, columns, fractions, 3, LocalFileSystem())
+    again = sampling.plan_sample_on_driver(df, units, columns, fractions, 3, LocalFileSystem())
     assert again.equals(got)  # the seed fixes the draw
 
     # plan_batch builds every unit's plan from the driver-read sample
-    rewrite.plan_batch(df, units, columns, "hilbert", 64, 8, 3, LocalFileSystem())
+    sampling.plan_batch(df, units, columns, "hilbert", 64, 8, 3, LocalFileSystem())
     assert all(u.plan is not None and u.plan.num_files == 4 for u in units)
     # a file pyarrow cannot read, a missing column, or a cluster master: the Spark job instead
-    assert rewrite.plan_sample_on_driver(df, units, columns + ["nope"], fractions, 3, LocalFileSystem()) is None
-    bad = rewrite.UnitWork(0, "bad", [str(src / "bad.parquet")], 1, rows=1)
+    assert sampling.plan_sample_on_driver(df, units, columns + ["nope"], fractions, 3, LocalFileSystem()) is None
+    bad = unit_work.UnitWork(0, "bad", [str(src / "bad.parquet")], 1, rows=1)
     (src / "bad.parquet").write_bytes(b"not parquet")
-    assert rewrite.plan_sample_on_driver(df, [bad], columns, {0: 1.0}, 3, LocalFileSystem()) is None
+    assert sampling.plan_sample_on_driver(df, [bad], columns, {0: 1.0}, 3, LocalFileSystem()) is None
     # a YARN driver cannot run here: a stand-in session whose master is not local
     on_yarn = SimpleNamespace(
         sparkSession=SimpleNamespace(sparkContext=SimpleNamespace(master="yarn")), schema=df.schema
     )
-    assert rewrite.plan_sample_on_driver(on_yarn, units, columns, fractions, 3, LocalFileSystem()) is None
+    assert sampling.plan_sample_on_driver(on_yarn, units, columns, fractions, 3, LocalFileSystem()) is None
     assert np.isin(unit, [0, 1]).all()

@@ -1,7 +1,7 @@
 """The JVM key path (spark_jobs/jvm_keys.py) gives every row the same key and output file as the Arrow UDF path.
 
 Both engines run on the same real Spark DataFrame and the same plans (built by
-``rewrite.plan_batch``); the comparison is row by row, over every atomic type the JVM path
+``sampling.plan_batch``); the comparison is row by row, over every atomic type the JVM path
 takes, with nulls, -0.0, NaN, +-inf, extreme integers, non-ASCII strings and two units whose
 plans differ.
 """
@@ -18,7 +18,9 @@ from pyspark.sql import functions as F
 from pyspark.sql import types as T
 
 from airflow_zorder.core.jobs import jvm_options
-from spark_jobs import jvm_keys, rewrite
+from airflow_zorder.core.layout.curve_keys import build_plan
+from spark_jobs import jvm_keys
+from spark_jobs.rewrite import checksums, keys, sampling, unit_work
 
 pytestmark = pytest.mark.spark
 
@@ -71,23 +73,23 @@ def _row(r: random.Random, k: int) -> tuple:
 def frame(spark):
     r = random.Random(7)
     df = spark.createDataFrame([_row(r, k) for k in range(N)], SCHEMA)
-    df = df.withColumn(rewrite.UNIT_COL, (F.col("rid") % 2).cast("int"))
-    data_cols = [c for c in df.columns if c != rewrite.UNIT_COL]
-    return df.withColumn(rewrite.HASH_COL, rewrite.row_hash(data_cols)).cache()
+    df = df.withColumn(unit_work.UNIT_COL, (F.col("rid") % 2).cast("int"))
+    data_cols = [c for c in df.columns if c != unit_work.UNIT_COL]
+    return df.withColumn(unit_work.HASH_COL, checksums.row_hash(data_cols)).cache()
 
 
 def _units(spark, df, columns, curve, num_ranges, salt_bits, num_files=(5, 3)):
-    units = [rewrite.UnitWork(i, f"u{i}", [], n, rows=N // 2) for i, n in enumerate(num_files)]
-    rewrite.plan_batch(df, units, columns, curve, num_ranges, salt_bits, seed=1)
+    units = [unit_work.UnitWork(i, f"u{i}", [], n, rows=N // 2) for i, n in enumerate(num_files)]
+    sampling.plan_batch(df, units, columns, curve, num_ranges, salt_bits, seed=1)
     return units
 
 
 def _keys(spark, df, units, columns, engine, split_stages=None):
-    keyed, used = rewrite.add_keys(spark, df, units, columns, engine, split_stages)
+    keyed, used = keys.add_keys(spark, df, units, columns, engine, split_stages)
     assert used == engine
     return {
-        r["rid"]: (r[rewrite.KEY_COL], r[rewrite.ROUTE_COL])
-        for r in keyed.select("rid", rewrite.KEY_COL, rewrite.ROUTE_COL).collect()
+        r["rid"]: (r[unit_work.KEY_COL], r[unit_work.ROUTE_COL])
+        for r in keyed.select("rid", unit_work.KEY_COL, unit_work.ROUTE_COL).collect()
     }
 
 
@@ -111,7 +113,7 @@ def test_jvm_keys_equal_arrow_keys(spark, frame, columns, curve, num_ranges, sal
     assert reason is None
     jvm = _keys(spark, frame, units, columns, "jvm")
     arrow = _keys(spark, frame, units, columns, "arrow")
-    keyed, _ = rewrite.add_keys(spark, frame, units, columns, "jvm")
+    keyed, _ = keys.add_keys(spark, frame, units, columns, "jvm")
     assert "UnsafeArrayData" in keyed._jdf.queryExecution().optimizedPlan().toString()  # primitive literal arrays
     assert len(jvm) == N
     assert jvm == arrow
@@ -124,16 +126,16 @@ def test_units_in_their_own_curve_order(spark, frame, curve):
     """Units of one batch oriented apart (the incremental rule's bins): the JVM keys equal Arrow's, unit by unit."""
     columns = ["i", "d", "str"]
     orders = [("str", "i", "d"), ("str", "d"), None]
-    units = [rewrite.UnitWork(i, f"u{i}", [], 4, rows=N // 2, on=o) for i, o in enumerate(orders)]
-    framed = frame.withColumn(rewrite.UNIT_COL, (F.col("rid") % 3).cast("int"))
-    rewrite.plan_batch(framed, units, columns, curve, 1024, 16, seed=1)
+    units = [unit_work.UnitWork(i, f"u{i}", [], 4, rows=N // 2, on=o) for i, o in enumerate(orders)]
+    framed = frame.withColumn(unit_work.UNIT_COL, (F.col("rid") % 3).cast("int"))
+    sampling.plan_batch(framed, units, columns, curve, 1024, 16, seed=1)
     assert [u.plan.slots for u in units] == [(1, 2, 0), (0, 2, 1), None]
     assert units[0].plan.describe()["curve_order"] == ["str", "i", "d"]
     assert jvm_keys.unsupported_reason({u.index: u.plan for u in units}, framed.schema) is None
     jvm = _keys(spark, framed, units, columns, "jvm")
     assert jvm == _keys(spark, framed, units, columns, "arrow")
-    plain = [rewrite.UnitWork(i, f"u{i}", [], 4, rows=N // 2) for i in range(3)]
-    rewrite.plan_batch(framed, plain, columns, curve, 1024, 16, seed=1)
+    plain = [unit_work.UnitWork(i, f"u{i}", [], 4, rows=N // 2) for i in range(3)]
+    sampling.plan_batch(framed, plain, columns, curve, 1024, 16, seed=1)
     unoriented = _keys(spark, framed, plain, columns, "jvm")
     moved = {rid % 3 for rid in jvm if jvm[rid][0] != unoriented[rid][0]}
     assert moved == {0, 1}  # the oriented units' keys change; the third's do not
@@ -143,15 +145,15 @@ def test_curve_order_with_hilbert_steps_goes_to_arrow(spark, frame):
     """Hilbert on 5 columns runs Skilling's steps, one shared expression: units of their own order take Arrow."""
     columns = ["i", "l", "d", "day", "s"]
     units = [
-        rewrite.UnitWork(0, "u0", [], 3, rows=N // 2, on=("s", "i")),
-        rewrite.UnitWork(1, "u1", [], 3, rows=N // 2),
+        unit_work.UnitWork(0, "u0", [], 3, rows=N // 2, on=("s", "i")),
+        unit_work.UnitWork(1, "u1", [], 3, rows=N // 2),
     ]
-    rewrite.plan_batch(frame, units, columns, "hilbert", 64, 8, seed=1)
+    sampling.plan_batch(frame, units, columns, "hilbert", 64, 8, seed=1)
     assert "curve column order" in jvm_keys.unsupported_reason({u.index: u.plan for u in units}, frame.schema)
     assert _keys(spark, frame, units, columns, "arrow")
     with pytest.raises(ValueError, match="curve order"):
-        rewrite.plan_batch(
-            frame, [rewrite.UnitWork(0, "u0", [], 3, rows=N, on=("i", "nope"))], columns, "hilbert", 64, 8, 1
+        sampling.plan_batch(
+            frame, [unit_work.UnitWork(0, "u0", [], 3, rows=N, on=("i", "nope"))], columns, "hilbert", 64, 8, 1
         )
 
 
@@ -160,7 +162,7 @@ def test_split_stages_give_the_same_keys(spark, frame, curve):
     """Without the JIT flag the job cuts the generated code into small stages: same keys, same files."""
     columns = ["i", "d", "str"]
     units = _units(spark, frame, columns, curve, 1024, 16)
-    keyed, _ = rewrite.add_keys(spark, frame, units, columns, "jvm", split_stages=True)
+    keyed, _ = keys.add_keys(spark, frame, units, columns, "jvm", split_stages=True)
     assert "CollectMetrics" in keyed._jdf.queryExecution().optimizedPlan().toString()
     assert _keys(spark, frame, units, columns, "jvm", True) == _keys(spark, frame, units, columns, "arrow")
 
@@ -177,14 +179,14 @@ def test_jit_option(spark):
 def test_units_of_a_batch_share_bits(spark, frame):
     """Unit 1 of column i holds three values; its plan is widened to unit 0's bits rather than forcing the UDF."""
     units = _units(spark, frame, ["i"], "zorder", 1024, 16)
-    alone = rewrite.build_plan(
-        frame.filter("rid % 2 = 1").select("i", rewrite.HASH_COL).toArrow(),
+    alone = build_plan(
+        frame.filter("rid % 2 = 1").select("i", unit_work.HASH_COL).toArrow(),
         ["i"],
         "zorder",
         3,
         1024,
         16,
-        rewrite.HASH_COL,
+        unit_work.HASH_COL,
     )
     assert alone.bits < units[0].plan.bits == units[1].plan.bits
 
@@ -206,7 +208,7 @@ def test_integer_columns_start_from_bucket_tables(spark, frame):
     """Integer, long (with both int64 extremes) and date columns take the bucketed search: same keys as Arrow."""
     columns = ["i", "l", "day"]
     units = _units(spark, frame, columns, "zorder", 1024, 16)
-    keyed, _ = rewrite.add_keys(spark, frame, units, columns, "jvm")
+    keyed, _ = keys.add_keys(spark, frame, units, columns, "jvm")
     plan = keyed._jdf.queryExecution().optimizedPlan().toString()
     assert plan.count("greatest(least(shiftright(") >= len(columns)  # one bucket lookup per column
     assert _keys(spark, frame, units, columns, "jvm") == _keys(spark, frame, units, columns, "arrow")
@@ -217,8 +219,8 @@ def test_route_values_land_in_their_partitions(spark):
     values = [*range(-2000, 2000), 2**31 - 1, -(2**31), 123456789]
     df = spark.createDataFrame([(v,) for v in values], "v int")
     spark_hash = {r["v"]: r["h"] for r in df.select("v", F.hash("v").alias("h")).collect()}
-    assert spark_hash == dict(zip(values, rewrite._spark_hash_int(np.asarray(values)).tolist()))
+    assert spark_hash == dict(zip(values, keys._spark_hash_int(np.asarray(values)).tolist()))
     for n in (1, 7, 64, 300):
-        lut = rewrite.route_values(n)
+        lut = keys.route_values(n)
         got = spark.createDataFrame([(int(v),) for v in lut], "v int").select(F.expr(f"pmod(hash(v), {n})").alias("p"))
         assert [r["p"] for r in got.collect()] == list(range(n))

@@ -29,7 +29,7 @@ from table_checks import row_multiset
 
 from airflow_zorder.core.jobs.file_names import run_id_of
 from airflow_zorder.core.jobs.options import ClusterOptions, CollectOptions
-from airflow_zorder.core.policy import metrics
+from airflow_zorder.core.policy import point_queries
 from airflow_zorder.core.stats import stats_store
 from airflow_zorder.core.storage import faults
 from airflow_zorder.core.storage.filesystems import ArrowFileSystem, HadoopFileSystem
@@ -131,7 +131,7 @@ def _etags(s3, prefix: str) -> dict[str, str]:
 def _files_read(store, prefix: str, values: dict[str, pa.Array]) -> dict[str, float]:
     """Per column, the mean fraction of the table's files a point query reads (footer min/max, read on S3)."""
     files = [f"{BUCKET}/{prefix}/{rel}" for rel in sorted(_data_files(store, prefix))]
-    return metrics.files_fraction_for_columns(files, COLS, values, filesystem=store)
+    return point_queries.files_fraction_for_columns(files, COLS, values, filesystem=store)
 
 
 def _query_values(store, prefix: str) -> dict[str, pa.Array]:

@@ -1,4 +1,4 @@
-"""The write's two checksums (spark_jobs/rewrite.py): what the writer's side catches and what it does not.
+"""The write's two checksums (spark_jobs/rewrite/checksums.py): what the writer's side catches and what it does not.
 
 The read side sums every row's ``xxhash64`` over all columns; the writer's side sums the hash
 each row carried from the read, except for one row in ``REHASH_EVERY`` (chosen by that hash),
@@ -12,7 +12,7 @@ import pytest
 from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 
-from spark_jobs import rewrite
+from spark_jobs.rewrite import checksums, unit_work, verification
 
 pytestmark = pytest.mark.spark
 
@@ -29,19 +29,19 @@ def rows(spark) -> DataFrame:
         F.concat(F.lit("v"), F.col("id").cast("string")).alias("txt"),
         F.date_add(F.lit("2026-01-01").cast("date"), (F.col("id") % 365).cast("int")).alias("day"),
     )
-    h = rewrite.row_hash(COLS)
+    h = checksums.row_hash(COLS)
     return df.select(
-        "*", h.alias(rewrite.HASH_COL), (h.bitwiseAND(F.lit(rewrite.REHASH_EVERY - 1)) == 0).alias("rehashed")
+        "*", h.alias(unit_work.HASH_COL), (h.bitwiseAND(F.lit(checksums.REHASH_EVERY - 1)) == 0).alias("rehashed")
     ).cache()
 
 
-def read_side(df: DataFrame) -> rewrite.Checksum:
-    return rewrite.Checksum.from_row(df.agg(*rewrite.checksum_columns(F.col(rewrite.HASH_COL))).collect()[0])
+def read_side(df: DataFrame) -> checksums.Checksum:
+    return checksums.Checksum.from_row(df.agg(*checksums.checksum_columns(F.col(unit_work.HASH_COL))).collect()[0])
 
 
-def writer_side(df: DataFrame) -> rewrite.Checksum:
-    term = rewrite.written_hash(COLS, F.col(rewrite.HASH_COL))
-    return rewrite.Checksum.from_row(df.agg(*rewrite.checksum_columns(term)).collect()[0])
+def writer_side(df: DataFrame) -> checksums.Checksum:
+    term = checksums.written_hash(COLS, F.col(unit_work.HASH_COL))
+    return checksums.Checksum.from_row(df.agg(*checksums.checksum_columns(term)).collect()[0])
 
 
 def one_row(df: DataFrame, rehashed: bool) -> int:
@@ -90,5 +90,5 @@ def test_full_verification_rehashes_every_row(rows):
     data = rows.select(*COLS)
     victim = one_row(rows, False)
     changed = data.withColumn("txt", F.when(F.col("id") == victim, F.lit("changed")).otherwise(F.col("txt")))
-    assert rewrite.staged_checksum(data) == read_side(rows)
-    assert rewrite.staged_checksum(changed) != read_side(rows)
+    assert verification.staged_checksum(data) == read_side(rows)
+    assert verification.staged_checksum(changed) != read_side(rows)

@@ -15,7 +15,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "benchmarks"))
 import bench_queries as bq  # noqa: E402
 import skewed_data  # noqa: E402
 
-from airflow_zorder.evaluation import layout_report, pruning  # noqa: E402
+from airflow_zorder.evaluation import layout_report, predicate_sql  # noqa: E402
 
 duckdb = pytest.importorskip("duckdb")
 
@@ -60,7 +60,7 @@ def test_query_set_families(skewed: Path) -> None:
     assert "point:user_id&status&customer" in fams and "range20%:user_id&status&customer" in fams
     # every query's SQL reads back through the project's parser
     for q in qs:
-        assert pruning.parse(q.sql).to_sql() == q.sql
+        assert predicate_sql.parse(q.sql).to_sql() == q.sql
 
 
 def test_evaluate_layout_checks_against_duckdb(skewed: Path, monkeypatch: pytest.MonkeyPatch) -> None:

@@ -18,10 +18,10 @@ import pyarrow.parquet as pq
 import pytest
 
 from airflow_zorder.core.delta import delta_log
-from airflow_zorder.core.policy import metrics
+from airflow_zorder.core.policy import metrics, point_queries
 from airflow_zorder.core.stats import footer_stats, stats_schema, value_order
 from airflow_zorder.evaluation import pruning
-from airflow_zorder.evaluation.pruning import col
+from airflow_zorder.evaluation.predicates import col
 
 deltalake = pytest.importorskip("deltalake")
 from deltalake import DeltaTable, write_deltalake  # noqa: E402 - after the importorskip
@@ -243,7 +243,7 @@ def test_truncated_strings_are_inexact_bounds_and_never_prune_a_file_holding_the
         assert pruning.prune(stats, col("s") >= v).keep.tolist() == [True], v
     assert pruning.prune(stats, col("s") == "l").keep.tolist() == [False]  # still a bound
     mins, maxs, has = stats_schema.column_bounds(rows, "s")
-    assert has.all() and metrics.point_query_fractions(mins, maxs, has, pa.array(values)).tolist() == [1.0] * 4
+    assert has.all() and point_queries.point_query_fractions(mins, maxs, has, pa.array(values)).tolist() == [1.0] * 4
 
     # delta-rs itself: parquet-rs's 64-byte statistics, copied into the log
     long = ["m" * 100, "m" * 63 + "\u4e2d" * 5, "\U0001f600" * 20, "short"]

@@ -1,4 +1,5 @@
-"""Tests for airflow_zorder.core.policy.metrics: point-query pruning fractions against brute force."""
+"""Tests for core.policy's metrics: point-query fractions (point_queries, file_bounds) against brute force,
+column_clustering and the table-level report (metrics)."""
 
 from __future__ import annotations
 
@@ -17,12 +18,12 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from airflow_zorder.core.policy.metrics import (
+from airflow_zorder.core.policy.file_bounds import prepare_bounds
+from airflow_zorder.core.policy.point_queries import (
     files_fraction_for_columns,
     ideal_point_query_fraction,
     mean_point_query_fraction,
     point_query_fractions,
-    prepare_bounds,
 )
 from airflow_zorder.core.stats import footer_stats, stats_schema, value_order
 
@@ -287,14 +288,13 @@ def test_files_fraction_for_columns(tmp_path: Path) -> None:
 import json  # noqa: E402
 import sys  # noqa: E402
 
-from airflow_zorder.core.policy.metrics import (  # noqa: E402
+from airflow_zorder.core.policy.column_clustering import (  # noqa: E402
     ColumnClustering,
     column_clustering,
     depth_histogram_keys,
     file_overlaps_and_depths,
-    partition_clustering,
-    table_clustering,
 )
+from airflow_zorder.core.policy.metrics import partition_clustering, table_clustering  # noqa: E402
 
 INF = float("inf")
 

@@ -24,7 +24,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from airflow_zorder.core.stats import footer_stats
-from airflow_zorder.evaluation.pruning import (
+from airflow_zorder.evaluation.predicate_sql import parse
+from airflow_zorder.evaluation.predicates import (
     And,
     Compare,
     Const,
@@ -35,12 +36,10 @@ from airflow_zorder.evaluation.pruning import (
     Not,
     Opaque,
     Or,
-    ParseError,
     col,
     like_prefix,
-    parse,
-    prune,
 )
+from airflow_zorder.evaluation.pruning import prune
 
 # --------------------------------------------------------------------------
 # Reference: SQL three-valued logic, one row at a time
@@ -390,44 +389,6 @@ def test_typed_literals(tmp_path: Path) -> None:
     # incomparable literal: never prunes, with a warning
     res = prune(stats, "d = 'not a date'")
     assert res.kept == res.files and res.warnings
-
-
-def test_parser() -> None:
-    e = parse("a = 5 AND (b < 'x' OR s LIKE 'ab%') AND NOT c IN (1,2)")
-    assert e == And(
-        (
-            Compare("a", "=", 5),
-            Or((Compare("b", "<", "x"), Like("s", "ab%"))),
-            Not(In("c", (1, 2))),
-        )
-    )
-    assert parse("d >= DATE '2024-01-01'") == Compare("d", ">=", dt.date(2024, 1, 1))
-    assert parse("t < TIMESTAMP '2024-01-01 10:00:00.5'") == Compare(
-        "t", "<", dt.datetime(2024, 1, 1, 10, 0, 0, 500000)
-    )
-    assert parse("t = TIMESTAMP '2024-01-01T10:00:00Z'").value.tzinfo is not None
-    assert parse("x = -1.5e3") == Compare("x", "=", -1500.0)
-    assert parse("x = 1.50") == Compare("x", "=", Decimal("1.50"))
-    assert parse("x <> -7") == Compare("x", "!=", -7)
-    assert parse("x == 'it''s'") == Compare("x", "=", "it's")
-    assert parse('"weird col" = 1') == Compare("weird col", "=", 1)
-    assert parse("`and` = 1") == Compare("and", "=", 1)
-    assert parse("date = DATE '2024-01-01'") == Compare("date", "=", dt.date(2024, 1, 1))
-    assert parse("x = 18446744073709551615") == Compare("x", "=", 2**64 - 1)
-    assert parse("a IS NOT NULL") == Not(IsNull("a"))
-    assert parse("a NOT LIKE 'x!%%' ESCAPE '!'") == Not(Like("a", "x!%%", "!"))
-    assert parse("NOT a BETWEEN 1 AND 2 OR b") == Or(
-        (Not(And((Compare("a", ">=", 1), Compare("a", "<=", 2)))), Compare("b", "=", True))
-    )
-    assert parse("a = 1 OR b = 2 AND c = 3") == Or(
-        (Compare("a", "=", 1), And((Compare("b", "=", 2), Compare("c", "=", 3))))
-    )
-    assert isinstance(parse("a < b"), Opaque)
-    assert isinstance(parse("a ILIKE 'x%'"), Opaque)
-    assert isinstance(parse("1 = 1"), Opaque)
-    for bad in ["a =", "a = 5 AND", "(a = 5", "a IN ()", "a @ 5", "a = DATE 'x'", "a IS 5", "f(a) = 1"]:
-        with pytest.raises(ParseError):
-            parse(bad)
 
 
 def test_explain_and_result(ints: pa.Table) -> None:

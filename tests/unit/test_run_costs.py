@@ -10,7 +10,7 @@ import pyarrow as pa
 import pytest
 
 from airflow_zorder.core.jobs.file_names import clustered_file_name
-from airflow_zorder.core.policy import history, metrics
+from airflow_zorder.core.policy import history, write_amplification
 from airflow_zorder.core.stats.stats_schema import FILE_STATS_SCHEMA
 
 T0 = dt.datetime(2026, 3, 1, tzinfo=dt.UTC)
@@ -50,16 +50,19 @@ def event(run_id: str, at: dt.datetime, bytes_before: int, duration_s: float = 6
 
 def test_unclustered_files_are_those_no_clustering_run_named():
     snap = snapshot({"/t/a.parquet": 100, zorder("r1", 0): 900, "/t/part-00001-abc-c000.snappy.parquet": 50})
-    assert metrics.unclustered_file_bytes(snap) == {"/t/a.parquet": 100, "/t/part-00001-abc-c000.snappy.parquet": 50}
-    assert metrics.unclustered_file_bytes(snapshot({})) == {}
+    assert write_amplification.unclustered_file_bytes(snap) == {
+        "/t/a.parquet": 100,
+        "/t/part-00001-abc-c000.snappy.parquet": 50,
+    }
+    assert write_amplification.unclustered_file_bytes(snapshot({})) == {}
 
 
 def test_bytes_added_counts_each_new_file_once():
     first = {"/t/a": 100, "/t/b": 200}
-    assert metrics.bytes_added(first, None) == 300  # the first run: every byte no run wrote
+    assert write_amplification.bytes_added(first, None) == 300  # the first run: every byte no run wrote
     # b was left pending by the previous run (still there, not counted again); c and d are new
-    assert metrics.bytes_added({"/t/b": 200, "/t/c": 40, "/t/d": 60}, first) == 100
-    assert metrics.bytes_added({}, first) == 0
+    assert write_amplification.bytes_added({"/t/b": 200, "/t/c": 40, "/t/d": 60}, first) == 100
+    assert write_amplification.bytes_added({}, first) == 0
 
 
 @pytest.mark.parametrize(
@@ -67,7 +70,7 @@ def test_bytes_added_counts_each_new_file_once():
     [(10_000, 4_000, 2.5), (300, 300, 1.0), (0, 100, 0.0), (100, 0, None), (100, None, None)],
 )
 def test_write_amplification_is_rewritten_over_added(rewritten, added, want):
-    assert metrics.write_amplification(rewritten, added) == want
+    assert write_amplification.write_amplification(rewritten, added) == want
 
 
 # --------------------------------------------------------------------------- runs over a store's snapshots
@@ -80,7 +83,7 @@ def store_runs(snaps: dict[int, tuple[dt.datetime, dict[str, int]]], events: lis
         loaded.append(sid)
         if sid not in snaps:
             return None  # pruned
-        return metrics.unclustered_file_bytes(snapshot(snaps[sid][1]))
+        return write_amplification.unclustered_file_bytes(snapshot(snaps[sid][1]))
 
     out = history.clustering_runs(
         events,
@@ -189,7 +192,9 @@ def test_delta_runs_use_the_versions_they_read_and_committed():
     out = history.clustering_runs(
         events,
         None,
-        unclustered_of=lambda v: metrics.unclustered_file_bytes(snapshot(versions[v])) if v in versions else None,
+        unclustered_of=lambda v: (
+            write_amplification.unclustered_file_bytes(snapshot(versions[v])) if v in versions else None
+        ),
         ratio_of=lambda v: {3: 2.0, 4: 1.0, 6: 1.5, 7: 1.0}.get(v),
     )
     d0, d1, d2 = out["runs"]
@@ -202,7 +207,7 @@ def test_delta_runs_use_the_versions_they_read_and_committed():
     out = history.clustering_runs(
         events[:2],
         None,
-        unclustered_of=lambda v: metrics.unclustered_file_bytes(snapshot(versions[v])),
+        unclustered_of=lambda v: write_amplification.unclustered_file_bytes(snapshot(versions[v])),
         ratio_of=lambda v: None,
     )
     assert [r["bytes_added"] for r in out["runs"]] == [1000, 250]

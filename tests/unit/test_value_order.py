@@ -12,7 +12,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from airflow_zorder.core.layout import ranges
-from airflow_zorder.core.policy import metrics
+from airflow_zorder.core.policy import file_bounds
 from airflow_zorder.core.stats import value_order
 from airflow_zorder.core.storage.locations import parse_partition_path
 
@@ -69,7 +69,7 @@ def test_ranges_and_metrics_order_through_the_codec():
     bounds = ranges.compute_boundaries(vals, 16)
     ids = ranges.range_ids(vals, bounds)
     assert ids[0] == ids[1] and ids[2] > ids[3] > ids[0] > ids[4]  # -0.0 == 0.0, NaN above +inf
-    fb, keys, _ = metrics.prepare_bounds(pa.array([-0.0, 1.0]), pa.array([0.0, 2.0]), None, [0.0, -0.0])
+    fb, keys, _ = file_bounds.prepare_bounds(pa.array([-0.0, 1.0]), pa.array([0.0, 2.0]), None, [0.0, -0.0])
     assert fb.bounded.tolist() == [True, True] and keys.tolist() == [0.0, 0.0]
     assert np.signbit(fb.lo).tolist() == [False, False]  # normalised: -0.0 -> 0.0
 

@@ -16,7 +16,7 @@ from typing import Any
 
 import pyarrow as pa
 
-from airflow_zorder.core.policy import metrics
+from airflow_zorder.core.policy import metrics, write_amplification
 from airflow_zorder.core.policy.events import Events, event_rows
 from airflow_zorder.core.stats import stats_store
 
@@ -115,14 +115,16 @@ def clustering_runs(
     newest snapshot committed before it started (its ``at`` minus ``duration_s``) and left the first snapshot
     committed after it ended and before the next run started.
 
-    ``unclustered_of(id)``: :func:`metrics.unclustered_file_bytes` of that snapshot (None: not kept or unreadable);
+    ``unclustered_of(id)``: :func:`write_amplification.unclustered_file_bytes` of that snapshot (None: not kept or
+    unreadable);
     ``ratio_of(id)``: that snapshot's worst ratio to the ideal (the evaluation's ``headline``).  Only the newest
     ``limit`` runs are resolved (and returned).
 
-    Per run: ``bytes_added`` = :func:`metrics.bytes_added` between the snapshot it started from and the one the
-    previous run started from (the first run: every byte in its starting snapshot no clustering run wrote);
+    Per run: ``bytes_added`` = :func:`write_amplification.bytes_added` between the snapshot it started from and the
+    one the previous run started from (the first run: every byte in its starting snapshot no clustering run wrote);
     None, with ``bytes_added_note`` saying why, when a snapshot is missing or no stats were collected between the
-    two runs.  ``write_amplification`` = :func:`metrics.write_amplification`.  ``totals`` sums the runs returned:
+    two runs.  ``write_amplification`` = :func:`write_amplification.write_amplification`.  ``totals`` sums the runs
+    returned:
     its write amplification is the sum rewritten over the sum added, of the runs whose bytes added are known.
     """
     rows = [e for e in event_rows(events, "cluster") if e.get("status") in (None, "clustered")]
@@ -191,7 +193,7 @@ def clustering_runs(
             if now is None or (i > 0 and previous is None):
                 note = "a stats snapshot it needs is no longer kept"
             else:
-                added = metrics.bytes_added(now, previous)
+                added = write_amplification.bytes_added(now, previous)
                 note = "since the previous run" if i > 0 else "first run: the bytes no clustering run wrote"
         bytes_rw = rewritten.get("bytes", e.get("bytes_before"))
         bytes_rw = _int(bytes_rw)
@@ -212,7 +214,7 @@ def clustering_runs(
                 "bytes_added": added,
                 "bytes_added_note": note,
                 "previous_run_id": rows[i - 1].get("run_id") if i > 0 else None,
-                "write_amplification": metrics.write_amplification(bytes_rw or 0, added),
+                "write_amplification": write_amplification.write_amplification(bytes_rw or 0, added),
                 "snapshot_before": before,
                 "snapshot_after": after,
                 "ratio_before": ratio_of(before) if before is not None else None,
@@ -235,7 +237,9 @@ def clustering_runs(
             "runs_with_bytes_added": len(known),
             "bytes_rewritten_with_added": rewritten_known,
             "bytes_added": added_known if known else None,
-            "write_amplification": metrics.write_amplification(rewritten_known, added_known if known else None),
+            "write_amplification": write_amplification.write_amplification(
+                rewritten_known, added_known if known else None
+            ),
         },
     }
 

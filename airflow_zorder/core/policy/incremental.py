@@ -7,9 +7,10 @@ Airflow-free, Spark-free (numpy).  Input: the unit's stats rows (FILE_STATS_SCHE
 The rule
 --------
 * Cost: a point query ``c = v`` reads file ``f`` with probability ``P_c(f)``, ``v`` uniform over the unit's range
-  of ``c`` (the model of :func:`metrics.column_clustering`, so "before" is the sensor's ``ratio_to_ideal``;
+  of ``c`` (the model of :func:`~airflow_zorder.core.policy.column_clustering.column_clustering`, so "before" is
+  the sensor's ``ratio_to_ideal``;
   min/max stats hold no row values).  The expected files read ``E_c = sum_f P_c(f)`` is additive over files;
-  the ideal is ``I_c = N ** (1 - 1/d)`` (:func:`metrics.ideal_point_query_fraction` times N).
+  the ideal is ``I_c = N ** (1 - 1/d)`` (:func:`point_queries.ideal_point_query_fraction` times N).
 * Groups: files by membership; never-clustered files form the *new* group.  A clustered group above
   ``seal_bytes`` is sealed (Delta's ZCubes seal at 100 GiB): only the *full* candidate rewrites it.
 * Estimate: clustering a set S into ``k`` files costs ``U_c(S) * min(k, q_c * F_c(k))``, ``U_c(S)`` = ``P_c`` of
@@ -59,7 +60,7 @@ import numpy as np
 from airflow_zorder.core.jobs.file_sizing import DEFAULT_TARGET_FILE_SIZE
 from airflow_zorder.core.jobs.options import DEFAULT_CURVE, DEFAULT_TARGET_RATIO
 from airflow_zorder.core.layout import curve_cost, curves
-from airflow_zorder.core.policy import metrics
+from airflow_zorder.core.policy import file_bounds, point_queries
 from airflow_zorder.core.policy.formatting import format_bytes
 
 __all__ = ["ColumnEstimate", "IncrementalParams", "IncrementalPlan", "PlanBin", "UnitFiles", "plan"]
@@ -134,7 +135,8 @@ class IncrementalParams:
 
 @dataclass(frozen=True)
 class UnitFiles:
-    """One unit's files: ``bounds[column] = (mins, maxs, has_stats)`` as :func:`metrics.prepare_bounds` takes them."""
+    """One unit's files: ``bounds[column] = (mins, maxs, has_stats)`` as :func:`file_bounds.prepare_bounds` takes
+    them."""
 
     paths: Sequence[str]
     bytes: Sequence[int]
@@ -225,8 +227,8 @@ class _Col:
 
 
 def _column(mins: Any, maxs: Any, has: Any) -> _Col:
-    """One column through :func:`metrics.prepare_bounds` (its rules: unknown files always read, all-null never)."""
-    fb, _, _ = metrics.prepare_bounds(mins, maxs, has)
+    """One column through :func:`file_bounds.prepare_bounds` (its rules: unknown files always read, all-null never)."""
+    fb, _, _ = file_bounds.prepare_bounds(mins, maxs, has)
     lo, hi, b = fb.lo.astype(np.float64), fb.hi.astype(np.float64), fb.bounded
     res = 1.0 if fb.lo.dtype.kind in "iu" else 0.0  # ints, dates, timestamps, short decimals, string ranks
     total = float(hi[b].max() - lo[b].min()) + res if b.any() else 0.0
@@ -249,7 +251,7 @@ class _Group:
     planned: bool = False
     on: tuple[int, ...] | None = None  # planned: the columns it is clustered on, in the curve's order (None: all)
     wread: np.ndarray | None = None  # files read, each file counted as its size weight (None: one output size)
-    weight: float | None = None  # the files' size weights summed (metrics.size_weights)
+    weight: float | None = None  # the files' size weights summed (point_queries.size_weights)
     out_bytes: float | None = None  # its bytes once clustered (None: its bytes)
 
     @property
@@ -261,7 +263,7 @@ class _Group:
         """``(files read, files)`` with files over 1.25x ``target`` counted as several (the sensor's sized ratio)."""
         if self.wread is not None and self.weight is not None:
             return self.wread, self.weight
-        w = float(metrics.size_weights(self.bytes / max(self.nfiles, 1), target))
+        w = float(point_queries.size_weights(self.bytes / max(self.nfiles, 1), target))
         return self.files_read * w, self.nfiles * w
 
 
@@ -271,7 +273,7 @@ def _group(idx: np.ndarray, sizes: np.ndarray, cols: list[_Col], label: str | No
     hi = np.array([c.hi[idx][c.bounded[idx]].max(initial=-np.inf) for c in cols])
     unknown = np.array([bool(c.unknown[idx].any()) for c in cols])
     read = np.array([float(c.p[idx].sum()) for c in cols])
-    w = metrics.size_weights(sizes[idx], target)
+    w = point_queries.size_weights(sizes[idx], target)
     wread = np.array([float((c.p[idx] * w).sum()) for c in cols])
     return _Group(
         idx, int(sizes[idx].sum()), int(idx.size), read, lo, hi, unknown, label, wread=wread, weight=float(w.sum())
@@ -375,7 +377,7 @@ def _oriented(span: np.ndarray, k: int, d: int, curve: str, actual: np.ndarray) 
 
 def _worst(groups: Sequence[_Group], d: int, ncols: int, target: int | None = None) -> tuple[float, np.ndarray, int]:
     """``(worst ratio, E_c per column, N)`` of a state; the ratio is the larger of the files ratio and the sized one
-    (files over 1.25x ``target`` counted as several, :func:`metrics.size_weights`), as the sensor scores them."""
+    (files over 1.25x ``target`` counted as several, :func:`point_queries.size_weights`), as the sensor scores them."""
     n = sum(g.nfiles for g in groups)
     read = np.sum([g.files_read for g in groups], axis=0) if groups else np.zeros(ncols)
     if not n:
