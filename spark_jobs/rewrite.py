@@ -63,7 +63,7 @@ from airflow_zorder.core.layout.curve_keys import (
     to_signed,
 )
 from airflow_zorder.core.stats import footer_stats
-from airflow_zorder.core.storage.filesystems import FileSystem, os_path
+from airflow_zorder.core.storage.io import FileSystem, os_path
 from spark_jobs import jvm_keys
 
 UNIT_COL, KEY_COL, ROUTE_COL, HASH_COL = "__zorder_unit", "__zorder_key", "__zorder_route", "__zorder_hash"

@@ -15,7 +15,8 @@ from collections.abc import Sequence
 from typing import Any
 
 from airflow_zorder.core.storage import commit as commit_mod
-from airflow_zorder.core.storage.filesystems import FileSystem, join, relpath
+from airflow_zorder.core.storage.io import FileSystem
+from airflow_zorder.core.storage.io.paths import join, relpath
 from airflow_zorder.core.storage.locations import parse_partition_path
 from airflow_zorder.core.tables.model import CommitOutcome, RewriteRun, StagedUnit, TableError, TableSnapshot, Unit
 from airflow_zorder.core.tables.protocol import FilesOnly
