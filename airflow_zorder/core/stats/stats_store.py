@@ -217,18 +217,20 @@ def _read_json_lines(fs: FileSystem, directory: str, schema: pa.Schema) -> pa.Ta
     import pyarrow.dataset as ds
 
     handle, where = opened
-    fmt = ds.JsonFileFormat(
-        parse_options=pajson.ParseOptions(explicit_schema=schema, unexpected_field_behavior="ignore")
-    )
+    fmt = ds.JsonFileFormat(parse_options=_json_options(schema))
     return ds.dataset([join(where, n) for n in names], format=fmt, schema=schema, filesystem=handle).to_table()
+
+
+def _json_options(schema: pa.Schema) -> pajson.ParseOptions:
+    """The records' JSON read with ``schema``; fields it does not name (a newer writer's) are ignored."""
+    return pajson.ParseOptions(explicit_schema=schema, unexpected_field_behavior="ignore")
 
 
 def _parse_json_lines(chunks: list[bytes], schema: pa.Schema) -> pa.Table:
     chunks = [c for c in chunks if c.strip()]
     if not chunks:
         return schema.empty_table()
-    opts = pajson.ParseOptions(explicit_schema=schema, unexpected_field_behavior="ignore")
-    t = pajson.read_json(pa.BufferReader(b"\n".join(chunks) + b"\n"), parse_options=opts)
+    t = pajson.read_json(pa.BufferReader(b"\n".join(chunks) + b"\n"), parse_options=_json_options(schema))
     return t.select(schema.names).cast(schema)
 
 

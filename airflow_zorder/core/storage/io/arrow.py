@@ -41,13 +41,18 @@ class ArrowFileSystem:
     def list_files(self, path: str, recursive: bool = True) -> list[FileInfo]:
         """Files under ``path`` (spelled like ``path``), sorted; missing path -> []. A directory costs one listing."""
         base = self._path(path).rstrip("/")
+        refused: OSError | None = None
         try:
             infos = self.fs.get_file_info(pafs.FileSelector(base, allow_not_found=True, recursive=recursive))
-        except NotADirectoryError:  # a file (local disk, fsspec); object stores list nothing under a key
-            infos = []
-        if not infos:
+        except OSError as exc:  # a file, which some stores refuse to list (NotADirectoryError); object stores list []
+            refused, infos = exc, []
+        if not infos:  # a file, nothing, or an empty directory
             info = self.fs.get_file_info(base)
-            return [FileInfo(path, int(info.size or 0), _mtime_ms(info))] if info.type == pafs.FileType.File else []
+            if info.type == pafs.FileType.File:
+                return [FileInfo(path, int(info.size or 0), _mtime_ms(info))]
+            if refused is not None and info.type != pafs.FileType.NotFound:
+                raise refused
+            return []
         out = [
             FileInfo(join(path, relpath(base, i.path)), int(i.size or 0), _mtime_ms(i))
             for i in infos
