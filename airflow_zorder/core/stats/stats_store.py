@@ -64,6 +64,7 @@ from __future__ import annotations
 
 import datetime as dt
 import json
+import os
 import re
 import uuid
 from collections.abc import Mapping, Sequence
@@ -171,6 +172,12 @@ def iso_utc(ts: Any = None) -> str:
 # --------------------------------------------------------------------------
 
 
+def _open(location: str | os.PathLike[str], filesystem: Any) -> tuple[FileSystem, str]:
+    """The location's filesystem, from the one I/O seam given what the caller holds, and the location as text."""
+    location = os.fspath(location)
+    return filesystem_for(location, filesystem=filesystem), location
+
+
 def _list_names(fs: FileSystem, directory: str) -> list[str]:
     """Names of the files directly in ``directory`` (hidden ``.``/``_`` names excluded), sorted; [] if missing."""
     names = (f.path.rstrip("/").rsplit("/", 1)[-1] for f in fs.list_files(directory, recursive=False))
@@ -259,7 +266,7 @@ def _read_pointer(fs: FileSystem, base: str) -> dict[str, Any] | None:
 
 def list_snapshots(location: str, filesystem: Any = None) -> list[int]:
     """Ids of the snapshots present (kept by the retention), ascending."""
-    fs = filesystem_for(location, filesystem=filesystem)
+    fs, location = _open(location, filesystem)
     return _snapshot_ids(fs, location)
 
 
@@ -276,7 +283,7 @@ def _latest_id(fs: FileSystem, base: str) -> int | None:
 
 def latest_snapshot_id(location: str, filesystem: Any = None) -> int | None:
     """The newest committed snapshot's id, or ``None`` when stats were never collected there."""
-    fs = filesystem_for(location, filesystem=filesystem)
+    fs, location = _open(location, filesystem)
     return _latest_id(fs, location)
 
 
@@ -284,7 +291,7 @@ def load_snapshot(
     location: str, snapshot_id: int, filesystem: Any = None, columns: Sequence[str] | None = None
 ) -> pa.Table:
     """One snapshot's rows (all, or only those of ``columns``)."""
-    fs = filesystem_for(location, filesystem=filesystem)
+    fs, location = _open(location, filesystem)
     return _load(fs, location, snapshot_id, columns)
 
 
@@ -316,7 +323,7 @@ def load_latest(location: str, filesystem: Any = None, columns: Sequence[str] | 
     snapshot's run record is in ``table.schema.metadata[RUN_METADATA_KEY]``
     (JSON).
     """
-    fs = filesystem_for(location, filesystem=filesystem)
+    fs, location = _open(location, filesystem)
     sid = _latest_id(fs, location)
     if sid is None:
         raise StatsNotFoundError(
@@ -327,7 +334,7 @@ def load_latest(location: str, filesystem: Any = None, columns: Sequence[str] | 
 
 def check_writable(location: str, filesystem: Any = None) -> None:
     """Create the stats directories and write/delete a probe file; OSError with a clear message if impossible."""
-    fs = filesystem_for(location, filesystem=filesystem)
+    fs, location = _open(location, filesystem)
     probe = join(location, FILES_DIR, f".probe-{uuid.uuid4().hex}")
     try:
         for d in (FILES_DIR, RUNS_DIR):
@@ -382,7 +389,7 @@ def repair(location: str, filesystem: Any = None) -> list[int]:
     Returns the snapshot ids whose run record was rebuilt.  Called by the
     writers before they commit; safe to call any time.
     """
-    fs = filesystem_for(location, filesystem=filesystem)
+    fs, location = _open(location, filesystem)
     return _repair(fs, location)
 
 
@@ -426,7 +433,7 @@ def write_snapshot(
     ``keep_snapshots``: delete snapshot files older than the newest N after
     committing (run records are always kept); ``None``/0 keeps all.
     """
-    fs = filesystem_for(location, filesystem=filesystem)
+    fs, location = _open(location, filesystem)
     _repair(fs, location)
     ids = _snapshot_ids(fs, location)
     prev = ids[-1] if ids else None
@@ -457,7 +464,7 @@ def write_snapshot(
 
 def write_run(location: str, run: dict[str, Any], filesystem: Any = None) -> None:
     """Record a run that committed no new snapshot (nothing changed): the latest snapshot stands."""
-    fs = filesystem_for(location, filesystem=filesystem)
+    fs, location = _open(location, filesystem)
     _repair(fs, location)
     run = dict(run)
     run.setdefault("collected_at", iso_utc())
@@ -474,7 +481,7 @@ def write_run(location: str, run: dict[str, Any], filesystem: Any = None) -> Non
 
 def load_runs(location: str, filesystem: Any = None) -> pa.Table:
     """Every collection run's record (RUNS_SCHEMA), oldest first."""
-    fs = filesystem_for(location, filesystem=filesystem)
+    fs, location = _open(location, filesystem)
     t = _read_json_lines(fs, join(location, RUNS_DIR), ss.RUNS_SCHEMA)
     if t.num_rows:
         t = t.sort_by([("collected_at", "ascending"), ("run_id", "ascending")])
@@ -487,7 +494,7 @@ def latest_run(location: str, filesystem: Any = None) -> dict[str, Any] | None:
     Run file names sort by time, so this does not read the whole history; a run that found nothing new
     still confirms the latest snapshot is current (``collected_at`` is when the table was last checked).
     """
-    fs = filesystem_for(location, filesystem=filesystem)
+    fs, location = _open(location, filesystem)
     names = [n for n in _list_names(fs, join(location, RUNS_DIR)) if n.startswith("run-") and n.endswith(".json")]
     for name in sorted(names, reverse=True):
         try:
@@ -524,7 +531,7 @@ def record_event(location: str, event: Mapping[str, Any], filesystem: Any = None
     """
     if not event.get("kind"):
         raise ValueError("an event needs a 'kind' (e.g. 'cluster')")
-    fs = filesystem_for(location, filesystem=filesystem)
+    fs, location = _open(location, filesystem)
     known = set(ss.EVENTS_SCHEMA.names)
     rec: dict[str, Any] = {k: v for k, v in event.items() if k in known}
     extra = {k: v for k, v in event.items() if k not in known}
@@ -582,7 +589,7 @@ def cluster_event(result: Mapping[str, Any]) -> dict[str, Any]:
 
 def load_events(location: str, filesystem: Any = None, kind: str | None = None) -> pa.Table:
     """Events (EVENTS_SCHEMA), oldest first; only those of ``kind`` if given."""
-    fs = filesystem_for(location, filesystem=filesystem)
+    fs, location = _open(location, filesystem)
     t = _read_json_lines(fs, join(location, EVENTS_DIR), ss.EVENTS_SCHEMA)
     if kind is not None and t.num_rows:
         t = t.filter(pc.equal(t["kind"], kind))
@@ -606,7 +613,7 @@ def change_signal(location: str, filesystem: Any = None, *, ignore_run_id: str |
     own decisions: ``recluster_policy.record_decision``'s ``source``) are not counted, so recording a decision is not
     a change.  Two equal signals: nothing a decision depends on changed in between.  JSON-serialisable.
     """
-    fs = filesystem_for(location, filesystem=filesystem)
+    fs, location = _open(location, filesystem)
     ids = _snapshot_ids(fs, location)
     runs = [n for n in _list_names(fs, join(location, RUNS_DIR)) if n.startswith("run-") and n.endswith(".json")]
     own = f"{_safe(ignore_run_id)}.json" if ignore_run_id else None
