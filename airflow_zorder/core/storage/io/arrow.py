@@ -14,7 +14,7 @@ from pyarrow import fs as pafs
 from airflow_zorder.core.storage.io.file_info import FileInfo
 from airflow_zorder.core.storage.io.local import as_bytes
 from airflow_zorder.core.storage.io.paths import join, relpath
-from airflow_zorder.core.storage.locations import parse_location
+from airflow_zorder.core.storage.locations import fsspec_path, parse_location
 
 
 class ArrowFileSystem:
@@ -29,9 +29,12 @@ class ArrowFileSystem:
         self.fs = filesystem
 
     def _path(self, path: str) -> str:
+        """The path in this filesystem: a URI's as pyarrow (or the fsspec filesystem it wraps) spells it."""
         if "://" in path or path.startswith("file:"):
             loc = parse_location(path)
-            return loc.local_path() if loc.is_local else loc.arrow_path()
+            if loc.is_local:
+                return loc.local_path()
+            return fsspec_path(self.fs, loc) if loc.store == "other" else loc.arrow_path()
         return path
 
     def arrow(self, path: str) -> tuple[Any, str]:
@@ -39,23 +42,17 @@ class ArrowFileSystem:
         return self.fs, self._path(path)
 
     def list_files(self, path: str, recursive: bool = True) -> list[FileInfo]:
-        """Files under ``path`` (spelled like ``path``), sorted; missing path -> []. A directory costs one listing."""
+        """Files under ``path`` (spelled like ``path``), sorted; missing path -> []."""
         base = self._path(path).rstrip("/")
-        refused: OSError | None = None
-        try:
-            infos = self.fs.get_file_info(pafs.FileSelector(base, allow_not_found=True, recursive=recursive))
-        except OSError as exc:  # a file, which some stores refuse to list (NotADirectoryError); object stores list []
-            refused, infos = exc, []
-        if not infos:  # a file, nothing, or an empty directory
-            info = self.fs.get_file_info(base)
-            if info.type == pafs.FileType.File:
-                return [FileInfo(path, int(info.size or 0), _mtime_ms(info))]
-            if refused is not None and info.type != pafs.FileType.NotFound:
-                raise refused
+        info = self.fs.get_file_info(base)
+        if info.type == pafs.FileType.NotFound:
             return []
+        if info.type == pafs.FileType.File:
+            return [FileInfo(path, int(info.size or 0), _mtime_ms(info))]
+        sel = pafs.FileSelector(base, allow_not_found=True, recursive=recursive)
         out = [
             FileInfo(join(path, relpath(base, i.path)), int(i.size or 0), _mtime_ms(i))
-            for i in infos
+            for i in self.fs.get_file_info(sel)
             if i.type == pafs.FileType.File
         ]
         out.sort(key=lambda f: f.path)
