@@ -179,8 +179,18 @@ def _open(location: str | os.PathLike[str], filesystem: Any) -> tuple[FileSystem
 
 
 def _list_names(fs: FileSystem, directory: str) -> list[str]:
-    """Names of the files directly in ``directory`` (hidden ``.``/``_`` names excluded), sorted; [] if missing."""
-    names = (f.path.rstrip("/").rsplit("/", 1)[-1] for f in fs.list_files(directory, recursive=False))
+    """Names of the files directly in ``directory`` (hidden ``.``/``_`` names excluded), sorted; [] if missing.
+
+    pyarrow lists the directory's children where it opens it itself (one request; a directory's marker blob on
+    ABFS is not taken for the directory), else the filesystem does.
+    """
+    opened = _pyarrow_path(fs, directory)
+    if opened is None:
+        names = [f.path.rstrip("/").rsplit("/", 1)[-1] for f in fs.list_files(directory, recursive=False)]
+    else:
+        handle, where = opened
+        sel = pafs.FileSelector(where, allow_not_found=True, recursive=False)
+        names = [i.base_name for i in handle.get_file_info(sel) if i.type == pafs.FileType.File]
     return sorted(n for n in names if not n.startswith((".", "_")))
 
 
@@ -215,15 +225,18 @@ def _read_parquet(fs: FileSystem, path: str, filters: Any = None) -> pa.Table:
 
 def _read_json_lines(fs: FileSystem, directory: str, schema: pa.Schema) -> pa.Table:
     """All JSON-lines files directly in ``directory`` as one table with ``schema``."""
+    opened = _pyarrow_path(fs, directory)
+    if opened is None:
+        names = [n for n in _list_names(fs, directory) if n.endswith(".json")]
+        return _parse_json_lines([fs.read_bytes(join(directory, n)).rstrip(b"\n") for n in names], schema)
+    handle, where = opened
+    if handle.get_file_info(where).type == pafs.FileType.NotFound:  # the directory first: a refusal names the path
+        return schema.empty_table()
     names = [n for n in _list_names(fs, directory) if n.endswith(".json")]
     if not names:
         return schema.empty_table()
-    opened = _pyarrow_path(fs, directory)
-    if opened is None:
-        return _parse_json_lines([fs.read_bytes(join(directory, n)).rstrip(b"\n") for n in names], schema)
     import pyarrow.dataset as ds
 
-    handle, where = opened
     fmt = ds.JsonFileFormat(parse_options=_json_options(schema))
     return ds.dataset([join(where, n) for n in names], format=fmt, schema=schema, filesystem=handle).to_table()
 

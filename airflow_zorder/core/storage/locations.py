@@ -209,7 +209,7 @@ def arrow_filesystem(location: str, options: Mapping[str, Any] | None = None) ->
         with _CACHE_LOCK:
             _CACHE[key] = fs
     if loc.store == "other":
-        return fs, fsspec_path(fs, loc)
+        return fs, _fsspec_path(fs, loc)
     return fs, loc.arrow_path()
 
 
@@ -300,8 +300,7 @@ def default_delta_options(location: str) -> dict[str, str] | None:
     return out
 
 
-def fsspec_path(fs: Any, loc: Location) -> str:
-    """The path of ``loc`` in a pyarrow filesystem wrapping an fsspec one: as fsspec spells it (its protocol off)."""
+def _fsspec_path(fs: Any, loc: Location) -> str:
     handler = getattr(fs, "handler", None)
     inner = getattr(handler, "fs", None)
     if inner is not None and hasattr(inner, "_strip_protocol"):

@@ -14,7 +14,7 @@ from pyarrow import fs as pafs
 from airflow_zorder.core.storage.io.file_info import FileInfo
 from airflow_zorder.core.storage.io.local import as_bytes
 from airflow_zorder.core.storage.io.paths import join, relpath
-from airflow_zorder.core.storage.locations import fsspec_path, parse_location
+from airflow_zorder.core.storage.locations import parse_location
 
 
 class ArrowFileSystem:
@@ -29,12 +29,9 @@ class ArrowFileSystem:
         self.fs = filesystem
 
     def _path(self, path: str) -> str:
-        """The path in this filesystem: a URI's as pyarrow (or the fsspec filesystem it wraps) spells it."""
         if "://" in path or path.startswith("file:"):
             loc = parse_location(path)
-            if loc.is_local:
-                return loc.local_path()
-            return fsspec_path(self.fs, loc) if loc.store == "other" else loc.arrow_path()
+            return loc.local_path() if loc.is_local else loc.arrow_path()
         return path
 
     def arrow(self, path: str) -> tuple[Any, str]:
