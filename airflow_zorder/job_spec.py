@@ -19,7 +19,8 @@ from airflow_zorder.core.jobs import params
 from airflow_zorder.core.jobs.job_results import result_location
 from airflow_zorder.core.jobs.jvm_options import with_jit_conf
 from airflow_zorder.core.jobs.options import new_run_id, stats_location_for
-from airflow_zorder.core.storage.filesystems import join
+from airflow_zorder.core.storage.io import filesystem_for
+from airflow_zorder.core.storage.io.paths import join
 
 __all__ = ["JOBS", "SPEC_OPTIONS", "job_option_names", "spark_job_spec"]
 
@@ -44,17 +45,15 @@ def _check_job(job: str) -> None:
 
 
 def copy_artifacts(prefix: str, paths: Sequence[str], filesystem: Any = None) -> list[str]:
-    """Copy local files to ``<prefix>/<file name>`` through the storage layer (``stats_store.resolve_io``;
-    ``filesystem`` as it takes it, None: the store's default credentials); returns the copies' locations."""
-    from airflow_zorder.core.stats import stats_store
-
-    io, base = stats_store.resolve_io(prefix, filesystem)
-    io.mkdirs(base)
+    """Copy local files to ``<prefix>/<file name>`` through the one I/O seam (``filesystem_for``; ``filesystem``
+    as it takes it, None: the store's default credentials); returns the copies' locations."""
+    fs = filesystem_for(prefix, filesystem=filesystem)
+    fs.mkdirs(prefix)
     out = []
     for path in paths:
         name = os.path.basename(path)
         with open(path, "rb") as fh:
-            io.write_bytes(join(base, name), fh.read())
+            fs.write_atomic(join(prefix, name), fh.read())
         out.append(join(prefix, name))
     return out
 
@@ -66,7 +65,7 @@ def spark_job_spec(job: str, **options: Any) -> dict[str, Any]:
     ``incremental``, ``plan``, ``stats_location``, ``method``, ...; :func:`job_option_names`), plus ``run_id``
     (default: a new one), ``extra_args`` (more job flags), ``conf`` (more Spark conf), ``artifacts`` (None: the
     local entry script and py-files zip; a prefix (URI or path): both are copied there and the spec points
-    there) and ``filesystem`` (opens the stats location and ``artifacts``, as ``stats_store.resolve_io`` takes
+    there) and ``filesystem`` (opens the stats location and ``artifacts``, as ``filesystem_for`` takes
     it; None: the store's default credentials).
 
     Returns ``job``, ``entry_point``, ``py_files`` (a list), ``arguments`` (with ``--run-id`` and

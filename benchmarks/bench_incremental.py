@@ -104,6 +104,7 @@ from airflow_zorder.core.policy import incremental_stats, metrics, recluster_pol
 from airflow_zorder.core.policy.incremental import IncrementalParams  # noqa: E402
 from airflow_zorder.core.policy.thresholds import HealthPolicy  # noqa: E402
 from airflow_zorder.core.stats import stats_store  # noqa: E402
+from airflow_zorder.core.stats.stats_location import default_stats_location
 from airflow_zorder.evaluation import layout_report  # noqa: E402
 
 COLUMNS = ["l_partkey", "l_suppkey", "l_shipdate"]
@@ -578,7 +579,7 @@ class PolicyTable:
     @property
     def stats(self) -> str:
         """The stats location (the default one: ``<table>/_zorder/stats``)."""
-        return stats_store.default_location(str(self.path))
+        return default_stats_location(str(self.path))
 
     def live_files(self) -> list[str]:
         """The table's data files (a Delta table's from its log)."""

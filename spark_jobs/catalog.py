@@ -11,7 +11,7 @@ from typing import Any
 from pyspark.sql import SparkSession
 
 from airflow_zorder.core.errors import TableError
-from airflow_zorder.core.storage.filesystems import join
+from airflow_zorder.core.storage.io.paths import join
 from airflow_zorder.core.storage.locations import parse_partition_path
 from airflow_zorder.core.storage.table_formats import refuse_foreign_catalog_table
 from airflow_zorder.core.tables.model import Unit

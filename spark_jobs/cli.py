@@ -11,7 +11,7 @@ from typing import Any
 
 from airflow_zorder.core.errors import EXIT_FAILED, InvalidInputError, ZorderError, describe
 from airflow_zorder.core.storage import locations
-from airflow_zorder.core.storage.filesystems import scheme_of
+from airflow_zorder.core.storage.io.paths import scheme_of
 
 
 def build_session(app_name: str):
@@ -50,11 +50,9 @@ def emit_result(result: dict[str, Any], result_path: str | None, spark: Any = No
         return
     scheme = scheme_of(result_path)
     if (scheme or in_store) and spark is not None:
-        from airflow_zorder.core.stats.stats_store import resolve_io
-        from airflow_zorder.core.storage.filesystems import filesystem_for
+        from airflow_zorder.core.storage.io import filesystem_for
 
-        io, path = resolve_io(result_path, filesystem_for(result_path, spark))
-        io.write_text(path, text)
+        filesystem_for(result_path, spark).write_atomic(result_path, text)
         return
     if scheme not in ("", "file"):
         raise InvalidInputError(

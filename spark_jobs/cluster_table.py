@@ -31,14 +31,9 @@ from airflow_zorder.core.layout import ranges
 from airflow_zorder.core.stats import stats_store
 from airflow_zorder.core.storage import commit as commit_mod
 from airflow_zorder.core.storage.faults import fault_point
-from airflow_zorder.core.storage.filesystems import (
-    FileSystem,
-    bind_s3_scheme,
-    filesystem_for,
-    join,
-    os_path,
-    table_filesystem,
-)
+from airflow_zorder.core.storage.io import FileSystem, filesystem_for, os_path, table_filesystem
+from airflow_zorder.core.storage.io.hadoop import bind_s3_scheme
+from airflow_zorder.core.storage.io.paths import join
 from airflow_zorder.core.storage.lock import TableLock
 from airflow_zorder.core.tables import open_table
 from airflow_zorder.core.tables.model import RewriteRun, StagedUnit, Unit, file_totals, select_units
@@ -373,8 +368,7 @@ def _cleanup(spark, fs: FileSystem, table: TableFormat, opts: ClusterOptions, st
     deleted = table.cleanup(fs, opts.retention_s)
     if stats_location:
         try:
-            io = stats_store.resolve_io(stats_location, filesystem_for(stats_location, spark))
-            deleted += prune_run_files(*io, opts.retention_s)
+            deleted += prune_run_files(filesystem_for(stats_location, spark), stats_location, opts.retention_s)
         except Exception as exc:  # noqa: BLE001 - the table is committed; old plans and results can wait a run
             _log(f"old plans and results in {stats_location} not pruned: {type(exc).__name__}: {exc}")
     return deleted

@@ -21,7 +21,8 @@ from airflow_zorder.core.policy import incremental_stats
 from airflow_zorder.core.policy.incremental import IncrementalParams
 from airflow_zorder.core.stats import footer_stats, stats_store
 from airflow_zorder.core.storage import locations
-from airflow_zorder.core.storage.filesystems import FileInfo, FileSystem
+from airflow_zorder.core.storage.io import FileSystem
+from airflow_zorder.core.storage.io.file_info import FileInfo
 from airflow_zorder.core.tables.model import Unit
 from airflow_zorder.core.tables.protocol import TableFormat
 

@@ -21,6 +21,8 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.dataset as ds
 
+from airflow_zorder.core.stats.stats_location import default_stats_location
+
 REPO = Path(__file__).resolve().parents[1]
 SPARK_SUBMIT = Path(sys.executable).parent / "spark-submit"
 
@@ -92,7 +94,7 @@ def stats_consistent(root: str, rows: int) -> list[str]:
     """Problems of the latest stats snapshot of a path table vs the table itself ([] = consistent)."""
     from airflow_zorder.core.stats import stats_store
 
-    stats = stats_store.load_latest(stats_store.default_location(root))
+    stats = stats_store.load_latest(default_stats_location(root))
     problems = []
     files = {os.path.normpath(os.path.join(root, p)) for p in visible_files(root)}
     per_file = stats.group_by("path", use_threads=False).aggregate([("file_rows", "max")])
@@ -105,8 +107,8 @@ def stats_consistent(root: str, rows: int) -> list[str]:
     total = pc.sum(per_file["file_rows_max"]).as_py() or 0
     if total != rows:
         problems.append(f"stats count {total} rows, the table has {rows}")
-    ids = stats_store.list_snapshots(stats_store.default_location(root))
-    if ids and stats_store.latest_snapshot_id(stats_store.default_location(root)) != ids[-1]:
+    ids = stats_store.list_snapshots(default_stats_location(root))
+    if ids and stats_store.latest_snapshot_id(default_stats_location(root)) != ids[-1]:
         problems.append(f"latest snapshot id is not the newest snapshot file {ids[-1]}")
     return problems
 

@@ -42,7 +42,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.dataset as ds
 
-from airflow_zorder.core.storage.filesystems import LocalFileSystem
+from airflow_zorder.core.storage.io.local import LocalFileSystem
 from airflow_zorder.core.tables import open_table
 from airflow_zorder.core.tables.protocol import TableFormat
 from airflow_zorder.evaluation.predicates import col, sql_literal

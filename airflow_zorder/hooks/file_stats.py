@@ -30,7 +30,8 @@ from airflow_zorder.core.policy import history, metrics, recluster_policy
 from airflow_zorder.core.policy.recluster_policy import HealthPolicy, IncrementalParams
 from airflow_zorder.core.stats import metadata_merge, stats_schema, stats_store
 from airflow_zorder.core.storage import locations
-from airflow_zorder.core.storage.filesystems import ArrowFileSystem, filesystem_for
+from airflow_zorder.core.storage.io import filesystem_for
+from airflow_zorder.core.storage.io.arrow import ArrowFileSystem
 from airflow_zorder.core.storage.locations import is_path_table
 from airflow_zorder.core.storage.store_options import StoreOptions
 from airflow_zorder.core.tables import open_table
@@ -138,7 +139,7 @@ class FileStatsHook(BaseHook):
 
     def _fs_for(self, location: str) -> tuple[Any, str]:
         """(pyarrow filesystem, path) for a location of this table (stats, directory), with the hook's credentials,
-        through the one I/O seam (``filesystems.filesystem_for``).
+        through the one I/O seam (``core.storage.io.filesystem_for``).
 
         The connection is resolved once per store and hook (an assumed role's keys are fetched once), and again when
         its access token (GCS: pyarrow never refreshes one) is about to expire, e.g. in a trigger polling for hours."""
@@ -265,12 +266,11 @@ class FileStatsHook(BaseHook):
             via = f" with connection {self.conn_id!r}" if self.conn_id else ""
             return locations.StorageError(f"cannot read {loc}{via}: {locations.missing_bucket_message(loc)}")
         try:
-            io, base = stats_store.resolve_io(loc, self._fs)
-            exists = io.exists(base)
+            exists = filesystem_for(loc, filesystem=self._fs).exists(loc)
             table_exists = True
             if self.default_location and not exists:
                 tfs, tpath = self._fs_for(self.table)
-                table_exists = stats_store.ArrowIO(tfs).exists(tpath)
+                table_exists = filesystem_for(tpath, filesystem=tfs).exists(tpath)
         except Exception:  # noqa: BLE001 - the original error is the better message then
             return stats_store.StatsNotFoundError(f"{exc}; {hint}")
         if not table_exists:

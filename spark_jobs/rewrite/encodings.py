@@ -12,7 +12,7 @@ from pyspark.sql.types import StructType
 
 from airflow_zorder.core.layout import dictionary_choice
 from airflow_zorder.core.layout.curve_keys import compute_keys, file_ids
-from airflow_zorder.core.storage.filesystems import FileSystem
+from airflow_zorder.core.storage.io import FileSystem
 from spark_jobs.rewrite.reading import read_batch, read_on_driver
 from spark_jobs.rewrite.unit_work import UNIT_COL, UnitWork, file_offsets
 

@@ -13,7 +13,7 @@ from pyspark.sql import functions as F
 from pyspark.sql.types import ArrayType, MapType, StructType
 
 from airflow_zorder.core.stats import footer_stats
-from airflow_zorder.core.storage.filesystems import FileSystem, os_path
+from airflow_zorder.core.storage.io import FileSystem, os_path
 from spark_jobs.rewrite.session_settings import driver_listing
 from spark_jobs.rewrite.unit_work import UNIT_COL
 

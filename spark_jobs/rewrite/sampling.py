@@ -11,7 +11,7 @@ from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 
 from airflow_zorder.core.layout.curve_keys import build_plan, column_boundaries, plan_bits
-from airflow_zorder.core.storage.filesystems import FileSystem
+from airflow_zorder.core.storage.io import FileSystem
 from spark_jobs import jvm_keys
 from spark_jobs.rewrite.reading import read_on_driver
 from spark_jobs.rewrite.unit_work import HASH_COL, UNIT_COL, UnitWork

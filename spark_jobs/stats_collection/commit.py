@@ -12,7 +12,7 @@ import pyarrow.compute as pc
 from airflow_zorder.core.errors import ConcurrentChangeError
 from airflow_zorder.core.jobs.options import STATS_DELTA_KEYS, STATS_RESULT_COUNTS, CollectOptions
 from airflow_zorder.core.stats import stats_store
-from airflow_zorder.core.storage.filesystems import join
+from airflow_zorder.core.storage.io.paths import join
 from spark_jobs.stats_collection.errors import StatsCollectionError
 from spark_jobs.stats_collection.listing import ListedTable
 from spark_jobs.stats_collection.plan import ReadPlan
@@ -123,20 +123,20 @@ def commit(
     messages: list[str],
 ) -> dict[str, Any]:
     """Write the snapshot (``final``) or only the run record (``final`` None), and build the result."""
-    io, base, location = plan.io, plan.base, plan.location
+    fs, location = plan.fs, plan.location
     t = time.time()
     run.update(list_s=phases.get("list_s"), footer_s=phases.get("footer_s"), scan_s=phases.get("scan_s"))
     run["collected_at"] = stats_store.iso_utc()
     run["duration_s"] = round(time.time() - started, 3)
     try:
         if final is not None:
-            snapshot_id = stats_store.write_snapshot(base, final, run, io, keep_snapshots=opts.keep_snapshots)
+            snapshot_id = stats_store.write_snapshot(location, final, run, fs, keep_snapshots=opts.keep_snapshots)
         else:
-            stats_store.write_run(base, run, io)
+            stats_store.write_run(location, run, fs)
             snapshot_id = (
                 prev["snapshot_id"][0].as_py()
                 if prev is not None and prev.num_rows
-                else stats_store.latest_snapshot_id(base, io)
+                else stats_store.latest_snapshot_id(location, fs)
             )
     except ConcurrentChangeError:
         raise

@@ -12,7 +12,8 @@ import pyarrow.compute as pc
 
 from airflow_zorder.core.stats import footer_stats as fst
 from airflow_zorder.core.stats import stats_schema as ss
-from airflow_zorder.core.storage.filesystems import HadoopFileSystem, filesystem_for, table_filesystem
+from airflow_zorder.core.storage.io import filesystem_for, table_filesystem
+from airflow_zorder.core.storage.io.hadoop import HadoopFileSystem
 from spark_jobs.stats_collection.listing import ListedFile, ListedTable
 
 NO_PY_FS = "no_python_filesystem"  # failure kind / reason: executors' Python cannot open the store

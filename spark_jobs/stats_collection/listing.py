@@ -1,7 +1,7 @@
 """The table the statistics job reads: opened through the table seam, with what executors open per file.
 
 The table is opened once (:func:`airflow_zorder.core.tables.open_table`: its format detected once) over the
-driver's filesystem (:func:`~airflow_zorder.core.storage.filesystems.filesystem_for`: Hadoop, local paths served
+driver's filesystem (:func:`~airflow_zorder.core.storage.io.filesystem_for`: Hadoop, local paths served
 by the OS). Its :class:`~airflow_zorder.core.tables.model.TableSnapshot` is the one model both jobs share; this
 module adds what only the stats job needs: each file's path as executors open it, and the statistics the
 format's own metadata keeps (a Delta log's), with the version they describe.
@@ -14,14 +14,9 @@ from typing import Any
 
 import pyarrow as pa
 
-from airflow_zorder.core.stats import stats_store
-from airflow_zorder.core.storage.filesystems import (
-    bind_s3_scheme,
-    filesystem_for,
-    is_path_table,
-    os_path,
-    table_filesystem,
-)
+from airflow_zorder.core.storage.io import os_path, table_filesystem
+from airflow_zorder.core.storage.io.hadoop import bind_s3_scheme
+from airflow_zorder.core.storage.locations import is_path_table
 from airflow_zorder.core.tables import open_table
 from airflow_zorder.core.tables.model import TableSnapshot
 from airflow_zorder.core.tables.protocol import TableFormat
@@ -91,11 +86,6 @@ class ListedTable:
     def schema_columns(self) -> list[str] | None:
         """The declared data columns (catalog and Delta tables), None when the files decide."""
         return self.snapshot.data_columns
-
-
-def stats_io(spark: Any, location: str) -> tuple[stats_store.StatsIO, str]:
-    """``(io, base)`` of a stats location, over the driver's filesystem (the one I/O seam)."""
-    return stats_store.resolve_io(location, filesystem_for(location, spark))
 
 
 def resolve_table(

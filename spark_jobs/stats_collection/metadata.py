@@ -26,11 +26,12 @@ from airflow_zorder.core.jobs.options import CollectOptions, stats_location_for
 from airflow_zorder.core.stats import metadata_merge, stats_store
 from airflow_zorder.core.stats import stats_schema as ss
 from airflow_zorder.core.storage.faults import fault_point
+from airflow_zorder.core.storage.io import FileSystem, filesystem_for
 from spark_jobs.stats_collection import footers, scan
 from spark_jobs.stats_collection.assemble import FileRows, assemble_snapshot, norm, reused_rows, unopenable_rows
 from spark_jobs.stats_collection.commit import commit, run_record
 from spark_jobs.stats_collection.errors import StatsCollectionError
-from spark_jobs.stats_collection.listing import ListedFile, ListedTable, stats_io
+from spark_jobs.stats_collection.listing import ListedFile, ListedTable
 from spark_jobs.stats_collection.plan import ReadPlan
 
 
@@ -44,14 +45,14 @@ def _missing_pairs(log_rows: pa.Table) -> dict[str, list[str]]:
 
 
 def _previous(
-    base: str, io: stats_store.StatsIO, full: bool, phases: dict[str, float]
+    location: str, fs: FileSystem, full: bool, phases: dict[str, float]
 ) -> tuple[pa.Table | None, int | None]:
     """The latest snapshot (None: none, or ``--full``) and the format version it describes (None: none)."""
     t = time.time()
     prev = None
     if not full:
         try:
-            prev = stats_store.load_latest(base, io)
+            prev = stats_store.load_latest(location, fs)
         except stats_store.StatsNotFoundError:
             prev = None
     phases["read_previous_s"] = round(time.time() - t, 3)
@@ -105,8 +106,8 @@ def collect_with_metadata(
 
     # -- the previous snapshot: pairs already read from the same (immutable) file are carried forward
     location = stats_location_for(opts.table, opts.stats_location, home=table.home)
-    io, base = stats_io(spark, location)
-    prev, prev_version = _previous(base, io, opts.full, phases)
+    fs = filesystem_for(location, spark)
+    prev, prev_version = _previous(location, fs, opts.full, phases)
     carry = _carried(prev, missing, files)
     reused = reused_rows(prev, carry, set(), table.name)
     have = set(zip(reused["path"].to_pylist(), reused["column_name"].to_pylist())) if reused.num_rows else set()
@@ -123,7 +124,7 @@ def collect_with_metadata(
     items = [(files[p].read_path, p, cols) for p, cols in sorted(to_read.items())]
     if items or prev is None:
         try:  # fail before the expensive part, not after it
-            stats_store.check_writable(base, io)
+            stats_store.check_writable(location, fs)
         except PermissionError as exc:
             raise StatsCollectionError(str(exc)) from exc
     if warm is not None and items:
@@ -186,5 +187,5 @@ def collect_with_metadata(
         columns_from_log=[c for c in names if c not in set(read_columns)],
         columns_read=read_columns,
     )
-    plan = ReadPlan(location, io, base, requested, prev)
+    plan = ReadPlan(location, fs, requested, prev)
     return commit(spark, opts, table, run, final if changed else None, prev, plan, started, phases, messages)

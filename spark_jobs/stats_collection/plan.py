@@ -13,10 +13,12 @@ import pyarrow.compute as pc
 from airflow_zorder.core.jobs.options import CollectOptions, stats_location_for
 from airflow_zorder.core.stats import stats_schema as ss
 from airflow_zorder.core.stats import stats_store
-from airflow_zorder.core.storage.filesystems import is_path_table, join, os_path, table_filesystem
+from airflow_zorder.core.storage.io import FileSystem, filesystem_for, os_path, table_filesystem
+from airflow_zorder.core.storage.io.paths import join
+from airflow_zorder.core.storage.locations import is_path_table
 from spark_jobs.stats_collection.errors import StatsCollectionError
 from spark_jobs.stats_collection.footers import FooterItem, resolve_names
-from spark_jobs.stats_collection.listing import ListedTable, stats_io
+from spark_jobs.stats_collection.listing import ListedTable
 
 
 @dataclass
@@ -24,8 +26,7 @@ class ReadPlan:
     """Where the stats go, the previous snapshot, and what to read now (the rest is carried forward)."""
 
     location: str
-    io: stats_store.StatsIO
-    base: str
+    fs: FileSystem  # the driver's, holding the stats location
     requested: list[str] | None  # None: every column
     prev: pa.Table | None = None  # the latest snapshot (None: none, or --full)
     reuse_mask: Any = None  # prev rows carried forward (None: none)
@@ -59,8 +60,7 @@ def first_collection(spark: Any, opts: CollectOptions) -> bool:
     if loc is None:
         return False
     try:
-        io, base = stats_io(spark, loc)
-        return not io.exists(join(base, stats_store.POINTER))  # one metadata call
+        return not filesystem_for(loc, spark).exists(join(loc, stats_store.POINTER))  # one metadata call
     except Exception:  # noqa: BLE001 - only decides an optimisation
         return False
 
@@ -96,7 +96,7 @@ def plan_reads(
 ) -> ReadPlan:
     """Read the previous snapshot and decide which files to read (vectorised: no Python loop per stats row)."""
     location = stats_location_for(opts.table, opts.stats_location, home=table.home)
-    io, base = stats_io(spark, location)
+    fs = filesystem_for(location, spark)
     files = {f.path: f for f in table.files}
 
     t = time.time()
@@ -104,7 +104,7 @@ def plan_reads(
     prev_all = False
     if not opts.full:
         try:
-            prev = stats_store.load_latest(base, io)
+            prev = stats_store.load_latest(location, fs)
             meta = (prev.schema.metadata or {}).get(ss.RUN_METADATA_KEY)
             prev_all = bool(meta) and json.loads(meta).get("columns_requested") == "all"
         except stats_store.StatsNotFoundError:
@@ -112,7 +112,7 @@ def plan_reads(
     phases["read_previous_s"] = round(time.time() - t, 3)
     if requested is not None and prev is not None and prev.num_rows and table.schema_columns is None:
         requested = resolve_names(requested, [c for c in pc.unique(prev["column_name"]).to_pylist() if c])
-    plan = ReadPlan(location, io, base, requested, prev)
+    plan = ReadPlan(location, fs, requested, prev)
 
     complete: set[str] = set()  # unchanged files whose previous rows cover every requested column
     if prev is not None and prev.num_rows:

@@ -70,7 +70,7 @@ def run_collect(spark: Any, opts: CollectOptions) -> dict[str, Any]:
     read_paths = plan.read_paths
     if plan.items or plan.prev is None:
         try:  # fail before the expensive part, not after it
-            stats_store.check_writable(plan.base, plan.io)
+            stats_store.check_writable(plan.location, plan.fs)
         except PermissionError as exc:
             raise StatsCollectionError(str(exc)) from exc
     if warm is not None and plan.items:

@@ -24,6 +24,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from airflow_zorder.core.stats import footer_stats, stats_schema, stats_store
+from airflow_zorder.core.stats.stats_location import default_stats_location
 
 COLUMNS = ["a", "b"]
 FILES_PER_PARTITION = 16
@@ -101,7 +102,7 @@ def collect(
         "collected_at": stats_store.iso_utc(at),
         "files_total": len(paths),
     }
-    location = stats_location or stats_store.default_location(str(root))
+    location = stats_location or default_stats_location(str(root))
     return stats_store.write_snapshot(location, rows, run, filesystem=filesystem)
 
 
@@ -110,7 +111,7 @@ def record_cluster(
 ) -> None:
     """A clustering event as the clustering job records it (``stats_store.cluster_event`` keys)."""
     stats_store.record_event(
-        stats_location or stats_store.default_location(str(root)),
+        stats_location or default_stats_location(str(root)),
         {
             "kind": "cluster",
             "run_id": uuid.uuid4().hex[:8],

@@ -21,6 +21,7 @@ from overlap_tables import COLUMNS, FILES_PER_PARTITION, _file_values, count_che
 
 from airflow_zorder.core.policy import recluster_policy
 from airflow_zorder.core.stats import footer_stats, stats_store
+from airflow_zorder.core.stats.stats_location import default_stats_location
 from airflow_zorder.core.storage import locations
 from airflow_zorder.core.storage.table_formats import ForeignTableFormatError
 from airflow_zorder.hooks.file_stats import FileStatsHook
@@ -78,7 +79,7 @@ def tree(root: Path) -> dict[str, tuple[int, int]]:
 
 
 def decisions(table: str, fs=None) -> list[str]:
-    return stats_store.load_events(stats_store.default_location(table), fs, kind="decision")["status"].to_pylist()
+    return stats_store.load_events(default_stats_location(table), fs, kind="decision")["status"].to_pylist()
 
 
 @pytest.fixture(autouse=True)

@@ -25,6 +25,7 @@ from overlap_tables import collect, count_checks, degrade_when, record_cluster, 
 from airflow_zorder.core.policy import recluster_policy
 from airflow_zorder.core.policy.incremental_stats import check_plan
 from airflow_zorder.core.stats import stats_store
+from airflow_zorder.core.stats.stats_location import default_stats_location
 
 DAG_FILE = Path(__file__).parent / "sensor_dags" / "zorder_overlap_sensor_dags.py"
 
@@ -61,7 +62,7 @@ def reschedules(dag_id: str) -> int:
 
 
 def decisions(root: Path) -> list[str]:
-    return stats_store.load_events(stats_store.default_location(str(root)), kind="decision")["status"].to_pylist()
+    return stats_store.load_events(default_stats_location(str(root)), kind="decision")["status"].to_pylist()
 
 
 def test_poke_succeeds_and_hands_its_partitions_to_the_job(dags, tmp_path):
@@ -79,9 +80,9 @@ def test_poke_succeeds_and_hands_its_partitions_to_the_job(dags, tmp_path):
     assert plan["files"] == 16 and all(f"{root}/day=2/" in x for b in plan["partitions"][0]["bins"] for x in b["paths"])
     assert plan["ratio_before"] == pytest.approx(4.0) and plan["ratio_after"] < plan["ratio_before"]
     assert payload["reasons"][-1].startswith("incremental plan: rewrite 16 files")
-    last = recluster_policy.last_decision(stats_store.default_location(str(root)))
+    last = recluster_policy.last_decision(default_stats_location(str(root)))
     assert last["decision"] == "recluster" and last["snapshot_id"] == payload["snapshot_id"]
-    ev = stats_store.load_events(stats_store.default_location(str(root)), kind="decision").to_pylist()
+    ev = stats_store.load_events(default_stats_location(str(root)), kind="decision").to_pylist()
     assert ev[-1]["run_id"] == "zorder_overlap_poke.watch"
 
 
@@ -142,7 +143,7 @@ def test_deferrable_evaluates_on_the_worker_and_wakes_on_a_new_snapshot(dags, tm
     runs, events = watch_triggers(monkeypatch)
     root = write_table(tmp_path / "t", {"": "clustered"})
     collect(root)
-    collected = stats_store.as_datetime(stats_store.latest_run(stats_store.default_location(str(root)))["collected_at"])
+    collected = stats_store.as_datetime(stats_store.latest_run(default_stats_location(str(root)))["collected_at"])
     calls = count_checks(monkeypatch)
     reads = count_signal_reads(monkeypatch)
     worker = degrade_when(root, lambda: len(reads) >= 3)  # the sensor's read, then two listings in the trigger
@@ -290,12 +291,12 @@ def test_execute_complete_evaluates_on_the_worker(airflow_db, tmp_path):
     assert plan["params"]["target_ratio"] == 1.1 and plan["params"]["target_file_bytes"] == 1024
     off = FileOverlapSensor(task_id="w", table=str(root), incremental_plan=False, record_decisions=False)
     assert off.execute_complete({}, {"status": "changed", "end_at": end_at})["plan"] is None
-    assert recluster_policy.last_decision(stats_store.default_location(str(root)))["decision"] == "recluster"
+    assert recluster_policy.last_decision(default_stats_location(str(root)))["decision"] == "recluster"
 
     # healthy: defer again, with the signal read before this evaluation and the same end_at
     root = write_table(tmp_path / "t", {"": "clustered"})
     collect(root)
-    loc = stats_store.default_location(str(root))
+    loc = default_stats_location(str(root))
     collected = stats_store.as_datetime(stats_store.latest_run(loc)["collected_at"])
     s = FileOverlapSensor(
         task_id="w", table=str(root), deferrable=True, poke_interval=30, timeout=600, record_decisions=False

@@ -17,6 +17,7 @@ from overlap_tables import collect, degrade_when, record_cluster, write_table
 
 from airflow_zorder.core.policy import recluster_policy
 from airflow_zorder.core.stats import stats_store
+from airflow_zorder.core.stats.stats_location import default_stats_location
 from airflow_zorder.hooks.file_stats import FileStatsHook
 from airflow_zorder.triggers.file_overlap import FileOverlapTrigger
 
@@ -33,7 +34,7 @@ _change_signal = stats_store.change_signal  # the real one: the test's own reads
 
 def signal_of(root) -> dict:
     """The signal as the sensor ("d.t") reads it before deferring."""
-    return _change_signal(stats_store.default_location(str(root)), ignore_run_id="d.t")
+    return _change_signal(default_stats_location(str(root)), ignore_run_id="d.t")
 
 
 def collected_table(tmp_path):
@@ -121,7 +122,7 @@ def test_serialize_round_trip_through_the_trigger_row(airflow_db):
 
 def test_change_signal_lists_names_only(tmp_path):
     root = write_table(tmp_path / "t", {"": "clustered"})
-    loc = stats_store.default_location(str(root))
+    loc = default_stats_location(str(root))
     assert stats_store.change_signal(loc) == {"snapshot_id": None, "last_run": None, "events": 0, "last_event": None}
     collect(root)
     first = stats_store.change_signal(loc)
@@ -153,14 +154,12 @@ def test_yields_changed_when_a_snapshot_is_committed_during_the_wait(tmp_path, n
     assert ev["signal"]["last_run"] > before["last_run"] and ev["end_at"] > time.time()
     assert time.monotonic() - started < 20
     assert len(no_loading) >= 3 and threading.get_ident() not in no_loading  # listed in worker threads
-    assert (
-        recluster_policy.last_decision(stats_store.default_location(str(root))) is None
-    )  # decides nothing, records nothing
+    assert recluster_policy.last_decision(default_stats_location(str(root))) is None  # decides nothing, records nothing
 
 
 def test_yields_changed_on_a_clustering_event_or_a_collection_run_but_not_on_its_own_decisions(tmp_path, no_loading):
     root = collected_table(tmp_path)
-    loc = stats_store.default_location(str(root))
+    loc = default_stats_location(str(root))
 
     def wait(**kw):
         return watch(root, poke_interval=0.05, **kw)
@@ -199,7 +198,7 @@ def test_times_out_at_end_at(tmp_path, no_loading):
     ev = watch(root, poke_interval=0.2, end_at=started + 0.5, recheck_at=started + 3600)
     assert ev["status"] == "timeout" and ev["end_at"] == started + 0.5 and time.time() - started >= 0.5
     assert ev["message"] == f"{root} not degraded before the timeout: its statistics did not change (snapshot 1)"
-    assert stats_store.load_events(stats_store.default_location(str(root))).num_rows == 0  # nothing recorded
+    assert stats_store.load_events(default_stats_location(str(root))).num_rows == 0  # nothing recorded
 
 
 def test_errors_become_error_events(tmp_path, no_loading):

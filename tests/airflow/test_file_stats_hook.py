@@ -11,6 +11,7 @@ from overlap_tables import COLUMNS, collect, record_cluster, write_table
 
 from airflow_zorder.core.policy.recluster_policy import HealthPolicy
 from airflow_zorder.core.stats import stats_store
+from airflow_zorder.core.stats.stats_location import default_stats_location
 from airflow_zorder.hooks.connections import StorageConnectionError
 from airflow_zorder.hooks.file_stats import FileStatsHook
 
@@ -49,7 +50,7 @@ def test_partitions_are_usable_by_the_clustering_job(tmp_path):
     p = FileStatsHook(str(root)).evaluate()
     assert p["decision"] == "recluster" and p["partitions"] == ["day=2026-01-02"]
     from airflow_zorder.core.jobs.options import parse_partitions
-    from airflow_zorder.core.storage.filesystems import LocalFileSystem
+    from airflow_zorder.core.storage.io.local import LocalFileSystem
     from airflow_zorder.core.tables.model import select_units
     from airflow_zorder.core.tables.parquet_dir import list_units
 
@@ -58,7 +59,7 @@ def test_partitions_are_usable_by_the_clustering_job(tmp_path):
 
 
 def test_stats_age_counts_from_the_newest_collection_run(scrambled):
-    loc = stats_store.default_location(str(scrambled))
+    loc = default_stats_location(str(scrambled))
     old = dt.datetime.now(UTC) - timedelta(days=3)
     collect(scrambled, collected_at=old)  # a new snapshot, collected 3 days ago
     hook = FileStatsHook(str(scrambled))
@@ -99,7 +100,7 @@ def test_clear_errors(tmp_path, scrambled):
     with pytest.raises(ValueError, match=r"unknown column\(s\) \['c'\].*have \['a', 'b'\]"):
         FileStatsHook(str(scrambled)).evaluate(columns=["a", "c"])
     # a catalog table reads the stats location it is given
-    cat = FileStatsHook("sales.events", stats_location=stats_store.default_location(str(scrambled)))
+    cat = FileStatsHook("sales.events", stats_location=default_stats_location(str(scrambled)))
     assert cat.evaluate()["decision"] == "recluster"
 
 

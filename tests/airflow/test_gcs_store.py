@@ -269,7 +269,7 @@ def test_hook_reads_a_delta_log_on_gcs_with_the_connections_credentials(gcs, lak
     from deltalake import DeltaTable
 
     from airflow_zorder.core.delta.delta_log import DeltaLogError
-    from airflow_zorder.core.storage.filesystems import ArrowFileSystem
+    from airflow_zorder.core.storage.io.arrow import ArrowFileSystem
     from airflow_zorder.core.storage.store_options import StoreOptions
     from airflow_zorder.core.tables.delta_table import DeltaTable as ZorderDelta
 

@@ -28,6 +28,7 @@ from airflow.sdk.exceptions import AirflowException
 from airflow_zorder import packaging
 from airflow_zorder.core.jobs.jvm_options import JIT_OPTION, with_jit_conf
 from airflow_zorder.core.jobs.options import ClusterOptions, CollectOptions, parse_names
+from airflow_zorder.core.stats.stats_location import default_stats_location
 from airflow_zorder.hooks.spark_job import SparkJobHook
 from airflow_zorder.links import SparkApplicationLink, TableHealthLink
 from airflow_zorder.operators import SparkClusterTableOperator, SparkCollectFileStatsOperator
@@ -442,7 +443,7 @@ def test_cluster_mode_result_comes_from_the_stats_store(tmp_path):
         "before": {"files": 8, "rows": 100, "bytes": 800},
         "after": {"files": 2, "rows": 100, "bytes": 700},
     }
-    stats_store.record_event(stats_store.default_location(table), stats_store.cluster_event(job_result))
+    stats_store.record_event(default_stats_location(table), stats_store.cluster_event(job_result))
     op = SparkClusterTableOperator(task_id="c", table=table, columns="a")
     op.run_id = job_result["run_id"]
     got = op._cluster_mode_result()
@@ -684,7 +685,7 @@ def test_incremental_parameters_become_job_flags(conns, tmp_path):
 def test_the_sensors_plan_is_written_where_the_job_reads_it(form, conns, tmp_path):
     """The plan, as an XComArg's dict or rendered by Jinja, goes to <stats>/plans/<run id>.json; --plan names it and
     the job's own reader (spark_jobs.incremental_units.read_plan) reads back the same document."""
-    from airflow_zorder.core.storage.filesystems import LocalFileSystem
+    from airflow_zorder.core.storage.io.local import LocalFileSystem
     from spark_jobs.incremental_units import read_plan
 
     table, plan = sensor_plan(tmp_path)

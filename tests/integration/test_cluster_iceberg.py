@@ -110,7 +110,7 @@ def test_an_iceberg_table_clusters_in_one_replace_snapshot_with_the_same_rows(sp
     planned_after = sum(1 for _ in t.scan(row_filter=EqualTo("a", probe)).plan_files())
     assert planned_before == 8 and planned_after < 4
     # what a reader of the format reads, through the seam
-    from airflow_zorder.core.storage.filesystems import LocalFileSystem
+    from airflow_zorder.core.storage.io.local import LocalFileSystem
     from airflow_zorder.core.tables import open_table
 
     opened = open_table("ns.events", LocalFileSystem(), iceberg_catalog=CATALOG)

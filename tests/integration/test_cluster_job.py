@@ -16,7 +16,8 @@ from table_checks import visible_files
 
 from airflow_zorder.core.errors import TableError, VerificationError
 from airflow_zorder.core.jobs.options import ClusterOptions
-from airflow_zorder.core.storage.filesystems import LocalFileSystem
+from airflow_zorder.core.stats.stats_location import default_stats_location
+from airflow_zorder.core.storage.io.local import LocalFileSystem
 from airflow_zorder.core.storage.lock import TableLock, TableLockedError
 from airflow_zorder.evaluation import sample_data
 from airflow_zorder.evaluation.layout_report import point_query_report
@@ -71,7 +72,7 @@ def test_zorder_keeps_every_row_and_cuts_files_read(spark, flat):
     assert len(os.listdir(os.path.join(flat, "_zorder", "trash", result["run_id"]))) == 16
     from airflow_zorder.core.stats import stats_store
 
-    events = stats_store.load_events(stats_store.default_location(flat))
+    events = stats_store.load_events(default_stats_location(flat))
     assert events.num_rows == 1 and events.column("run_id")[0].as_py() == result["run_id"]
     assert result["partitions"][0]["plan"]["num_files"] == 64
     # every new file's name carries the run (the incremental policy's membership); the inputs' names do not
@@ -85,7 +86,7 @@ def test_zorder_keeps_every_row_and_cuts_files_read(spark, flat):
 def test_events_go_to_a_custom_stats_location_where_the_sensor_reads_them(spark, flat, tmp_path):
     """Stats kept outside the table: the job records its event at --stats-location, so the hook (as the sensor
     and the UI use it) with that location sees the clustering: history and the anti-thrash guard."""
-    from airflow_zorder.core.jobs.options import CollectOptions, default_stats_location
+    from airflow_zorder.core.jobs.options import CollectOptions
     from airflow_zorder.core.stats import stats_store
     from airflow_zorder.hooks.file_stats import FileStatsHook
     from spark_jobs.stats_collection.run import run_collect
@@ -166,7 +167,7 @@ def test_missing_table_and_non_parquet_data_are_clear(spark, tmp_path):
     with pytest.raises(TableError, match="data.csv is not a Parquet file"):
         run_cluster(spark, ClusterOptions(table=str(bad), columns=["a"]))
     assert (bad / "data.csv").read_text() == text
-    from airflow_zorder.core.storage.filesystems import HadoopFileSystem
+    from airflow_zorder.core.storage.io.hadoop import HadoopFileSystem
 
     assert HadoopFileSystem(spark).read_tail(str(bad / "data.csv"), 4) == b"1,2\n"
     with pytest.raises(TableError, match="does not exist in the Spark catalog"):

@@ -21,7 +21,8 @@ from table_checks import spark_submit
 from airflow_zorder.core.errors import TableError
 from airflow_zorder.core.jobs.options import CollectOptions
 from airflow_zorder.core.stats import stats_schema, stats_store, value_order
-from airflow_zorder.core.storage.filesystems import HadoopFileSystem
+from airflow_zorder.core.stats.stats_location import default_stats_location
+from airflow_zorder.core.storage.io.hadoop import HadoopFileSystem
 from spark_jobs.stats_collection.errors import StatsCollectionError
 from spark_jobs.stats_collection.run import run_collect
 
@@ -368,7 +369,7 @@ def test_bad_input_fails_clearly_and_commits_nothing(spark, tmp_path):
     _write_events(root, 0)
     with pytest.raises(StatsCollectionError, match="unknown column 'nope'; the table's columns are: id, v, name"):
         run_collect(spark, CollectOptions(table=str(root), columns=["id", "nope"]))
-    assert stats_store.latest_snapshot_id(stats_store.default_location(str(root))) is None
+    assert stats_store.latest_snapshot_id(default_stats_location(str(root))) is None
     blocker = tmp_path / "blocker"
     blocker.write_text("a file where the stats directory should go")
     with pytest.raises(StatsCollectionError, match="not writable"):
@@ -411,7 +412,7 @@ def test_catalog_table_and_stats_catalog_table(spark, tmp_path):
 
 
 def test_record_event_through_the_clustering_jobs_filesystem(spark, tmp_path):
-    loc = stats_store.default_location(str(tmp_path / "t"))
+    loc = default_stats_location(str(tmp_path / "t"))
     ev = stats_store.cluster_event(
         {
             "status": "clustered",
@@ -453,8 +454,7 @@ def test_hadoop_stats_io_commits_snapshots_readable_by_pyarrow(spark, tmp_path, 
     hadoop = HadoopFileSystem(spark)
     monkeypatch.setattr(hadoop, "_local_path", lambda path: None)  # no OS shortcut: every call goes through Hadoop
     loc = "file://" + str(tmp_path / "stats")
-    io = stats_store.FsIO(hadoop)
-    stats_store.check_writable(loc, io)
+    stats_store.check_writable(loc, hadoop)
     rows = pa.Table.from_pylist(
         [
             {
@@ -472,10 +472,10 @@ def test_hadoop_stats_io_commits_snapshots_readable_by_pyarrow(spark, tmp_path, 
         ],
         schema=stats_schema.FILE_STATS_SCHEMA,
     )
-    assert stats_store.write_snapshot(loc, rows, {"run_id": "h1"}, io) == 1
-    assert stats_store.write_snapshot(loc, rows, {"run_id": "h2"}, io) == 2
-    stats_store.write_run(loc, {"run_id": "h3"}, io)
-    for reader in (io, None):  # back through Hadoop, and with plain pyarrow
+    assert stats_store.write_snapshot(loc, rows, {"run_id": "h1"}, hadoop) == 1
+    assert stats_store.write_snapshot(loc, rows, {"run_id": "h2"}, hadoop) == 2
+    stats_store.write_run(loc, {"run_id": "h3"}, hadoop)
+    for reader in (hadoop, None):  # back through Hadoop, and with plain pyarrow
         got = stats_store.load_latest(loc, reader)
         assert got["snapshot_id"].to_pylist() == [2] and got["min_value"].to_pylist() == ["1"]
         assert stats_store.load_runs(loc, reader)["run_id"].to_pylist() == ["h1", "h2", "h3"]

@@ -32,7 +32,8 @@ from airflow_zorder.core.jobs.options import ClusterOptions, CollectOptions
 from airflow_zorder.core.policy import point_queries
 from airflow_zorder.core.stats import stats_store
 from airflow_zorder.core.storage import faults
-from airflow_zorder.core.storage.filesystems import ArrowFileSystem, HadoopFileSystem
+from airflow_zorder.core.storage.io.arrow import ArrowFileSystem
+from airflow_zorder.core.storage.io.hadoop import HadoopFileSystem
 from airflow_zorder.core.tables import open_table
 from spark_jobs.cluster_table import run_cluster
 from spark_jobs.stats_collection.run import run_collect
@@ -423,7 +424,7 @@ def test_s3_is_bound_to_s3a_only_where_nothing_serves_it():
     from types import SimpleNamespace
 
     from airflow_zorder.core.errors import InvalidInputError
-    from airflow_zorder.core.storage.filesystems import S3A_FILESYSTEM, bind_s3_scheme
+    from airflow_zorder.core.storage.io.hadoop import S3A_FILESYSTEM, bind_s3_scheme
 
     def session(bound: bool, has_s3a: bool):
         conf = SimpleNamespace(values={}, getClassByNameOrNull=lambda name: name if has_s3a else None)

@@ -18,7 +18,7 @@ from airflow_zorder.core.errors import ConcurrentChangeError
 from airflow_zorder.core.jobs.options import ClusterOptions, CollectOptions
 from airflow_zorder.core.storage import commit as commit_mod
 from airflow_zorder.core.storage import lock as lock_mod
-from airflow_zorder.core.storage.filesystems import LocalFileSystem
+from airflow_zorder.core.storage.io.local import LocalFileSystem
 from airflow_zorder.core.storage.lock import LockInfo, TableLock, TableLockedError, lock_path
 from spark_jobs import cluster_table
 from spark_jobs.cluster_table import run_cluster

@@ -32,6 +32,7 @@ from table_checks import read_table, row_multiset, spark_submit, stats_consisten
 
 from airflow_zorder.core.jobs.options import ClusterOptions, CollectOptions
 from airflow_zorder.core.stats import stats_store
+from airflow_zorder.core.stats.stats_location import default_stats_location
 from airflow_zorder.core.storage import faults
 from airflow_zorder.core.storage.faults import SimulatedCrash
 from spark_jobs.cluster_table import run_action, run_cluster
@@ -129,7 +130,7 @@ def test_cluster_killed_at_every_phase_then_recovered(spark, copy_table, raise_f
 
 
 def _snapshot_paths(table: str) -> set[str]:
-    t = stats_store.load_latest(stats_store.default_location(table))
+    t = stats_store.load_latest(default_stats_location(table))
     return {os.path.normpath(p.split(":", 1)[-1]) for p in t["path"].to_pylist()}
 
 
@@ -165,8 +166,8 @@ def test_stats_killed_at_every_phase_then_rerun(spark, copy_table, raise_faults,
         raise_faults(None)
         _collect(spark, table, keep_snapshots=1)
         assert not stats_consistent(table, read_table(table).num_rows), what
-        runs = stats_store.load_runs(stats_store.default_location(table))
-        ids = stats_store.list_snapshots(stats_store.default_location(table))
+        runs = stats_store.load_runs(default_stats_location(table))
+        ids = stats_store.list_snapshots(default_stats_location(table))
         assert ids[-1] in set(runs["snapshot_id"].to_pylist()), f"{what}: no run record for the newest snapshot"
         record(rows_checked=read_table(table).num_rows)
 
@@ -316,6 +317,6 @@ def test_stats_spark_submit_sigkilled_then_rerun(spark, copy_table, seed):
     _collect(spark, table)
     rows = read_table(table).num_rows
     assert not stats_consistent(table, rows)
-    runs = stats_store.load_runs(stats_store.default_location(table))
-    assert stats_store.list_snapshots(stats_store.default_location(table))[-1] in set(runs["snapshot_id"].to_pylist())
+    runs = stats_store.load_runs(default_stats_location(table))
+    assert stats_store.list_snapshots(default_stats_location(table))[-1] in set(runs["snapshot_id"].to_pylist())
     record(rows_checked=rows)

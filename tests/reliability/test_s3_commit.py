@@ -27,14 +27,11 @@ from table_checks import diff_rows, read_table, row_multiset, spark_submit
 from airflow_zorder.core.errors import ConcurrentChangeError
 from airflow_zorder.core.jobs.options import ClusterOptions, CollectOptions
 from airflow_zorder.core.stats import stats_store
+from airflow_zorder.core.stats.stats_location import default_stats_location
 from airflow_zorder.core.storage import commit, faults
 from airflow_zorder.core.storage.faults import SimulatedCrash
-from airflow_zorder.core.storage.filesystems import (
-    ExclusiveCreateUnavailable,
-    HadoopFileSystem,
-    filesystem_for,
-    s3a_arrow_options,
-)
+from airflow_zorder.core.storage.io import filesystem_for
+from airflow_zorder.core.storage.io.hadoop import ExclusiveCreateUnavailable, HadoopFileSystem, s3a_arrow_options
 from airflow_zorder.core.storage.lock import TableLock, TableLockedError
 from airflow_zorder.spark_jars import apply_hadoop_conf, jars_for
 from spark_jobs.cluster_table import run_action, run_cluster
@@ -143,7 +140,7 @@ def test_store_without_conditional_writes_refuses_the_lock_with_the_fix(spark, s
 def test_snapshot_published_once_never_overwritten_readers_see_whole_ones(spark, s3a, upload, arrow_s3):
     table = upload("flat")
     assert run_collect(spark, CollectOptions(table=table))["status"] == "ok"
-    location = stats_store.default_location(table)
+    location = default_stats_location(table)
     fs = filesystem_for(location, spark)
     rows = stats_store.load_latest(location, fs)
     stop = threading.Event()
@@ -195,7 +192,7 @@ def test_stats_job_killed_at_every_phase_on_s3(spark, s3a, upload, arrow_s3, rai
         with pytest.raises(SimulatedCrash):
             run_collect(spark, CollectOptions(table=table, keep_snapshots=1))
         record(cases=1, kills=1)
-        location = stats_store.default_location(table).replace("s3a://", "s3://")
+        location = default_stats_location(table).replace("s3a://", "s3://")
         seen = {p.rsplit("/", 1)[-1] for p in stats_store.load_latest(location, arrow_s3)["path"].to_pylist()}
         committed = point not in ("stats_after_read", "stats_before_publish")
         assert ("appended.parquet" in seen) == committed, f"killed at {point}: readers see one whole snapshot"

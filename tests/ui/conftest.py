@@ -17,17 +17,18 @@ from ui_stores import (
     build_orders_store,
 )
 
+from airflow_zorder.core.stats.stats_location import default_stats_location
+
 
 def sensor_decision(store: Store) -> dict:
     """One poke of the provider's ``FileOverlapSensor`` (``incremental_plan`` on, the default) on ``store``'s table:
     it records its decision, with the incremental plan, in the stats store; returns its XCom (the payload)."""
-    from airflow_zorder.core.stats import stats_store
     from airflow_zorder.sensors.file_overlap import FileOverlapSensor
 
     sensor = FileOverlapSensor(
         task_id="check_overlap",
         table=store.table,
-        stats_location=None if store.location == stats_store.default_location(store.table) else store.location,
+        stats_location=None if store.location == default_stats_location(store.table) else store.location,
     )
     return sensor.poke({}).xcom_value
 

@@ -13,6 +13,7 @@ import pyarrow as pa
 
 from airflow_zorder.core.jobs.file_names import clustered_file_name
 from airflow_zorder.core.stats import stats_schema, stats_store
+from airflow_zorder.core.stats.stats_location import default_stats_location
 from airflow_zorder.core.stats.stats_schema import FILE_STATS_SCHEMA
 
 UTC = dt.UTC
@@ -137,7 +138,7 @@ def run_record(run_id: str, table: str, at: dt.datetime, files: int) -> dict:
 def build_events_store(root: Path) -> Store:
     """A partitioned table: scrambled (snapshot 1), re-clustered (event), tidy (2), then appended to (3)."""
     table = str(root / "lake" / "events")
-    loc = stats_store.default_location(table)
+    loc = default_stats_location(table)
     parts = ["day=2026-03-01", "day=2026-03-02"]
     times = [T0, T0 + dt.timedelta(hours=2), T0 + dt.timedelta(hours=26)]
     snaps = [
@@ -246,7 +247,7 @@ def build_appends_store(root: Path) -> Store:
     3. 6 more appended files in the second partition: the sensor (``conftest``) plans the next run.
     """
     table = str(root / "lake" / "appends")
-    loc = stats_store.default_location(table)
+    loc = default_stats_location(table)
     d1, d2 = APPENDS_DAYS
     ingest = overlapping_files(table, APPENDS_DAYS, 6, name="ingest")
     grid1 = clustered(grid_files(table, APPENDS_DAYS, 2), "run-1", 1500)
@@ -317,7 +318,7 @@ def build_delta_store(root: Path) -> Store:
 
     path = root / "lake" / "delta_events"
     table = str(path)
-    loc = stats_store.default_location(table)
+    loc = default_stats_location(table)
     rng = np.random.default_rng(11)
 
     def append(n: int) -> list[dc.DeltaFile]:

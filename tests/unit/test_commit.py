@@ -34,14 +34,11 @@ from airflow_zorder.core.storage.faults import (
     fault_point,
     reset_fault_counters,
 )
-from airflow_zorder.core.storage.filesystems import (
-    ArrowFileSystem,
-    FileInfo,
-    LocalFileSystem,
-    filesystem_for,
-    join,
-    relpath,
-)
+from airflow_zorder.core.storage.io import filesystem_for
+from airflow_zorder.core.storage.io.arrow import ArrowFileSystem
+from airflow_zorder.core.storage.io.file_info import FileInfo
+from airflow_zorder.core.storage.io.local import LocalFileSystem
+from airflow_zorder.core.storage.io.paths import join, relpath
 from airflow_zorder.core.storage.lock import LockInfo, LockNotOwnedError, TableLock, TableLockedError, lock_path
 
 REPO = Path(__file__).resolve().parents[2]
@@ -186,8 +183,8 @@ def test_local_fs_basics(tmp_path: Path) -> None:
     base = str(tmp_path)
     assert fs.list_files(join(base, "missing")) == []
     fs.mkdirs(join(base, "a/b"))
-    fs.write_text_atomic(join(base, "a/b/x.json"), "one")
-    fs.write_text_atomic(join(base, "a/b/x.json"), "two")
+    fs.write_atomic(join(base, "a/b/x.json"), "one")
+    fs.write_atomic(join(base, "a/b/x.json"), "two")
     assert fs.read_text(join(base, "a/b/x.json")) == "two"
     assert [p.name for p in (tmp_path / "a/b").iterdir()] == ["x.json"]  # no temp file left behind
     assert fs.create_exclusive(join(base, "a/lock"), "mine") is True
@@ -380,7 +377,7 @@ def test_real_sigkill_mid_swap_then_recover(sc: Scenario) -> None:
     script = textwrap.dedent(
         """
         import json, sys
-        from airflow_zorder.core.storage.filesystems import LocalFileSystem
+        from airflow_zorder.core.storage.io.local import LocalFileSystem
         from airflow_zorder.core.storage import commit as cm
         table, run_id, staged = sys.argv[1], sys.argv[2], json.loads(sys.argv[3])
         fs = LocalFileSystem()
@@ -639,7 +636,7 @@ def _hold_lock_in_subprocess(table: str, then: str) -> subprocess.Popen:
     code = textwrap.dedent(
         f"""
         import os, sys, time
-        from airflow_zorder.core.storage.filesystems import LocalFileSystem
+        from airflow_zorder.core.storage.io.local import LocalFileSystem
         from airflow_zorder.core.storage.lock import TableLock
         TableLock(LocalFileSystem(), {table!r}, "run-child", ttl_s=600).acquire()
         print("locked", flush=True)
@@ -790,7 +787,7 @@ def test_cleanup_respects_retention_and_unfinished_runs(tmp_path: Path, monkeypa
 @pytest.mark.parametrize("through", ["os", "hadoop"])
 def test_hadoop_filesystem_methods(spark, tmp_path: Path, through: str) -> None:
     """Local paths go to the OS; ``hadoop`` makes them take the py4j path that remote stores take."""
-    from airflow_zorder.core.storage.filesystems import HadoopFileSystem
+    from airflow_zorder.core.storage.io.hadoop import HadoopFileSystem
 
     fs = filesystem_for(str(tmp_path), spark)
     assert isinstance(fs, HadoopFileSystem)
@@ -801,8 +798,8 @@ def test_hadoop_filesystem_methods(spark, tmp_path: Path, through: str) -> None:
         assert not fs.exists(base)
         fs.mkdirs(join(base, "k=a%3Ab c"))
         assert fs.exists(join(base, "k=a%3Ab c"))
-        fs.write_text_atomic(join(base, "j/x.json"), "one")
-        fs.write_text_atomic(join(base, "j/x.json"), "two ✓")
+        fs.write_atomic(join(base, "j/x.json"), "one")
+        fs.write_atomic(join(base, "j/x.json"), "two ✓")
         assert fs.read_text(join(base, "j/x.json")) == "two ✓"
         assert fs.list_files(join(base, "j")) == [
             FileInfo(join(base, "j/x.json"), len("two ✓".encode()), fs.modified_ms(join(base, "j/x.json")))
@@ -810,7 +807,7 @@ def test_hadoop_filesystem_methods(spark, tmp_path: Path, through: str) -> None:
         assert fs.create_exclusive(join(base, "lock.json"), "mine") is True
         assert fs.create_exclusive(join(base, "lock.json"), "theirs") is False
         assert fs.read_text(join(base, "lock.json")) == "mine"
-        fs.write_text_atomic(join(base, "k=a%3Ab c/f.parquet"), "data")
+        fs.write_atomic(join(base, "k=a%3Ab c/f.parquet"), "data")
         fs.rename(join(base, "k=a%3Ab c/f.parquet"), join(base, "new/dir/f.parquet"))  # parents created
         assert not fs.exists(join(base, "k=a%3Ab c/f.parquet"))
         with pytest.raises(FileExistsError):

@@ -93,7 +93,7 @@ def test_what_a_rewrite_cannot_keep_correct_is_refused_before_anything_is_writte
     from iceberg_tables import CATALOG
     from pyiceberg.transforms import BucketTransform, TruncateTransform
 
-    from airflow_zorder.core.storage.filesystems import LocalFileSystem
+    from airflow_zorder.core.storage.io.local import LocalFileSystem
     from airflow_zorder.core.tables import open_table
     from airflow_zorder.core.tables.iceberg_table import IcebergRewriteRefusedError
 

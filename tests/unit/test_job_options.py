@@ -12,13 +12,13 @@ from airflow_zorder.core.jobs.file_sizing import DEFAULT_TARGET_FILE_SIZE
 from airflow_zorder.core.jobs.options import (
     ClusterOptions,
     CollectOptions,
-    default_stats_location,
     parse_name_args,
     parse_names,
     stats_location_for,
 )
 from airflow_zorder.core.policy.incremental import IncrementalParams
 from airflow_zorder.core.policy.incremental_stats import PLAN_FORMAT, PLAN_VERSION
+from airflow_zorder.core.stats.stats_location import default_stats_location
 
 
 def test_cluster_options_round_trip_through_the_command_line():
@@ -223,7 +223,7 @@ def test_each_mode_dependent_parameter_is_honoured_where_it_applies():
 def test_a_given_plan_must_be_sized_like_the_run(tmp_path):
     """The plan's bins carry their file counts: a different target_file_size is refused by the operator's
     conversion and by the job when it reads the plan; unset, the job takes the plan's size."""
-    from airflow_zorder.core.storage.filesystems import LocalFileSystem
+    from airflow_zorder.core.storage.io.local import LocalFileSystem
     from airflow_zorder.core.tables import open_table
     from spark_jobs.incremental_units import IncrementalError, incremental_units
 

@@ -178,7 +178,7 @@ def test_a_catalog_table_needs_a_stats_location():
 
 
 def test_the_plan_is_written_and_passed(tmp_path):
-    from airflow_zorder.core.storage.filesystems import LocalFileSystem
+    from airflow_zorder.core.storage.io.local import LocalFileSystem
     from spark_jobs.incremental_units import read_plan
 
     plan = a_plan(COLUMNS)
@@ -283,23 +283,23 @@ def test_old_plans_and_results_are_pruned_by_their_run_time(tmp_path):
     import time
 
     from airflow_zorder.core.jobs.job_results import prune_run_files
-    from airflow_zorder.core.stats import stats_store
+    from airflow_zorder.core.storage.io import filesystem_for
 
-    io, base = stats_store.resolve_io(str(tmp_path))
+    fs, base = filesystem_for(str(tmp_path)), str(tmp_path)
     old, new = "20260101T000000-0123abcd.json", time.strftime("%Y%m%dT%H%M%S") + "-89abcdef.json"
     for d in ("plans", "results"):
         (tmp_path / d).mkdir()
         for name in (old, new, "my-run.json"):
             (tmp_path / d / name).write_text("{}")
-    deleted = prune_run_files(io, base, retention_s=24 * 3600.0)
+    deleted = prune_run_files(fs, base, retention_s=24 * 3600.0)
     assert sorted(p.rsplit("/", 2)[-2] + "/" + p.rsplit("/", 1)[-1] for p in deleted) == [
         f"plans/{old}",
         f"results/{old}",
     ]
     assert sorted(p.name for p in (tmp_path / "results").iterdir()) == sorted([new, "my-run.json"])
-    assert prune_run_files(io, base, retention_s=0.0, now=time.time() + 5) and not (tmp_path / "plans" / new).exists()
+    assert prune_run_files(fs, base, retention_s=0.0, now=time.time() + 5) and not (tmp_path / "plans" / new).exists()
     assert (tmp_path / "plans" / "my-run.json").exists()
-    assert prune_run_files(*stats_store.resolve_io(str(tmp_path / "none")), retention_s=0.0) == []
+    assert prune_run_files(fs, str(tmp_path / "none"), retention_s=0.0) == []
 
 
 def test_import_airflow_zorder_stays_light():

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from airflow_zorder import spark_jars
-from airflow_zorder.core.storage.filesystems import s3a_arrow_options
+from airflow_zorder.core.storage.io.hadoop import s3a_arrow_options
 
 
 def test_line_of_a_spark_version_and_the_lines_we_pin():

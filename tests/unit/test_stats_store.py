@@ -20,7 +20,7 @@ from airflow_zorder.core.policy import history
 from airflow_zorder.core.stats import stats_schema, stats_store
 from airflow_zorder.core.stats.stats_schema import FILE_STATS_SCHEMA
 from airflow_zorder.core.stats.value_order import order_key, order_keys
-from airflow_zorder.core.storage.filesystems import LocalFileSystem
+from airflow_zorder.core.storage.io.local import LocalFileSystem
 
 UTC = dt.UTC
 
@@ -304,10 +304,10 @@ def test_failed_publish_leaves_no_visible_snapshot(loc, monkeypatch):
     stats_store.write_snapshot(loc, stats_rows({"/t/a": (1, 2)}), run_record("r1"))
 
     def boom(self, path, data):
-        tmp = self._write_temp(path, data[: len(data) // 2])  # half-written temp file, then the crash
+        tmp = self._write_temp(self.local_path(path), data[: len(data) // 2])  # half-written temp file, then the crash
         raise OSError(f"disk full while writing {tmp}")
 
-    monkeypatch.setattr(stats_store.ArrowIO, "publish_bytes", boom)
+    monkeypatch.setattr(LocalFileSystem, "create_exclusive", boom)
     with pytest.raises(OSError, match="disk full"):
         stats_store.write_snapshot(loc, stats_rows({"/t/zzz": (1, 2)}), run_record("r2"))
     monkeypatch.undo()
@@ -396,7 +396,7 @@ def test_events_record_and_load(loc):
             "files_after": 2,
             "custom": {"x": 1},
         },
-        filesystem=stats_store.FsIO(LocalFileSystem()),
+        filesystem=LocalFileSystem(),
     )
     ev = stats_store.load_events(loc, kind="cluster")
     assert ev.schema.remove_metadata().equals(stats_schema.EVENTS_SCHEMA.remove_metadata())

@@ -8,9 +8,11 @@ import os
 import pytest
 from pyarrow import fs as pafs
 
-from airflow_zorder.core.stats import stats_store
 from airflow_zorder.core.storage import locations
-from airflow_zorder.core.storage.filesystems import HadoopFileSystem, LocalFileSystem
+from airflow_zorder.core.storage.io import filesystem_for
+from airflow_zorder.core.storage.io.arrow import ArrowFileSystem
+from airflow_zorder.core.storage.io.hadoop import HadoopFileSystem
+from airflow_zorder.core.storage.io.local import LocalFileSystem
 from airflow_zorder.core.storage.locations import parse_location
 
 
@@ -55,9 +57,38 @@ def test_local_and_hadoop_filesystems_read_file_uris_by_the_same_rule(tmp_path):
     assert LocalFileSystem.local_path(uri) == str(d / "f.parquet")
     fs, path = locations.arrow_filesystem(uri)
     assert isinstance(fs, pafs.LocalFileSystem) and fs.get_file_info(path).size == 4
-    io, base = stats_store.resolve_io(f"file://{tmp_path}/k=a%3Ab")
-    assert io.list_names(base) == ["f.parquet"]
+    part = f"file://{tmp_path}/k=a%3Ab"  # the seam the stats store opens its locations through
+    assert [f.path.rsplit("/", 1)[-1] for f in filesystem_for(part).list_files(part, recursive=False)] == ["f.parquet"]
     assert HadoopFileSystem.__new__(HadoopFileSystem)._local_path(uri) == str(d / "f.parquet")
+
+
+def test_filesystem_for_picks_by_what_the_caller_holds_then_by_the_scheme(tmp_path):
+    """The one loader: a held FileSystem as it is, pyarrow's and fsspec's wrapped, else the location's own."""
+    local = LocalFileSystem()
+    assert filesystem_for(str(tmp_path), filesystem=local) is local
+    assert isinstance(filesystem_for(str(tmp_path)), LocalFileSystem)
+    assert isinstance(filesystem_for(f"file://{tmp_path}"), LocalFileSystem)
+    assert isinstance(filesystem_for(str(tmp_path), filesystem=pafs.LocalFileSystem()), LocalFileSystem)
+    sub = pafs.SubTreeFileSystem(str(tmp_path), pafs.LocalFileSystem())
+    held = filesystem_for("d", filesystem=sub)
+    assert isinstance(held, ArrowFileSystem) and held.fs is sub
+    fsspec = pytest.importorskip("fsspec")
+    assert isinstance(filesystem_for(str(tmp_path), filesystem=fsspec.filesystem("memory")), ArrowFileSystem)
+    with pytest.raises(TypeError, match="unsupported filesystem object"):
+        filesystem_for(str(tmp_path), filesystem=object())
+
+
+def test_arrow_filesystem_lists_a_directory_a_file_and_nothing(tmp_path):
+    (tmp_path / "d" / "k=1").mkdir(parents=True)
+    (tmp_path / "d" / "k=1" / "f.parquet").write_bytes(b"PAR1")
+    (tmp_path / "d" / "g.json").write_text("{}")
+    fs = ArrowFileSystem(pafs.SubTreeFileSystem(str(tmp_path), pafs.LocalFileSystem()))
+    assert [f.path for f in fs.list_files("d")] == ["d/g.json", "d/k=1/f.parquet"]
+    assert [f.path for f in fs.list_files("d", recursive=False)] == ["d/g.json"]
+    assert [(f.path, f.size) for f in fs.list_files("d/k=1/f.parquet")] == [("d/k=1/f.parquet", 4)]
+    assert fs.list_files("missing") == [] and fs.list_files("d/k=1/f.parquet/x") == []
+    fs.write_atomic("d/new/r.json", b"{}\n")  # its directory made first, as the stats store's records need
+    assert fs.read_bytes("d/new/r.json") == b"{}\n" and fs.read_text("d/new/r.json") == "{}\n"
 
 
 def test_each_store_gets_its_pyarrow_filesystem_with_the_options(monkeypatch):

@@ -9,7 +9,7 @@ import pyarrow.parquet as pq
 import pytest
 
 from airflow_zorder.core.errors import MissingDependencyError
-from airflow_zorder.core.storage.filesystems import LocalFileSystem
+from airflow_zorder.core.storage.io.local import LocalFileSystem
 from airflow_zorder.core.tables import open_table, registry
 from airflow_zorder.core.tables.protocol import TableFormat
 

@@ -13,7 +13,8 @@ import time
 from typing import Any
 
 from airflow_zorder.core.errors import InvalidInputError
-from airflow_zorder.core.storage.filesystems import join
+from airflow_zorder.core.storage.io import FileSystem, filesystem_for
+from airflow_zorder.core.storage.io.paths import join
 
 __all__ = ["PLANS_DIR", "RESULTS_DIR", "RUN_FILE_DIRS", "prune_run_files", "read_result", "result_location"]
 
@@ -43,15 +44,12 @@ def result_location(stats_location: str, run_id: str) -> str:
 def read_result(stats_location: str, run_id: str, filesystem: Any | None = None) -> dict[str, Any] | None:
     """The JSON result run ``run_id`` wrote to :func:`result_location`; None while it is absent.
 
-    ``filesystem``: what ``FileStatsHook.get_conn()`` returns (passed to ``stats_store.resolve_io``); None opens
+    ``filesystem``: what ``FileStatsHook.get_conn()`` returns (passed to ``filesystem_for``); None opens
     the location with the store's default credentials.  A file that is not a JSON object raises ValueError naming it.
     """
-    from airflow_zorder.core.stats import stats_store
-
     where = result_location(stats_location, run_id)
-    io, base = stats_store.resolve_io(str(stats_location).strip(), filesystem)
     try:
-        text = io.read_text(join(base, RESULTS_DIR, _result_name(run_id)))
+        text = filesystem_for(where, filesystem=filesystem).read_text(where)
     except FileNotFoundError:
         return None
     try:
@@ -65,7 +63,7 @@ def read_result(stats_location: str, run_id: str, filesystem: Any | None = None)
     return doc
 
 
-def prune_run_files(io: Any, base: str, retention_s: float, now: float | None = None) -> list[str]:
+def prune_run_files(fs: FileSystem, base: str, retention_s: float, now: float | None = None) -> list[str]:
     """Delete the results and plans of runs started more than ``retention_s`` ago; returns their paths.
 
     The run's start comes from its id (``new_run_id``); files of run ids in another form are never touched.
@@ -73,13 +71,14 @@ def prune_run_files(io: Any, base: str, retention_s: float, now: float | None = 
     now = time.time() if now is None else now
     deleted = []
     for directory in RUN_FILE_DIRS:
-        for name in io.list_names(join(base, directory)):
-            m = _RUN_TIME.match(name.rsplit("/", 1)[-1])
+        for f in fs.list_files(join(base, directory), recursive=False):
+            name = f.path.rstrip("/").rsplit("/", 1)[-1]
+            m = _RUN_TIME.match(name)
             if not m:
                 continue
             started = time.mktime(time.strptime(m.group(1), "%Y%m%dT%H%M%S"))  # new_run_id writes local time
             if now - started > retention_s:
-                path = join(base, directory, name.rsplit("/", 1)[-1])
-                io.delete(path)
+                path = join(base, directory, name)
+                fs.delete(path)
                 deleted.append(path)
     return deleted

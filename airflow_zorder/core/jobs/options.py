@@ -18,7 +18,7 @@ from typing import Any, Literal, get_args
 
 from airflow_zorder.core.errors import InvalidInputError
 from airflow_zorder.core.jobs.file_sizing import DEFAULT_TARGET_FILE_SIZE, parse_size
-from airflow_zorder.core.storage.filesystems import join
+from airflow_zorder.core.stats.stats_location import default_stats_location
 from airflow_zorder.core.storage.locations import is_path_table
 
 __all__ = [
@@ -40,7 +40,6 @@ __all__ = [
     "VerifyMode",
     "check_choice",
     "check_cluster_modes",
-    "default_stats_location",
     "new_run_id",
     "parse_name_args",
     "parse_names",
@@ -84,7 +83,6 @@ DEFAULT_SALT_BITS = 16
 DEFAULT_CURVE = "zorder"  # the jobs' and operators' curve unless one is given
 DEFAULT_TARGET_RATIO = 1.35  # incremental runs stop once every column is within this of the ideal
 DEFAULT_RETENTION_HOURS = 168.0  # replaced files are kept this long (7 days)
-STATS_SUBDIR = ("_zorder", "stats")
 
 
 def check_choice(what: str, value: Any, choices: Sequence[str]) -> None:
@@ -145,11 +143,6 @@ def parse_name_args(values: Sequence[str] | None, what: str = "names") -> list[s
 def parse_partitions(values: Sequence[str] | None) -> list[str] | None:
     """Partitions from repeated values, comma/newline separated lists, or a JSON list (e.g. from XCom); None if none."""
     return parse_name_args(values, "partitions") or None
-
-
-def default_stats_location(table_home: str) -> str:
-    """Where a table's stats live unless told otherwise: ``<table home>/_zorder/stats``."""
-    return join(table_home, *STATS_SUBDIR)
 
 
 def stats_location_for(table: str, stats_location: str | None = None, home: str | None = None) -> str | None:

@@ -27,7 +27,8 @@ from airflow_zorder.core.jobs.options import (
     parse_names,
     stats_location_for,
 )
-from airflow_zorder.core.storage.filesystems import join
+from airflow_zorder.core.storage.io import filesystem_for
+from airflow_zorder.core.storage.io.paths import join
 
 __all__ = [
     "PLANS_DIR",
@@ -178,13 +179,11 @@ def plan_location(table: str, stats_location: str | None, run_id: str) -> str:
 
 
 def write_plan(doc: Mapping[str, Any], stats_location: str, run_id: str, filesystem: Any = None) -> str:
-    """Write a plan to ``<stats_location>/plans/<run id>.json`` (``filesystem`` as ``stats_store.resolve_io``
-    takes it; None: the store's default credentials); returns that location."""
-    from airflow_zorder.core.stats import stats_store
-
-    io, base = stats_store.resolve_io(stats_location, filesystem)
-    io.mkdirs(join(base, PLANS_DIR))
-    io.write_text(join(base, PLANS_DIR, f"{run_id}.json"), json.dumps(doc, separators=(",", ":")))
+    """Write a plan to ``<stats_location>/plans/<run id>.json`` (``filesystem`` as ``filesystem_for`` takes it;
+    None: the store's default credentials); returns that location."""
+    fs = filesystem_for(stats_location, filesystem=filesystem)
+    fs.mkdirs(join(stats_location, PLANS_DIR))
+    fs.write_atomic(join(stats_location, PLANS_DIR, f"{run_id}.json"), json.dumps(doc, separators=(",", ":")))
     return join(stats_location, PLANS_DIR, f"{run_id}.json")
 
 

@@ -52,6 +52,12 @@ Spark SQL::
     SELECT * FROM json.`<loc>/runs`
 
 pyarrow: :func:`load_latest`, or ``pyarrow.dataset.dataset('<loc>/files')``.
+
+Storage: every function opens its location through the one I/O seam
+(:func:`~airflow_zorder.core.storage.io.filesystem_for`); ``filesystem`` is what the caller holds (a
+:class:`~airflow_zorder.core.storage.io.FileSystem` such as the Spark driver's Hadoop one, a pyarrow or fsspec
+filesystem; None: the location's own, with the store's default credentials).  pyarrow reads the Parquet
+and JSON files wherever it can open them itself.
 """
 
 from __future__ import annotations
@@ -71,20 +77,15 @@ import pyarrow.parquet as pq
 from pyarrow import fs as pafs
 
 from airflow_zorder.core.errors import ConcurrentChangeError, StatsNotFoundError, deprecated_aliases
-from airflow_zorder.core.jobs.options import default_stats_location
 from airflow_zorder.core.stats import stats_schema as ss
-from airflow_zorder.core.storage import locations
 from airflow_zorder.core.storage.faults import fault_point
-from airflow_zorder.core.storage.filesystems import join, os_path
+from airflow_zorder.core.storage.io import FileSystem, filesystem_for, os_path
+from airflow_zorder.core.storage.io.hadoop import HadoopFileSystem
+from airflow_zorder.core.storage.io.paths import join
 
 __all__ = [
     "StatsNotFoundError",
     "ConcurrentChangeError",
-    "StatsIO",
-    "ArrowIO",
-    "FsIO",
-    "default_location",
-    "resolve_io",
     "snapshot_path",
     "list_snapshots",
     "latest_snapshot_id",
@@ -103,7 +104,6 @@ __all__ = [
     "change_signal",
 ]
 
-STATS_DIR = "stats"
 FILES_DIR = "files"
 RUNS_DIR = "runs"
 EVENTS_DIR = "events"
@@ -116,11 +116,6 @@ _ROW_GROUP_ROWS = 64 * 1024
 # ConcurrentChangeError: another collection run committed the same snapshot id first. Both live in
 # airflow_zorder.core.errors; the old name StatsConflictError still answers, with a DeprecationWarning.
 __getattr__ = deprecated_aliases(__name__, {"StatsConflictError": ConcurrentChangeError})
-
-
-def default_location(table_home: str) -> str:
-    """The default stats location of a table: ``<table home>/_zorder/stats`` (the jobs' one rule)."""
-    return default_stats_location(table_home)
 
 
 def snapshot_path(location: str, snapshot_id: int) -> str:
@@ -173,258 +168,90 @@ def iso_utc(ts: Any = None) -> str:
 
 
 # --------------------------------------------------------------------------
-# Storage access
+# Storage access: the one I/O seam (``filesystem_for``), plus pyarrow's readers
 # --------------------------------------------------------------------------
 
 
-class StatsIO:
-    """The handful of storage operations the store needs.  Paths are full paths in this IO's namespace."""
+def _open(location: str | os.PathLike[str], filesystem: Any) -> tuple[FileSystem, str]:
+    """The location's filesystem, from the one I/O seam given what the caller holds, and the location as text."""
+    location = os.fspath(location)
+    return filesystem_for(location, filesystem=filesystem), location
 
-    def read_bytes(self, path: str) -> bytes:
-        """Whole file; FileNotFoundError if missing."""
-        raise NotImplementedError
 
-    def write_bytes(self, path: str, data: bytes) -> None:
-        """Create or replace ``path`` so readers see the old or the new content, never a mix."""
-        raise NotImplementedError
+def _list_names(fs: FileSystem, directory: str) -> list[str]:
+    """Names of the files directly in ``directory`` (hidden ``.``/``_`` names excluded), sorted; [] if missing.
 
-    def publish_bytes(self, path: str, data: bytes) -> None:
-        """Create ``path`` complete-or-absent; FileExistsError if it exists (atomically where the store allows)."""
-        raise NotImplementedError
+    pyarrow lists the directory's children where it opens it itself (one request; a directory's marker blob on
+    ABFS is not taken for the directory), else the filesystem does.
+    """
+    opened = _pyarrow_path(fs, directory)
+    if opened is None:
+        names = [f.path.rstrip("/").rsplit("/", 1)[-1] for f in fs.list_files(directory, recursive=False)]
+    else:
+        handle, where = opened
+        sel = pafs.FileSelector(where, allow_not_found=True, recursive=False)
+        names = [i.base_name for i in handle.get_file_info(sel) if i.type == pafs.FileType.File]
+    return sorted(n for n in names if not n.startswith((".", "_")))
 
-    def list_names(self, directory: str) -> list[str]:
-        """Names of the files directly in ``directory`` (hidden ``.``/``_`` names excluded); [] if missing."""
-        raise NotImplementedError
 
-    def exists(self, path: str) -> bool:
-        raise NotImplementedError
+def _publish(fs: FileSystem, path: str, data: bytes) -> None:
+    """Create ``path`` complete or absent, never over an existing file; FileExistsError if it exists.
 
-    def delete(self, path: str) -> None:
-        """Delete a file; no error if it is absent."""
-        raise NotImplementedError
+    The filesystem's exclusive create: a local hard link, HDFS's rename, S3's conditional PUT through Hadoop;
+    pyarrow's filesystems can only check, then PUT. A rename would be a copy on object stores, whose existence
+    check and copy two collectors could interleave.
+    """
+    if not fs.create_exclusive(path, data):
+        raise FileExistsError(path)
 
-    def mkdirs(self, path: str) -> None:
-        raise NotImplementedError
 
-    def read_text(self, path: str) -> str:
-        return self.read_bytes(path).decode("utf-8")
+def _pyarrow_path(fs: FileSystem, path: str) -> tuple[Any, str] | None:
+    """Where pyarrow opens ``path`` itself (ranged reads, row groups filtered): ``(pyarrow filesystem, path in
+    it)``; None on a store reached through the Spark driver's Hadoop, whose bytes come through py4j."""
+    if isinstance(fs, HadoopFileSystem) and os_path(fs, path) is None:
+        return None
+    handle, where = fs.arrow(path)
+    return (handle if handle is not None else pafs.LocalFileSystem()), where
 
-    def write_text(self, path: str, text: str) -> None:
-        self.write_bytes(path, text.encode("utf-8"))
 
-    def read_parquet(self, path: str, filters: Any = None) -> pa.Table:
-        """One Parquet file as a table (optionally with pyarrow ``filters``)."""
-        return pq.read_table(pa.BufferReader(self.read_bytes(path)), filters=filters)
+def _read_parquet(fs: FileSystem, path: str, filters: Any = None) -> pa.Table:
+    """One Parquet file as a table (optionally with pyarrow ``filters``)."""
+    opened = _pyarrow_path(fs, path)
+    if opened is None:
+        return pq.read_table(pa.BufferReader(fs.read_bytes(path)), filters=filters)
+    handle, where = opened
+    return pq.read_table(where, filesystem=handle, filters=filters)
 
-    def read_json_lines(self, directory: str, schema: pa.Schema) -> pa.Table:
-        """All JSON-lines files directly in ``directory`` as one table with ``schema``."""
-        names = sorted(n for n in self.list_names(directory) if n.endswith(".json"))
-        chunks = [self.read_bytes(join(directory, n)).rstrip(b"\n") for n in names]
-        return _parse_json_lines(chunks, schema)
+
+def _read_json_lines(fs: FileSystem, directory: str, schema: pa.Schema) -> pa.Table:
+    """All JSON-lines files directly in ``directory`` as one table with ``schema``."""
+    opened = _pyarrow_path(fs, directory)
+    if opened is None:
+        names = [n for n in _list_names(fs, directory) if n.endswith(".json")]
+        return _parse_json_lines([fs.read_bytes(join(directory, n)).rstrip(b"\n") for n in names], schema)
+    handle, where = opened
+    if handle.get_file_info(where).type == pafs.FileType.NotFound:  # the directory first: a refusal names the path
+        return schema.empty_table()
+    names = [n for n in _list_names(fs, directory) if n.endswith(".json")]
+    if not names:
+        return schema.empty_table()
+    import pyarrow.dataset as ds
+
+    fmt = ds.JsonFileFormat(parse_options=_json_options(schema))
+    return ds.dataset([join(where, n) for n in names], format=fmt, schema=schema, filesystem=handle).to_table()
+
+
+def _json_options(schema: pa.Schema) -> pajson.ParseOptions:
+    """The records' JSON read with ``schema``; fields it does not name (a newer writer's) are ignored."""
+    return pajson.ParseOptions(explicit_schema=schema, unexpected_field_behavior="ignore")
 
 
 def _parse_json_lines(chunks: list[bytes], schema: pa.Schema) -> pa.Table:
     chunks = [c for c in chunks if c.strip()]
     if not chunks:
         return schema.empty_table()
-    opts = pajson.ParseOptions(explicit_schema=schema, unexpected_field_behavior="ignore")
-    t = pajson.read_json(pa.BufferReader(b"\n".join(chunks) + b"\n"), parse_options=opts)
+    t = pajson.read_json(pa.BufferReader(b"\n".join(chunks) + b"\n"), parse_options=_json_options(schema))
     return t.select(schema.names).cast(schema)
-
-
-class ArrowIO(StatsIO):
-    """:class:`StatsIO` over a ``pyarrow.fs.FileSystem`` (local, S3, GCS, HDFS, ABFS, or fsspec-wrapped)."""
-
-    def __init__(self, filesystem: pafs.FileSystem) -> None:
-        self.fs = filesystem
-        self.local = isinstance(filesystem, pafs.LocalFileSystem)
-
-    def read_bytes(self, path: str) -> bytes:
-        with self.fs.open_input_stream(path) as f:
-            return f.read()
-
-    def _write_direct(self, path: str, data: bytes) -> None:
-        parent = path.rsplit("/", 1)[0]
-        if parent and parent != path:
-            self.fs.create_dir(parent, recursive=True)
-        with self.fs.open_output_stream(path) as f:
-            f.write(data)
-
-    def _write_temp(self, path: str, data: bytes) -> str:
-        d, name = os.path.split(path)
-        os.makedirs(d or ".", exist_ok=True)
-        tmp = os.path.join(d, f".{name}.tmp-{uuid.uuid4().hex}")
-        with open(tmp, "xb") as f:
-            f.write(data)
-            f.flush()
-            os.fsync(f.fileno())
-        return tmp
-
-    def write_bytes(self, path: str, data: bytes) -> None:
-        if not self.local:
-            self._write_direct(path, data)  # object stores publish a PUT atomically
-            return
-        tmp = self._write_temp(path, data)
-        try:
-            os.replace(tmp, path)
-        except BaseException:
-            _unlink(tmp)
-            raise
-
-    def publish_bytes(self, path: str, data: bytes) -> None:
-        if not self.local:
-            if self.exists(path):
-                raise FileExistsError(path)
-            self._write_direct(path, data)
-            return
-        from airflow_zorder.core.storage.filesystems import LocalFileSystem
-
-        tmp = self._write_temp(path, data)
-        try:
-            LocalFileSystem().rename(tmp, path)  # renameat2(RENAME_NOREPLACE)
-        except BaseException:
-            _unlink(tmp)
-            raise
-
-    def list_names(self, directory: str) -> list[str]:
-        sel = pafs.FileSelector(directory, allow_not_found=True, recursive=False)
-        return sorted(
-            i.base_name
-            for i in self.fs.get_file_info(sel)
-            if i.type == pafs.FileType.File and not i.base_name.startswith((".", "_"))
-        )
-
-    def exists(self, path: str) -> bool:
-        return self.fs.get_file_info(path).type != pafs.FileType.NotFound
-
-    def delete(self, path: str) -> None:
-        try:
-            self.fs.delete_file(path)
-        except FileNotFoundError:
-            pass
-
-    def mkdirs(self, path: str) -> None:
-        self.fs.create_dir(path, recursive=True)
-
-    def read_parquet(self, path: str, filters: Any = None) -> pa.Table:
-        return pq.read_table(path, filesystem=self.fs, filters=filters)
-
-    def read_json_lines(self, directory: str, schema: pa.Schema) -> pa.Table:
-        if self.fs.get_file_info(directory).type == pafs.FileType.NotFound:
-            return schema.empty_table()
-        import pyarrow.dataset as ds
-
-        fmt = ds.JsonFileFormat(
-            parse_options=pajson.ParseOptions(explicit_schema=schema, unexpected_field_behavior="ignore")
-        )
-        sel = pafs.FileSelector(directory, recursive=False)
-        files = sorted(
-            i.path
-            for i in self.fs.get_file_info(sel)
-            if i.type == pafs.FileType.File and i.base_name.endswith(".json") and not i.base_name.startswith((".", "_"))
-        )
-        if not files:
-            return schema.empty_table()
-        return ds.dataset(files, format=fmt, schema=schema, filesystem=self.fs).to_table()
-
-
-def _unlink(p: str) -> None:
-    try:
-        os.unlink(p)
-    except FileNotFoundError:
-        pass
-
-
-class FsIO(StatsIO):
-    """:class:`StatsIO` over the project's :class:`airflow_zorder.core.storage.filesystems.FileSystem`: the Spark driver's commits.
-
-    With :class:`~airflow_zorder.core.storage.filesystems.HadoopFileSystem` (which reads and writes bytes) it holds
-    snapshots too, on any store Hadoop reaches; a text-only filesystem holds events and run records.
-    """
-
-    def __init__(self, fs: Any) -> None:
-        self.fs = fs
-
-    def read_text(self, path: str) -> str:
-        return self.fs.read_text(path)
-
-    def write_text(self, path: str, text: str) -> None:
-        self.fs.write_text_atomic(path, text)
-
-    def read_bytes(self, path: str) -> bytes:
-        if hasattr(self.fs, "read_bytes"):
-            return self.fs.read_bytes(path)
-        return self.fs.read_text(path).encode("utf-8")
-
-    def write_bytes(self, path: str, data: bytes) -> None:
-        self.fs.write_bytes(path, data)
-
-    def publish_bytes(self, path: str, data: bytes) -> None:
-        # The filesystem's exclusive create: complete or absent, never over an existing file (a local hard link,
-        # HDFS's rename, S3's conditional PUT through Hadoop; pyarrow's ArrowFileSystem can only check, then PUT).
-        # A rename would be a copy on object stores, whose existence check and copy two collectors could interleave.
-        if not self.fs.create_exclusive(path, data):
-            raise FileExistsError(path)
-
-    def list_names(self, directory: str) -> list[str]:
-        out = []
-        for f in self.fs.list_files(directory, recursive=False):
-            name = f.path.rstrip("/").rsplit("/", 1)[-1]
-            if not name.startswith((".", "_")):
-                out.append(name)
-        return sorted(out)
-
-    def exists(self, path: str) -> bool:
-        return bool(self.fs.exists(path))
-
-    def delete(self, path: str) -> None:
-        self.fs.delete(path)
-
-    def mkdirs(self, path: str) -> None:
-        self.fs.mkdirs(path)
-
-
-def resolve_io(location: str, filesystem: Any = None) -> tuple[StatsIO, str]:
-    """``(io, base path)`` for a stats location.
-
-    ``filesystem``: ``None`` (the location's own filesystem from :func:`locations.arrow_filesystem`,
-    with the store's default credentials), a ``pyarrow.fs.FileSystem`` (a plain path is then a path
-    in it, a URI is parsed by :func:`locations.parse_location`), an fsspec filesystem, the project's
-    :class:`~airflow_zorder.core.storage.filesystems.FileSystem` (``filesystem_for``: the Spark driver's Hadoop one,
-    local paths then read with pyarrow), or a :class:`StatsIO`.
-    """
-    location = os.fspath(location)
-    if isinstance(filesystem, StatsIO):
-        return filesystem, location
-    from airflow_zorder.core.storage.filesystems import ArrowFileSystem, HadoopFileSystem
-    from airflow_zorder.core.storage.filesystems import LocalFileSystem as ProjectLocal
-
-    if filesystem is None or isinstance(filesystem, ProjectLocal):
-        fs, path = locations.arrow_filesystem(location)
-        return ArrowIO(fs), path.rstrip("/") or "/"
-    if isinstance(filesystem, ArrowFileSystem):
-        fs, path = filesystem.arrow(location)
-        return ArrowIO(fs), path.rstrip("/") or "/"
-    if isinstance(filesystem, HadoopFileSystem) and os_path(filesystem, location) is not None:
-        return resolve_io(os_path(filesystem, location) or location)  # the driver's disk: pyarrow, not py4j
-    if isinstance(filesystem, pafs.FileSystem):
-        path = location
-        if "://" in location or location.startswith("file:"):
-            path = locations.parse_location(location).arrow_path()
-        return ArrowIO(filesystem), path.rstrip("/") or "/"
-    if hasattr(filesystem, "write_text_atomic") and hasattr(filesystem, "list_files"):
-        return FsIO(filesystem), location.rstrip("/")
-    try:
-        import fsspec
-
-        if isinstance(filesystem, fsspec.AbstractFileSystem):
-            from pyarrow.fs import FSSpecHandler, PyFileSystem
-
-            path = filesystem._strip_protocol(location)
-            return ArrowIO(PyFileSystem(FSSpecHandler(filesystem))), path
-    except ImportError:  # pragma: no cover
-        pass
-    raise TypeError(f"unsupported filesystem object {type(filesystem).__name__}")
 
 
 # --------------------------------------------------------------------------
@@ -432,18 +259,18 @@ def resolve_io(location: str, filesystem: Any = None) -> tuple[StatsIO, str]:
 # --------------------------------------------------------------------------
 
 
-def _snapshot_ids(io: StatsIO, base: str) -> list[int]:
+def _snapshot_ids(fs: FileSystem, base: str) -> list[int]:
     out = []
-    for name in io.list_names(join(base, FILES_DIR)):
+    for name in _list_names(fs, join(base, FILES_DIR)):
         m = _SNAP_RE.match(name)
         if m:
             out.append(int(m.group(1)))
     return sorted(out)
 
 
-def _read_pointer(io: StatsIO, base: str) -> dict[str, Any] | None:
+def _read_pointer(fs: FileSystem, base: str) -> dict[str, Any] | None:
     try:
-        return json.loads(io.read_text(join(base, POINTER)))
+        return json.loads(fs.read_text(join(base, POINTER)))
     except FileNotFoundError:
         return None
     except (ValueError, OSError):
@@ -452,42 +279,42 @@ def _read_pointer(io: StatsIO, base: str) -> dict[str, Any] | None:
 
 def list_snapshots(location: str, filesystem: Any = None) -> list[int]:
     """Ids of the snapshots present (kept by the retention), ascending."""
-    io, base = resolve_io(location, filesystem)
-    return _snapshot_ids(io, base)
+    fs, location = _open(location, filesystem)
+    return _snapshot_ids(fs, location)
 
 
-def _latest_id(io: StatsIO, base: str) -> int | None:
-    ptr = _read_pointer(io, base)
+def _latest_id(fs: FileSystem, base: str) -> int | None:
+    ptr = _read_pointer(fs, base)
     if ptr is None or not isinstance(ptr.get("snapshot_id"), int):
-        ids = _snapshot_ids(io, base)
+        ids = _snapshot_ids(fs, base)
         return ids[-1] if ids else None
     n = int(ptr["snapshot_id"])
-    while io.exists(snapshot_path(base, n + 1)):  # committed after the pointer was written (crash window)
+    while fs.exists(snapshot_path(base, n + 1)):  # committed after the pointer was written (crash window)
         n += 1
     return n
 
 
 def latest_snapshot_id(location: str, filesystem: Any = None) -> int | None:
     """The newest committed snapshot's id, or ``None`` when stats were never collected there."""
-    io, base = resolve_io(location, filesystem)
-    return _latest_id(io, base)
+    fs, location = _open(location, filesystem)
+    return _latest_id(fs, location)
 
 
 def load_snapshot(
     location: str, snapshot_id: int, filesystem: Any = None, columns: Sequence[str] | None = None
 ) -> pa.Table:
     """One snapshot's rows (all, or only those of ``columns``)."""
-    io, base = resolve_io(location, filesystem)
-    return _load(io, base, snapshot_id, columns)
+    fs, location = _open(location, filesystem)
+    return _load(fs, location, snapshot_id, columns)
 
 
-def _load(io: StatsIO, base: str, snapshot_id: int, columns: Sequence[str] | None) -> pa.Table:
+def _load(fs: FileSystem, base: str, snapshot_id: int, columns: Sequence[str] | None) -> pa.Table:
     filters = None
     if columns is not None:
         cols = [columns] if isinstance(columns, str) else list(columns)
         filters = [("column_name", "in", cols)]
     try:
-        t = io.read_parquet(snapshot_path(base, snapshot_id), filters)
+        t = _read_parquet(fs, snapshot_path(base, snapshot_id), filters)
     except FileNotFoundError as exc:
         raise StatsNotFoundError(f"snapshot {snapshot_id} not found under {base}") from exc
     return _conform(t)
@@ -509,24 +336,24 @@ def load_latest(location: str, filesystem: Any = None, columns: Sequence[str] | 
     snapshot's run record is in ``table.schema.metadata[RUN_METADATA_KEY]``
     (JSON).
     """
-    io, base = resolve_io(location, filesystem)
-    sid = _latest_id(io, base)
+    fs, location = _open(location, filesystem)
+    sid = _latest_id(fs, location)
     if sid is None:
         raise StatsNotFoundError(
             f"no statistics at {location}: run the stats collection job (spark_jobs/collect_stats.py) first"
         )
-    return _load(io, base, sid, columns)
+    return _load(fs, location, sid, columns)
 
 
 def check_writable(location: str, filesystem: Any = None) -> None:
     """Create the stats directories and write/delete a probe file; OSError with a clear message if impossible."""
-    io, base = resolve_io(location, filesystem)
-    probe = join(base, FILES_DIR, f".probe-{uuid.uuid4().hex}")
+    fs, location = _open(location, filesystem)
+    probe = join(location, FILES_DIR, f".probe-{uuid.uuid4().hex}")
     try:
         for d in (FILES_DIR, RUNS_DIR):
-            io.mkdirs(join(base, d))
-        io.write_bytes(probe, b"probe")
-        io.delete(probe)
+            fs.mkdirs(join(location, d))
+        fs.write_atomic(probe, b"probe")
+        fs.delete(probe)
     except Exception as exc:  # noqa: BLE001 - one clear message for every store
         raise PermissionError(f"stats location {location} is not writable: {type(exc).__name__}: {exc}") from exc
 
@@ -551,13 +378,13 @@ def _sorted_rows(rows: pa.Table, snapshot_id: int) -> pa.Table:
     return rows
 
 
-def _write_run_record(io: StatsIO, base: str, run: Mapping[str, Any]) -> str:
+def _write_run_record(fs: FileSystem, base: str, run: Mapping[str, Any]) -> str:
     path = join(base, RUNS_DIR, run_file_name(run))
-    io.write_text(path, json.dumps(run, default=str, separators=(",", ":")) + "\n")
+    fs.write_atomic(path, json.dumps(run, default=str, separators=(",", ":")) + "\n")
     return path
 
 
-def _write_pointer(io: StatsIO, base: str, run: Mapping[str, Any], snapshot_id: int) -> None:
+def _write_pointer(fs: FileSystem, base: str, run: Mapping[str, Any], snapshot_id: int) -> None:
     ptr = {
         "schema_version": ss.SCHEMA_VERSION,
         "snapshot_id": snapshot_id,
@@ -566,7 +393,7 @@ def _write_pointer(io: StatsIO, base: str, run: Mapping[str, Any], snapshot_id: 
         "table_name": run.get("table_name"),
         "collected_at": run.get("collected_at"),
     }
-    io.write_text(join(base, POINTER), json.dumps(ptr, default=str) + "\n")
+    fs.write_atomic(join(base, POINTER), json.dumps(ptr, default=str) + "\n")
 
 
 def repair(location: str, filesystem: Any = None) -> list[int]:
@@ -575,31 +402,31 @@ def repair(location: str, filesystem: Any = None) -> list[int]:
     Returns the snapshot ids whose run record was rebuilt.  Called by the
     writers before they commit; safe to call any time.
     """
-    io, base = resolve_io(location, filesystem)
-    return _repair(io, base)
+    fs, location = _open(location, filesystem)
+    return _repair(fs, location)
 
 
-def _repair(io: StatsIO, base: str) -> list[int]:
-    ids = _snapshot_ids(io, base)
+def _repair(fs: FileSystem, base: str) -> list[int]:
+    ids = _snapshot_ids(fs, base)
     if not ids:
         return []
-    ptr = _read_pointer(io, base)
+    ptr = _read_pointer(fs, base)
     ptr_id = ptr.get("snapshot_id") if ptr else None
     if isinstance(ptr_id, int) and ptr_id >= ids[-1]:
         return []
     fixed = []
-    runs = set(io.list_names(join(base, RUNS_DIR)))
+    runs = set(_list_names(fs, join(base, RUNS_DIR)))
     run = None
     for sid in [i for i in ids if not isinstance(ptr_id, int) or i > ptr_id]:
-        md = pq.read_schema(pa.BufferReader(io.read_bytes(snapshot_path(base, sid)))).metadata or {}
+        md = pq.read_schema(pa.BufferReader(fs.read_bytes(snapshot_path(base, sid)))).metadata or {}
         raw = md.get(ss.RUN_METADATA_KEY)
         if raw is None:
             continue
         run = json.loads(raw)
         if run_file_name(run) not in runs:
-            _write_run_record(io, base, run)
+            _write_run_record(fs, base, run)
             fixed.append(sid)
-    _write_pointer(io, base, run or {}, ids[-1])
+    _write_pointer(fs, base, run or {}, ids[-1])
     return fixed
 
 
@@ -619,45 +446,45 @@ def write_snapshot(
     ``keep_snapshots``: delete snapshot files older than the newest N after
     committing (run records are always kept); ``None``/0 keeps all.
     """
-    io, base = resolve_io(location, filesystem)
-    _repair(io, base)
-    ids = _snapshot_ids(io, base)
+    fs, location = _open(location, filesystem)
+    _repair(fs, location)
+    ids = _snapshot_ids(fs, location)
     prev = ids[-1] if ids else None
     sid = (prev or 0) + 1
     run = dict(run)
     run["collected_at"] = iso_utc(run.get("collected_at"))  # a datetime must not break the pointer after the commit
     run.update(snapshot_id=sid, new_snapshot=True, previous_snapshot_id=prev, schema_version=ss.SCHEMA_VERSION)
     data = _snapshot_bytes(_sorted_rows(rows, sid), run)
-    io.mkdirs(join(base, FILES_DIR))
+    fs.mkdirs(join(location, FILES_DIR))
     fault_point("stats_before_publish")
     try:
-        io.publish_bytes(snapshot_path(base, sid), data)  # ---- COMMIT POINT ----
+        _publish(fs, snapshot_path(location, sid), data)  # ---- COMMIT POINT ----
     except FileExistsError as exc:
         raise ConcurrentChangeError(
             f"snapshot {sid} at {location} was committed by another collection run meanwhile; run again"
         ) from exc
     fault_point("stats_after_publish")
-    _write_run_record(io, base, run)
+    _write_run_record(fs, location, run)
     fault_point("stats_after_run_record")
-    _write_pointer(io, base, run, sid)
+    _write_pointer(fs, location, run, sid)
     if keep_snapshots and keep_snapshots > 0:
         for old in ids:
             if old <= sid - keep_snapshots:
-                io.delete(snapshot_path(base, old))
+                fs.delete(snapshot_path(location, old))
                 fault_point("stats_mid_prune")
     return sid
 
 
 def write_run(location: str, run: dict[str, Any], filesystem: Any = None) -> None:
     """Record a run that committed no new snapshot (nothing changed): the latest snapshot stands."""
-    io, base = resolve_io(location, filesystem)
-    _repair(io, base)
+    fs, location = _open(location, filesystem)
+    _repair(fs, location)
     run = dict(run)
     run.setdefault("collected_at", iso_utc())
-    sid = _latest_id(io, base)
+    sid = _latest_id(fs, location)
     run.update(snapshot_id=sid, new_snapshot=False, previous_snapshot_id=sid, schema_version=ss.SCHEMA_VERSION)
-    io.mkdirs(join(base, RUNS_DIR))
-    _write_run_record(io, base, run)
+    fs.mkdirs(join(location, RUNS_DIR))
+    _write_run_record(fs, location, run)
 
 
 # --------------------------------------------------------------------------
@@ -667,8 +494,8 @@ def write_run(location: str, run: dict[str, Any], filesystem: Any = None) -> Non
 
 def load_runs(location: str, filesystem: Any = None) -> pa.Table:
     """Every collection run's record (RUNS_SCHEMA), oldest first."""
-    io, base = resolve_io(location, filesystem)
-    t = io.read_json_lines(join(base, RUNS_DIR), ss.RUNS_SCHEMA)
+    fs, location = _open(location, filesystem)
+    t = _read_json_lines(fs, join(location, RUNS_DIR), ss.RUNS_SCHEMA)
     if t.num_rows:
         t = t.sort_by([("collected_at", "ascending"), ("run_id", "ascending")])
     return t
@@ -680,11 +507,11 @@ def latest_run(location: str, filesystem: Any = None) -> dict[str, Any] | None:
     Run file names sort by time, so this does not read the whole history; a run that found nothing new
     still confirms the latest snapshot is current (``collected_at`` is when the table was last checked).
     """
-    io, base = resolve_io(location, filesystem)
-    names = [n for n in io.list_names(join(base, RUNS_DIR)) if n.startswith("run-") and n.endswith(".json")]
+    fs, location = _open(location, filesystem)
+    names = [n for n in _list_names(fs, join(location, RUNS_DIR)) if n.startswith("run-") and n.endswith(".json")]
     for name in sorted(names, reverse=True):
         try:
-            lines = io.read_text(join(base, RUNS_DIR, name)).strip().splitlines()
+            lines = fs.read_text(join(location, RUNS_DIR, name)).strip().splitlines()
             if lines:
                 return json.loads(lines[-1])
         except (FileNotFoundError, ValueError):
@@ -712,13 +539,12 @@ _EVENT_INT_FIELDS = ("files_before", "files_after", "rows_before", "rows_after",
 def record_event(location: str, event: Mapping[str, Any], filesystem: Any = None) -> str:
     """Append an event (EVENTS_SCHEMA keys; ``kind`` required) to the stats location; returns its path.
 
-    ``filesystem`` may be the clustering job's :class:`airflow_zorder.core.storage.filesystems.FileSystem`
-    (``HadoopFileSystem`` works: events are text).  ``at`` defaults to now.
+    ``filesystem`` as everywhere here (e.g. the clustering job's ``HadoopFileSystem``).  ``at`` defaults to now.
     Unknown keys are moved into ``details`` (JSON) so nothing is lost.
     """
     if not event.get("kind"):
         raise ValueError("an event needs a 'kind' (e.g. 'cluster')")
-    io, base = resolve_io(location, filesystem)
+    fs, location = _open(location, filesystem)
     known = set(ss.EVENTS_SCHEMA.names)
     rec: dict[str, Any] = {k: v for k, v in event.items() if k in known}
     extra = {k: v for k, v in event.items() if k not in known}
@@ -738,9 +564,9 @@ def record_event(location: str, event: Mapping[str, Any], filesystem: Any = None
     for k in ("columns", "partitions"):
         if rec.get(k) is not None:
             rec[k] = [str(x) for x in rec[k]]
-    path = join(base, EVENTS_DIR, _event_file_name(rec))
-    io.mkdirs(join(base, EVENTS_DIR))
-    io.write_text(path, json.dumps(rec, default=str, separators=(",", ":")) + "\n")
+    path = join(location, EVENTS_DIR, _event_file_name(rec))
+    fs.mkdirs(join(location, EVENTS_DIR))
+    fs.write_atomic(path, json.dumps(rec, default=str, separators=(",", ":")) + "\n")
     return path
 
 
@@ -776,8 +602,8 @@ def cluster_event(result: Mapping[str, Any]) -> dict[str, Any]:
 
 def load_events(location: str, filesystem: Any = None, kind: str | None = None) -> pa.Table:
     """Events (EVENTS_SCHEMA), oldest first; only those of ``kind`` if given."""
-    io, base = resolve_io(location, filesystem)
-    t = io.read_json_lines(join(base, EVENTS_DIR), ss.EVENTS_SCHEMA)
+    fs, location = _open(location, filesystem)
+    t = _read_json_lines(fs, join(location, EVENTS_DIR), ss.EVENTS_SCHEMA)
     if kind is not None and t.num_rows:
         t = t.filter(pc.equal(t["kind"], kind))
     if t.num_rows:
@@ -800,13 +626,13 @@ def change_signal(location: str, filesystem: Any = None, *, ignore_run_id: str |
     own decisions: ``recluster_policy.record_decision``'s ``source``) are not counted, so recording a decision is not
     a change.  Two equal signals: nothing a decision depends on changed in between.  JSON-serialisable.
     """
-    io, base = resolve_io(location, filesystem)
-    ids = _snapshot_ids(io, base)
-    runs = [n for n in io.list_names(join(base, RUNS_DIR)) if n.startswith("run-") and n.endswith(".json")]
+    fs, location = _open(location, filesystem)
+    ids = _snapshot_ids(fs, location)
+    runs = [n for n in _list_names(fs, join(location, RUNS_DIR)) if n.startswith("run-") and n.endswith(".json")]
     own = f"{_safe(ignore_run_id)}.json" if ignore_run_id else None
     events = [
         n
-        for n in io.list_names(join(base, EVENTS_DIR))
+        for n in _list_names(fs, join(location, EVENTS_DIR))
         if n.startswith("event-") and n.endswith(".json") and not (own and n.split("-", 2)[-1] == own)
     ]
     return {

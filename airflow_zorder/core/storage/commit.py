@@ -44,7 +44,9 @@ from typing import TYPE_CHECKING, Any
 
 from airflow_zorder.core.errors import CommitError, ConcurrentChangeError, deprecated_aliases
 from airflow_zorder.core.storage.faults import fault_point
-from airflow_zorder.core.storage.filesystems import FileInfo, FileSystem, join, relpath
+from airflow_zorder.core.storage.io import FileSystem
+from airflow_zorder.core.storage.io.file_info import FileInfo
+from airflow_zorder.core.storage.io.paths import join, relpath
 
 if TYPE_CHECKING:
     from airflow_zorder.core.storage.lock import TableLock
@@ -247,7 +249,7 @@ def _preview(items: Sequence[str]) -> str:
 def _save(fs: FileSystem, table: str, journal: Journal, state: str) -> None:
     journal.state = state
     journal.updated_at = time.time()
-    fs.write_text_atomic(journal_path(table, journal.run_id), journal.to_json())
+    fs.write_atomic(journal_path(table, journal.run_id), journal.to_json())
     log.info("run %s of %s: %s", journal.run_id, table, state)
 
 
@@ -334,7 +336,7 @@ def begin(
     fs.mkdirs(journal_dir(table))
     # Atomic write, not create_exclusive: on HDFS a crash mid-create would leave an empty journal that
     # recovery could not classify. Exclusivity comes from the table lock (and the check above).
-    fs.write_text_atomic(path, journal.to_json())
+    fs.write_atomic(path, journal.to_json())
     log.info("run %s of %s: staging (%d input files)", run_id, table, len(inputs))
     fault_point("after_begin")
     return journal

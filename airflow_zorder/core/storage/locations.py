@@ -2,7 +2,7 @@
 
 Every reader of the project (the stats store, the hook and through it the sensor, the trigger and
 the UI, the stats job's executors) turns a table or stats location into I/O here.  The Spark
-driver's commits and locks go through Hadoop instead (:class:`airflow_zorder.core.storage.filesystems.HadoopFileSystem`),
+driver's commits and locks go through Hadoop instead (:class:`airflow_zorder.core.storage.io.hadoop.HadoopFileSystem`),
 but they parse local paths with :func:`parse_location` too.
 
 The decoding rule is Hadoop's, because Spark wrote the tables: the text after ``scheme://authority``

@@ -24,7 +24,8 @@ from types import TracebackType
 from typing import Self
 
 from airflow_zorder.core.errors import LockError
-from airflow_zorder.core.storage.filesystems import FileSystem, join
+from airflow_zorder.core.storage.io import FileSystem
+from airflow_zorder.core.storage.io.paths import join
 
 log = logging.getLogger(__name__)
 
@@ -340,7 +341,7 @@ class TableLock:
             current = self._check_owned()
             now = self._clock()
             current.heartbeat_at = now
-            self.fs.write_text_atomic(self.path, current.to_json())
+            self.fs.write_atomic(self.path, current.to_json())
             self._info, self._last_beat = current, now
 
     def start_heartbeat(self) -> None:

@@ -34,7 +34,7 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 
 from airflow_zorder.core.errors import InvalidInputError
-from airflow_zorder.core.storage.filesystems import join
+from airflow_zorder.core.storage.io.paths import join
 
 __all__ = [
     "DELTA",

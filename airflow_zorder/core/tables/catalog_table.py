@@ -17,7 +17,8 @@ from typing import Any
 
 from airflow_zorder.core.storage import commit as commit_mod
 from airflow_zorder.core.storage.faults import fault_point
-from airflow_zorder.core.storage.filesystems import FileSystem, join
+from airflow_zorder.core.storage.io import FileSystem
+from airflow_zorder.core.storage.io.paths import join
 from airflow_zorder.core.storage.table_formats import refuse_foreign_format
 from airflow_zorder.core.tables.model import STATE_DIR, CommitOutcome, RewriteRun, StagedUnit, TableSnapshot, Unit
 from airflow_zorder.core.tables.parquet_dir import check_parquet, list_units
@@ -173,7 +174,7 @@ class CatalogTable(RunJournals, FilesOnly):
                 if "/_zorder/versions/" in sw["old"] and not list_units(fs, sw["old"])[1]:
                     fs.delete(sw["old"], recursive=True)
             journal.info["old_files_deleted"] = True
-            fs.write_text_atomic(commit_mod.journal_path(self.home, journal.run_id), journal.to_json())
+            fs.write_atomic(commit_mod.journal_path(self.home, journal.run_id), journal.to_json())
         return deleted
 
 

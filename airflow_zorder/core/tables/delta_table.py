@@ -28,7 +28,10 @@ from airflow_zorder.core.delta import delta_log as dlog
 from airflow_zorder.core.errors import ConcurrentChangeError, TableError
 from airflow_zorder.core.storage import commit as commit_mod
 from airflow_zorder.core.storage.faults import fault_point
-from airflow_zorder.core.storage.filesystems import FileInfo, FileSystem, HadoopFileSystem, join
+from airflow_zorder.core.storage.io import FileSystem
+from airflow_zorder.core.storage.io.file_info import FileInfo
+from airflow_zorder.core.storage.io.hadoop import HadoopFileSystem
+from airflow_zorder.core.storage.io.paths import join
 from airflow_zorder.core.storage.store_options import StoreOptions
 from airflow_zorder.core.tables import placed_files
 from airflow_zorder.core.tables.model import CommitOutcome, RewriteRun, StagedUnit, TableSnapshot, Unit

@@ -29,7 +29,9 @@ from airflow_zorder.core.iceberg import catalogs, manifest_stats
 from airflow_zorder.core.iceberg.replace_commit import RUN_ID_KEY, commit_replace, committed_run
 from airflow_zorder.core.storage import commit as commit_mod
 from airflow_zorder.core.storage.faults import fault_point
-from airflow_zorder.core.storage.filesystems import FileInfo, FileSystem, join
+from airflow_zorder.core.storage.io import FileSystem
+from airflow_zorder.core.storage.io.file_info import FileInfo
+from airflow_zorder.core.storage.io.paths import join
 from airflow_zorder.core.tables import placed_files
 from airflow_zorder.core.tables.model import CommitOutcome, RewriteRun, StagedUnit, TableSnapshot, Unit
 

@@ -14,7 +14,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from airflow_zorder.core.errors import TableError
-from airflow_zorder.core.storage.filesystems import FileInfo, join
+from airflow_zorder.core.storage.io.file_info import FileInfo
+from airflow_zorder.core.storage.io.paths import join
 from airflow_zorder.core.storage.locations import parse_partition_path
 
 __all__ = [

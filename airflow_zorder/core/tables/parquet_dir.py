@@ -16,7 +16,8 @@ from typing import Any
 
 from airflow_zorder.core.errors import TableError
 from airflow_zorder.core.storage import commit as commit_mod
-from airflow_zorder.core.storage.filesystems import FileSystem, join, relpath
+from airflow_zorder.core.storage.io import FileSystem
+from airflow_zorder.core.storage.io.paths import join, relpath
 from airflow_zorder.core.storage.locations import parse_partition_path
 from airflow_zorder.core.tables.model import CommitOutcome, RewriteRun, StagedUnit, TableSnapshot, Unit
 from airflow_zorder.core.tables.placed_files import RunJournals

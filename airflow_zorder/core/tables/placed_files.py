@@ -16,7 +16,9 @@ from collections.abc import Callable, Sequence
 
 from airflow_zorder.core.storage import commit as commit_mod
 from airflow_zorder.core.storage.faults import fault_point
-from airflow_zorder.core.storage.filesystems import FileInfo, FileSystem, join
+from airflow_zorder.core.storage.io import FileSystem
+from airflow_zorder.core.storage.io.file_info import FileInfo
+from airflow_zorder.core.storage.io.paths import join
 from airflow_zorder.core.tables.model import StagedUnit, TableSnapshot, Unit
 
 __all__ = ["RunJournals", "committed", "drop_placed", "place", "settle_placed"]
@@ -65,7 +67,7 @@ def place(
         (f, join(s.unit.location, f.path.rstrip("/").rsplit("/", 1)[-1]), s.unit) for s in staged for f in s.staged
     ]
     journal.info.update(info, placed=[spell(dst) for _, dst, _ in moves])
-    fs.write_text_atomic(commit_mod.journal_path(home, journal.run_id), journal.to_json())
+    fs.write_atomic(commit_mod.journal_path(home, journal.run_id), journal.to_json())
     fault_point(f"{fault_prefix}_before_place")
     for f, dst, _ in moves:
         fs.mkdirs(dst.rsplit("/", 1)[0])

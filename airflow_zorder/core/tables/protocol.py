@@ -15,7 +15,7 @@ from collections.abc import Sequence
 from typing import Any, Protocol, runtime_checkable
 
 from airflow_zorder.core.storage.commit import Journal
-from airflow_zorder.core.storage.filesystems import FileSystem
+from airflow_zorder.core.storage.io import FileSystem
 from airflow_zorder.core.tables.model import CommitOutcome, RewriteRun, StagedUnit, TableSnapshot, Unit
 
 __all__ = ["FilesOnly", "Metastore", "TableFormat"]

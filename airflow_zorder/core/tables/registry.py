@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from airflow_zorder.core.errors import MissingDependencyError
-from airflow_zorder.core.storage.filesystems import FileSystem
+from airflow_zorder.core.storage.io import FileSystem
 from airflow_zorder.core.storage.locations import is_path_table
 from airflow_zorder.core.storage.store_options import StoreOptions
 from airflow_zorder.core.storage.table_formats import Detection, ForeignTableFormatError, find_table_format

@@ -2,7 +2,7 @@
 
 A connection's type picks the module that resolves it with its own provider's hook (``aws``: ``AwsBaseHook``);
 the result carries the options in each reader's names: pyarrow (the I/O seam,
-:func:`airflow_zorder.core.storage.filesystems.filesystem_for`), delta-rs (Delta logs) and pyiceberg (an Iceberg
+:func:`airflow_zorder.core.storage.io.filesystem_for`), delta-rs (Delta logs) and pyiceberg (an Iceberg
 catalog's FileIO). How each type maps: ``docs/connections.md``.
 """
 

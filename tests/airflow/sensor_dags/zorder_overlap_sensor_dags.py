@@ -20,7 +20,7 @@ PARAMS = {"table": "", "columns": "a,b"}
 def units_the_job_would_rewrite(table: str, partitions: str) -> list[str]:
     """The clustering job's own --partitions parsing and partition lookup, fed the sensor's XCom (no Spark)."""
     from airflow_zorder.core.jobs.options import parse_partitions
-    from airflow_zorder.core.storage.filesystems import LocalFileSystem
+    from airflow_zorder.core.storage.io.local import LocalFileSystem
     from airflow_zorder.core.tables.model import select_units
     from airflow_zorder.core.tables.parquet_dir import list_units
 

@@ -1,375 +1,31 @@
-"""The one I/O seam: from a location to a filesystem (:func:`filesystem_for`).
+"""Anything Hadoop reaches (HDFS, S3A, GCS, ABFS, ...) as a :class:`~airflow_zorder.core.storage.io.FileSystem`.
 
-The commit protocol (``commit.py``), the table lock (``lock.py``), the table formats
-(:mod:`airflow_zorder.core.tables`), the stats store and the listings need a handful of
-operations; this module defines them once (:class:`FileSystem`) and implements them for
-the local disk (:class:`LocalFileSystem`), for anything Hadoop can reach
-(:class:`HadoopFileSystem`: HDFS, S3A, GCS, ABFS, ... through the Spark driver's JVM, with
-local paths served by the OS) and for any store pyarrow opens (:class:`ArrowFileSystem`:
-S3, GCS, Azure, HDFS, fsspec schemes; the Airflow side, with a connection's options).
-Bulk readers (footers, Parquet) take :meth:`FileSystem.arrow`'s pyarrow pair for a path.
-
-Paths are strings. ``list_files`` returns paths spelled like the path it was
-given (``"/t"`` -> ``"/t/k=1/f.parquet"``, ``"file:///t"`` ->
-``"file:///t/k=1/f.parquet"``), so callers can compute relative paths with
-:func:`relpath` without caring how Hadoop qualifies URIs.
+Driven through the Spark driver's py4j gateway; paths on the driver's own disk go to the OS
+(:mod:`~airflow_zorder.core.storage.io.local`). Here too are the Hadoop specifics each store needs: the exclusive
+create per store (:class:`ExclusiveCreateUnavailable` where there is none), the S3A settings as pyarrow's options
+(what executors read the files with) and the binding of ``s3://`` to S3A.
 """
 
 from __future__ import annotations
 
-import ctypes
 import errno
 import logging
 import os
-import shutil
 import uuid
-from collections.abc import Mapping
-from dataclasses import dataclass
-from typing import Any, Protocol, runtime_checkable
+from typing import Any
 
 from airflow_zorder.core.errors import InvalidInputError, StorageError
-from airflow_zorder.core.storage.locations import is_path_table, parse_location
+from airflow_zorder.core.storage.io.file_info import FileInfo
+from airflow_zorder.core.storage.io.local import LocalFileSystem, as_bytes, list_os_files, silent_unlink
+from airflow_zorder.core.storage.io.paths import join, relpath, scheme_of
+from airflow_zorder.core.storage.locations import parse_location
 
 log = logging.getLogger(__name__)
-
-__all__ = [
-    "CONDITIONAL_CREATE",
-    "S3A_FILESYSTEM",
-    "ArrowFileSystem",
-    "ExclusiveCreateUnavailable",
-    "FileInfo",
-    "FileSystem",
-    "HadoopFileSystem",
-    "LocalFileSystem",
-    "bind_s3_scheme",
-    "filesystem_for",
-    "is_path_table",
-    "join",
-    "relpath",
-    "scheme_of",
-    "table_filesystem",
-]
-
-
-@dataclass(frozen=True)
-class FileInfo:
-    """One file as listed: its path, size in bytes and modification time (ms since epoch)."""
-
-    path: str
-    size: int
-    mtime_ms: int
-
-    def to_dict(self) -> dict[str, Any]:
-        """JSON-ready form (used by the journal)."""
-        return {"path": self.path, "size": self.size, "mtime_ms": self.mtime_ms}
-
-    @classmethod
-    def from_dict(cls, d: dict[str, Any]) -> FileInfo:
-        """Inverse of :meth:`to_dict`."""
-        return cls(path=str(d["path"]), size=int(d["size"]), mtime_ms=int(d["mtime_ms"]))
-
-
-@runtime_checkable
-class FileSystem(Protocol):
-    """The operations the commit protocol and the lock need, nothing more."""
-
-    def list_files(self, path: str, recursive: bool = True) -> list[FileInfo]:
-        """Files (not directories) under ``path``; a missing path gives ``[]``."""
-        ...
-
-    def exists(self, path: str) -> bool:
-        """True if a file or directory exists at ``path``."""
-        ...
-
-    def mkdirs(self, path: str) -> None:
-        """Create ``path`` and its parents; no error if it exists."""
-        ...
-
-    def rename(self, src: str, dst: str) -> None:
-        """Move ``src`` to ``dst``; never overwrites ``dst``; creates dst's parents; raises on failure."""
-        ...
-
-    def delete(self, path: str, recursive: bool = False) -> bool:
-        """Delete a file or directory; returns False if nothing was there."""
-        ...
-
-    def read_text(self, path: str) -> str:
-        """The whole file as UTF-8 text."""
-        ...
-
-    def write_text_atomic(self, path: str, text: str) -> None:
-        """Replace ``path``'s content so that readers see the old or the new text, never a mix."""
-        ...
-
-    def read_tail(self, path: str, n: int) -> bytes:
-        """The last ``n`` bytes of a file (e.g. the Parquet magic), without reading the rest."""
-        ...
-
-    def create_exclusive(self, path: str, data: str | bytes) -> bool:
-        """Create ``path`` with ``data`` (text is UTF-8) only if it does not exist, atomically and complete or
-        absent; False if it existed."""
-        ...
-
-    def rename_is_copy(self, path: str) -> bool:
-        """True where a rename under ``path`` is a copy then a delete (object stores), not one atomic step: a
-        crash in between leaves both."""
-        ...
-
-    def modified_ms(self, path: str) -> int:
-        """Modification time of ``path`` in milliseconds since the epoch."""
-        ...
-
-    def arrow(self, path: str) -> tuple[Any, str]:
-        """``(pyarrow filesystem, or None for this machine's disk; path in it)``: how bulk readers (footers,
-        Parquet, the stats store) open ``path``."""
-        ...
-
-
-# --------------------------------------------------------------------------- path helpers
-
-
-def scheme_of(path: str) -> str:
-    """The URI scheme of ``path`` (``""`` for a plain local path)."""
-    return parse_location(path).scheme
-
-
-def join(base: str, *parts: str) -> str:
-    """Join path segments with ``/`` (works for plain paths and URIs alike)."""
-    out = base.rstrip("/") if base not in ("/", "") else base
-    for part in parts:
-        part = part.strip("/")
-        if not part:
-            continue
-        out = part if out == "" else (out + part if out.endswith("/") else out + "/" + part)
-    return out
-
-
-def relpath(base: str, path: str) -> str:
-    """``path`` relative to ``base`` (both spelled the same way); ValueError if it is not under it."""
-    prefix = base.rstrip("/") + "/"
-    if not path.startswith(prefix) or len(path) == len(prefix):
-        raise ValueError(f"{path!r} is not under {base!r}")
-    return path[len(prefix) :]
-
-
-# --------------------------------------------------------------------------- local
-
-
-_AT_FDCWD = -100
-_RENAME_NOREPLACE = 1
-
-
-def _load_renameat2() -> Any:
-    try:
-        libc = ctypes.CDLL(None, use_errno=True)
-        fn = libc.renameat2
-    except (OSError, AttributeError):
-        return None
-    fn.argtypes = [ctypes.c_int, ctypes.c_char_p, ctypes.c_int, ctypes.c_char_p, ctypes.c_uint]
-    fn.restype = ctypes.c_int
-    return fn
-
-
-_renameat2 = _load_renameat2()
-
-
-def _rename_noreplace(src: str, dst: str) -> None:
-    """Atomic rename that fails with FileExistsError instead of replacing ``dst`` (Linux renameat2)."""
-    if _renameat2 is not None:
-        rc = _renameat2(_AT_FDCWD, os.fsencode(src), _AT_FDCWD, os.fsencode(dst), _RENAME_NOREPLACE)
-        if rc == 0:
-            return
-        err = ctypes.get_errno()
-        if err not in (errno.EINVAL, errno.ENOSYS, errno.ENOTSUP):
-            raise OSError(err, f"rename {src!r} -> {dst!r}: {os.strerror(err)}")
-        # Filesystem without RENAME_NOREPLACE support: fall through to check-then-rename.
-    if os.path.lexists(dst):
-        raise FileExistsError(errno.EEXIST, f"rename destination exists: {dst!r}")
-    os.rename(src, dst)
-
-
-def _fsync_dir(path: str) -> None:
-    try:
-        fd = os.open(path, os.O_RDONLY)
-    except OSError:
-        return
-    try:
-        os.fsync(fd)
-    except OSError:
-        pass
-    finally:
-        os.close(fd)
-
-
-def _is_crc_side_file(name: str) -> bool:
-    """Hadoop's checksum side file ``.<name>.crc``, which Hadoop's local file system never lists."""
-    return name.startswith(".") and name.endswith(".crc")
-
-
-def list_os_files(root: str, spelled: str, recursive: bool = True, skip_crc: bool = False) -> list[FileInfo]:
-    """Files under the OS path ``root``, their paths spelled under ``spelled``, sorted; missing root -> []."""
-    try:
-        st = os.stat(root)
-    except FileNotFoundError:
-        return []
-    if not os.path.isdir(root):
-        return [FileInfo(spelled, st.st_size, st.st_mtime_ns // 1_000_000)]
-    out: list[FileInfo] = []
-    if recursive:
-        for dirpath, _dirnames, filenames in os.walk(root):
-            for name in filenames:
-                if skip_crc and _is_crc_side_file(name):
-                    continue
-                full = os.path.join(dirpath, name)
-                try:
-                    fst = os.stat(full)
-                except FileNotFoundError:  # vanished while listing
-                    continue
-                rel = os.path.relpath(full, root).replace(os.sep, "/")
-                out.append(FileInfo(join(spelled, rel), fst.st_size, fst.st_mtime_ns // 1_000_000))
-    else:
-        with os.scandir(root) as it:
-            for entry in it:
-                try:
-                    if not entry.is_file() or (skip_crc and _is_crc_side_file(entry.name)):
-                        continue
-                    fst = entry.stat()
-                except FileNotFoundError:
-                    continue
-                out.append(FileInfo(join(spelled, entry.name), fst.st_size, fst.st_mtime_ns // 1_000_000))
-    out.sort(key=lambda f: f.path)
-    return out
-
-
-class LocalFileSystem:
-    """:class:`FileSystem` on the local disk; accepts plain paths and ``file:`` URIs."""
-
-    @staticmethod
-    def local_path(path: str) -> str:
-        """The OS path of a plain path or ``file:`` URI; ValueError for any other store's URI."""
-        if "://" in path and not path.startswith("file:"):
-            raise ValueError(
-                f"{path!r} is not a local path; use HadoopFileSystem (pass a SparkSession to filesystem_for)"
-            )
-        return parse_location(path).local_path()
-
-    def list_files(self, path: str, recursive: bool = True) -> list[FileInfo]:
-        """Files under ``path`` (spelled like ``path``), sorted; missing path -> []."""
-        return list_os_files(self.local_path(path), path, recursive)
-
-    def exists(self, path: str) -> bool:
-        """True if a file or directory is at ``path``."""
-        return os.path.lexists(self.local_path(path))
-
-    def mkdirs(self, path: str) -> None:
-        """``mkdir -p``."""
-        os.makedirs(self.local_path(path), exist_ok=True)
-
-    def rename(self, src: str, dst: str) -> None:
-        """Atomic no-replace rename (renameat2 RENAME_NOREPLACE); creates dst's parent dirs."""
-        s, d = self.local_path(src), self.local_path(dst)
-        parent = os.path.dirname(d)
-        if parent:
-            os.makedirs(parent, exist_ok=True)
-        _rename_noreplace(s, d)
-
-    def delete(self, path: str, recursive: bool = False) -> bool:
-        """Delete a file or (if ``recursive`` or empty) a directory; False if absent."""
-        p = self.local_path(path)
-        if not os.path.lexists(p):
-            return False
-        if os.path.isdir(p) and not os.path.islink(p):
-            if recursive:
-                shutil.rmtree(p)
-            else:
-                os.rmdir(p)  # raises OSError if not empty
-        else:
-            os.unlink(p)
-        return True
-
-    def read_text(self, path: str) -> str:
-        """UTF-8 content of a file."""
-        with open(self.local_path(path), encoding="utf-8") as f:
-            return f.read()
-
-    def read_tail(self, path: str, n: int) -> bytes:
-        """Last ``n`` bytes of a file."""
-        with open(self.local_path(path), "rb") as f:
-            f.seek(0, os.SEEK_END)
-            f.seek(max(0, f.tell() - n))
-            return f.read()
-
-    def _write_temp(self, target: str, data: str | bytes) -> str:
-        d = os.path.dirname(target) or "."
-        os.makedirs(d, exist_ok=True)
-        tmp = os.path.join(d, f".{os.path.basename(target)}.tmp-{uuid.uuid4().hex}")
-        with open(tmp, "xb") as f:
-            f.write(_as_bytes(data))
-            f.flush()
-            os.fsync(f.fileno())
-        return tmp
-
-    def write_text_atomic(self, path: str, text: str) -> None:
-        """Write a fsynced temp file beside ``path`` then ``os.replace`` it over ``path``."""
-        target = self.local_path(path)
-        tmp = self._write_temp(target, text)
-        try:
-            os.replace(tmp, target)
-        except BaseException:
-            _silent_unlink(tmp)
-            raise
-        _fsync_dir(os.path.dirname(target) or ".")
-
-    def create_exclusive(self, path: str, data: str | bytes) -> bool:
-        """Hard-link a complete temp file to ``path`` (fails if it exists): atomic and never partial."""
-        target = self.local_path(path)
-        tmp = self._write_temp(target, data)
-        try:
-            try:
-                os.link(tmp, target)
-            except FileExistsError:
-                return False
-            except OSError as e:  # filesystem without hard links: O_EXCL create (may be seen empty briefly)
-                if e.errno not in (errno.EPERM, errno.ENOTSUP, errno.EOPNOTSUPP):
-                    raise
-                try:
-                    fd = os.open(target, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
-                except FileExistsError:
-                    return False
-                with os.fdopen(fd, "wb") as f:
-                    f.write(_as_bytes(data))
-            _fsync_dir(os.path.dirname(target) or ".")
-            return True
-        finally:
-            _silent_unlink(tmp)
-
-    def modified_ms(self, path: str) -> int:
-        """mtime in ms."""
-        return os.stat(self.local_path(path)).st_mtime_ns // 1_000_000
-
-    def rename_is_copy(self, path: str) -> bool:
-        """A local rename is one atomic step."""
-        return False
-
-    def arrow(self, path: str) -> tuple[Any, str]:
-        """The local disk: no pyarrow filesystem, the OS path."""
-        return None, self.local_path(path)
-
-
-def _as_bytes(data: str | bytes) -> bytes:
-    return data.encode("utf-8") if isinstance(data, str) else bytes(data)
 
 
 def _crc_side_file(path: str) -> str:
     """Where Hadoop's checksummed local file system keeps ``path``'s checksums: ``.<name>.crc`` beside it."""
     return os.path.join(os.path.dirname(path), f".{os.path.basename(path)}.crc")
-
-
-def _silent_unlink(p: str) -> None:
-    try:
-        os.unlink(p)
-    except FileNotFoundError:
-        pass
 
 
 # --------------------------------------------------------------------------- Hadoop
@@ -390,12 +46,12 @@ class ExclusiveCreateUnavailable(StorageError):
 
 
 class HadoopFileSystem:
-    """:class:`FileSystem` over Hadoop's ``FileSystem`` API, driven through the Spark driver's py4j gateway.
+    """:class:`~airflow_zorder.core.storage.io.FileSystem` over Hadoop's ``FileSystem`` API, driven through the Spark driver's py4j gateway.
 
     Works for any path Hadoop can open (``hdfs://``, ``s3a://``, ``gs://``, ``abfs://``, ``file:``).
     Atomicity, per store:
 
-    * ``write_text_atomic``: on HDFS a temp file is renamed over the target with
+    * ``write_atomic``: on HDFS a temp file is renamed over the target with
       ``FileContext.rename(OVERWRITE)`` (atomic); on ``file:`` the raw local
       filesystem's rename (POSIX ``rename(2)``, atomic replace); on object stores
       (S3A, GCS, ABFS, ...) the object is written in place, which those stores
@@ -548,7 +204,7 @@ class HadoopFileSystem:
         if local is not None:
             deleted = self._local.delete(local, recursive)
             if deleted:
-                _silent_unlink(_crc_side_file(local))
+                silent_unlink(_crc_side_file(local))
             return deleted
         jp = self._path(path)
         fs = self._fs(jp)
@@ -594,21 +250,6 @@ class HadoopFileSystem:
         finally:
             stream.close()
 
-    def write_bytes(self, path: str, data: bytes, overwrite: bool = True) -> None:
-        """Write a whole file in one stream (object stores publish it when closed); local files: the OS."""
-        local = self._local_path(path)
-        if local is not None:
-            os.makedirs(os.path.dirname(local) or ".", exist_ok=True)
-            with open(local, "wb" if overwrite else "xb") as f:
-                f.write(data)
-            return
-        jp = self._path(path)
-        out = self._fs(jp).create(jp, overwrite)
-        try:
-            out.write(bytearray(data))
-        finally:
-            out.close()
-
     def read_tail(self, path: str, n: int) -> bytes:
         """Last ``n`` bytes: seek to the tail, read it with commons-io (py4j copies the array back; local: the OS)."""
         local = self._local_path(path)
@@ -626,30 +267,31 @@ class HadoopFileSystem:
             stream.close()
         return bytes(data)
 
-    def _write_new(self, fs: Any, jp: Any, text: str, overwrite: bool) -> None:
+    def _write_new(self, fs: Any, jp: Any, data: bytes, overwrite: bool) -> None:
         out = fs.create(jp, overwrite)
         try:
-            out.write(bytearray(text.encode("utf-8")))
+            out.write(bytearray(data))
             out.hflush()
         finally:
             out.close()
 
-    def write_text_atomic(self, path: str, text: str) -> None:
+    def write_atomic(self, path: str, data: str | bytes) -> None:
         """Temp + atomic replace on HDFS and ``file:``; a single PUT on object stores (see class doc)."""
         local = self._local_path(path)
         if local is not None:
-            return self._local.write_text_atomic(local, text)
+            return self._local.write_atomic(local, data)
+        payload = as_bytes(data)
         jp = self._path(path)
         fs = self._text_fs(jp)
         scheme = str(fs.getUri().getScheme()).lower()
         parent = jp.getParent()
         if scheme not in _HDFS_SCHEMES and scheme != "file":
-            self._write_new(fs, jp, text, overwrite=True)
+            self._write_new(fs, jp, payload, overwrite=True)
             return
         if parent is not None:
             fs.mkdirs(parent)
         tmp = self._jvm.org.apache.hadoop.fs.Path(parent, f".{jp.getName()}.tmp-{uuid.uuid4().hex}")
-        self._write_new(fs, tmp, text, overwrite=False)
+        self._write_new(fs, tmp, payload, overwrite=False)
         try:
             if scheme == "file":
                 ok = fs.rename(tmp, jp)  # RawLocalFileSystem: java.io.File.renameTo = rename(2)
@@ -688,7 +330,7 @@ class HadoopFileSystem:
         jp = self._path(path)
         fs = self._fs(jp)
         scheme = str(fs.getUri().getScheme()).lower()
-        payload = _as_bytes(data)
+        payload = as_bytes(data)
         if scheme in _HDFS_SCHEMES:
             return self._create_by_rename(fs, jp, payload)
         if fs.exists(jp):
@@ -872,151 +514,6 @@ def bind_s3_scheme(spark: Any, location: str | None) -> None:
     log.warning("s3:// served by S3A for this session (fs.s3.impl=%s)", S3A_FILESYSTEM)
 
 
-def os_path(fs: FileSystem, path: str) -> str | None:
-    """The path on this machine's disk when ``fs`` keeps ``path`` there (read it directly), else None."""
-    if isinstance(fs, LocalFileSystem):
-        return fs.local_path(path)
-    if isinstance(fs, HadoopFileSystem):
-        return fs._local_path(path)
-    return None
-
-
-def filesystem_for(location: str, spark: Any = None, options: Mapping[str, Any] | None = None) -> FileSystem:
-    """The one way from a location to a :class:`FileSystem`.
-
-    With a SparkSession: Hadoop's (any store the cluster reaches; local paths served by the OS). Without one:
-    the local disk for a local path, else pyarrow's filesystem for the store (:class:`ArrowFileSystem`,
-    ``options`` in pyarrow's names, e.g. from an Airflow connection: :mod:`airflow_zorder.hooks.connections`).
-    """
-    if spark is not None:
-        return HadoopFileSystem(spark)
-    if parse_location(location).is_local:
-        return LocalFileSystem()
-    from airflow_zorder.core.storage.locations import arrow_filesystem
-
-    return ArrowFileSystem(arrow_filesystem(location, options)[0])
-
-
-def table_filesystem(table: str, spark: Any) -> FileSystem:
-    """The Spark driver's filesystem for a table: its path's, or (a catalog name) the one its locations are on."""
-    return filesystem_for(table if is_path_table(table) else "/", spark)
-
-
-# --------------------------------------------------------------------------- pyarrow
-
-
-class ArrowFileSystem:
-    """:class:`FileSystem` over a ``pyarrow.fs.FileSystem`` (S3, GCS, Azure, HDFS, fsspec): the Airflow side.
-
-    Paths may be URIs of the store (``s3://b/k``) or paths in it (``b/k``); listings are spelled like the
-    path given. Object stores publish a written object atomically; ``create_exclusive`` is check-then-create
-    there (pyarrow has no conditional write), which is why the clustering job's lock runs through Hadoop.
-    """
-
-    def __init__(self, filesystem: Any) -> None:
-        self.fs = filesystem
-
-    def _path(self, path: str) -> str:
-        if "://" in path or path.startswith("file:"):
-            loc = parse_location(path)
-            return loc.local_path() if loc.is_local else loc.arrow_path()
-        return path
-
-    def arrow(self, path: str) -> tuple[Any, str]:
-        """This filesystem and the path in it."""
-        return self.fs, self._path(path)
-
-    def list_files(self, path: str, recursive: bool = True) -> list[FileInfo]:
-        """Files under ``path`` (spelled like ``path``), sorted; missing path -> []."""
-        from pyarrow import fs as pafs
-
-        base = self._path(path).rstrip("/")
-        info = self.fs.get_file_info(base)
-        if info.type == pafs.FileType.NotFound:
-            return []
-        if info.type == pafs.FileType.File:
-            return [FileInfo(path, int(info.size or 0), _mtime_ms(info))]
-        sel = pafs.FileSelector(base, allow_not_found=True, recursive=recursive)
-        out = [
-            FileInfo(join(path, relpath(base, i.path)), int(i.size or 0), _mtime_ms(i))
-            for i in self.fs.get_file_info(sel)
-            if i.type == pafs.FileType.File
-        ]
-        out.sort(key=lambda f: f.path)
-        return out
-
-    def exists(self, path: str) -> bool:
-        """True if a file or directory (or a prefix of objects) is at ``path``."""
-        from pyarrow import fs as pafs
-
-        return bool(self.fs.get_file_info(self._path(path)).type != pafs.FileType.NotFound)
-
-    def mkdirs(self, path: str) -> None:
-        """``mkdir -p`` (a no-op on object stores)."""
-        self.fs.create_dir(self._path(path), recursive=True)
-
-    def rename(self, src: str, dst: str) -> None:
-        """Move ``src`` to ``dst``; refuses an existing ``dst`` (object stores: copy then delete)."""
-        if self.exists(dst):
-            raise FileExistsError(dst)
-        self.fs.move(self._path(src), self._path(dst))
-
-    def delete(self, path: str, recursive: bool = False) -> bool:
-        """Delete a file, or a directory (its contents with ``recursive``); False if absent."""
-        from pyarrow import fs as pafs
-
-        p = self._path(path)
-        kind = self.fs.get_file_info(p).type
-        if kind == pafs.FileType.NotFound:
-            return False
-        if kind == pafs.FileType.Directory:
-            if not recursive and self.fs.get_file_info(pafs.FileSelector(p, recursive=False)):
-                raise OSError(errno.ENOTEMPTY, "directory not empty", path)
-            self.fs.delete_dir(p)
-        else:
-            self.fs.delete_file(p)
-        return True
-
-    def read_text(self, path: str) -> str:
-        """UTF-8 content of a file."""
-        with self.fs.open_input_stream(self._path(path)) as f:
-            return bytes(f.read()).decode("utf-8")
-
-    def write_text_atomic(self, path: str, text: str) -> None:
-        """One PUT: object stores publish the whole object or nothing."""
-        with self.fs.open_output_stream(self._path(path)) as f:
-            f.write(text.encode("utf-8"))
-
-    def read_tail(self, path: str, n: int) -> bytes:
-        """Last ``n`` bytes of a file (a ranged read)."""
-        with self.fs.open_input_file(self._path(path)) as f:
-            size = f.size()
-            f.seek(max(0, size - n))
-            return bytes(f.read())
-
-    def create_exclusive(self, path: str, data: str | bytes) -> bool:
-        """Check-then-create (not atomic on object stores: see the class doc)."""
-        if self.exists(path):
-            return False
-        with self.fs.open_output_stream(self._path(path)) as f:
-            f.write(_as_bytes(data))
-        return True
-
-    def rename_is_copy(self, path: str) -> bool:
-        """pyarrow moves objects by copy and delete; a local disk renames."""
-        return not isinstance(self.fs, _pafs().LocalFileSystem)
-
-    def modified_ms(self, path: str) -> int:
-        """mtime in ms (0 when the store keeps none)."""
-        return _mtime_ms(self.fs.get_file_info(self._path(path)))
-
-
-def _pafs() -> Any:
-    from pyarrow import fs as pafs
-
-    return pafs
-
-
 def _no_exclusive_create(path: str, scheme: str) -> str:
     """The refusal when a store cannot create a file only-if-absent, with the fix."""
     if scheme == "s3a":
@@ -1031,8 +528,3 @@ def _no_exclusive_create(path: str, scheme: str) -> str:
         "clustering runs could both take the table's lock; run the jobs on a store that does (S3A 3.4.2+, GCS, "
         "ABFS, HDFS)"
     )
-
-
-def _mtime_ms(info: Any) -> int:
-    mtime = getattr(info, "mtime_ns", None)
-    return int(mtime) // 1_000_000 if mtime else 0
