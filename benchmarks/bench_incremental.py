@@ -99,8 +99,8 @@ import bench_cluster as bc  # noqa: E402
 from bench_env import REPO  # noqa: E402  (sets PYSPARK_PYTHON, sys.path, PYTHONPATH)
 from tpch_data import generate_lineitem  # noqa: E402
 
-from airflow_zorder.core.jobs.file_names import run_id_of  # noqa: E402
 from airflow_zorder.core.policy import incremental_stats, metrics, recluster_policy  # noqa: E402
+from airflow_zorder.core.policy.file_names import run_id_of  # noqa: E402
 from airflow_zorder.core.policy.incremental import IncrementalParams  # noqa: E402
 from airflow_zorder.core.policy.thresholds import HealthPolicy  # noqa: E402
 from airflow_zorder.core.stats import stats_store  # noqa: E402

@@ -24,7 +24,7 @@ from typing import Any
 import pendulum
 from airflow.sdk import DAG, Param, Variable, task, task_group
 
-from airflow_zorder.core.jobs.options import parse_names
+from airflow_zorder.core.names import parse_names
 from airflow_zorder.operators import SparkClusterTableOperator, SparkCollectFileStatsOperator
 from airflow_zorder.sensors.file_overlap import FileOverlapSensor
 

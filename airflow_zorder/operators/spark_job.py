@@ -30,13 +30,15 @@ run's result; a fresh submission gets a fresh run id. See docs/yarn.md.
 
 from __future__ import annotations
 
+import inspect
 import json
 import os
 import shutil
 import socket
 import sys
 import tempfile
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import MISSING
 from pathlib import Path
 from typing import Any, ClassVar
 
@@ -46,9 +48,11 @@ from airflow.sdk.exceptions import AirflowException, AirflowNotFoundException
 
 from airflow_zorder import packaging, spark_jars
 from airflow_zorder.core.iceberg.catalogs import write_catalog_file
-from airflow_zorder.core.jobs.job_results import read_result, result_location
+from airflow_zorder.core.jobs import params
+from airflow_zorder.core.jobs.job_results import new_run_id, read_result, result_location
 from airflow_zorder.core.jobs.jvm_options import with_jit_conf
-from airflow_zorder.core.jobs.options import ClusterOptions, CollectOptions, new_run_id, stats_location_for
+from airflow_zorder.core.jobs.option_spec import JobOptions, OperatorParam, Option, operator_params
+from airflow_zorder.core.jobs.options import stats_location_for
 from airflow_zorder.core.storage.locations import is_path_table, parse_location
 from airflow_zorder.hooks.iceberg_catalog import check_one_catalog, connection_catalog
 from airflow_zorder.hooks.spark_job import SparkJobHook, resolve_spark_binary
@@ -194,6 +198,37 @@ def check_master_reachable(master: str, conn_id: str, timeout_s: float = 10.0) -
     )
 
 
+def declared_params(options_class: type, operator_only: Mapping[str, Option]) -> list[OperatorParam]:
+    """An operator's typed parameters: its job's declared options (``core.jobs.options``) and its own ones."""
+    return operator_params(options_class, operator_only)
+
+
+def templated(declared: Sequence[OperatorParam]) -> tuple[str, ...]:
+    """The declared parameters that are template fields (``columns`` is the base class's)."""
+    return tuple(p.name for p in declared if p.spec.templated and p.name != "columns")
+
+
+def declared_init(declared: Sequence[OperatorParam]) -> Callable[[Callable[..., None]], Callable[..., None]]:
+    """Give an operator's ``__init__(self, **kwargs)`` the declared parameters as its signature: Airflow applies
+    ``default_args``, refuses a missing required one and checks ``partial()`` by it; ``help()`` shows it."""
+
+    def wrap(init: Callable[..., None]) -> Callable[..., None]:
+        sig = inspect.signature(init)
+        own = [q for q in sig.parameters.values() if q.kind is not q.VAR_KEYWORD]
+        rest = [q for q in sig.parameters.values() if q.kind is q.VAR_KEYWORD]
+        empty = inspect.Parameter.empty
+        added = [
+            inspect.Parameter(
+                p.name, inspect.Parameter.KEYWORD_ONLY, default=empty if p.default is MISSING else p.default
+            )
+            for p in declared
+        ]
+        init.__signature__ = sig.replace(parameters=[*own, *added, *rest])  # type: ignore[attr-defined]
+        return init
+
+    return wrap
+
+
 class SparkZorderJobOperator(ZorderLineageMixin, SparkSubmitOperator):
     """Run one of airflow-zorder's Spark jobs with spark-submit (base class; see the two operators).
 
@@ -225,6 +260,8 @@ class SparkZorderJobOperator(ZorderLineageMixin, SparkSubmitOperator):
 
     job_script: ClassVar[str] = ""
     job_label: ClassVar[str] = ""
+    options_class: ClassVar[type[JobOptions]] = JobOptions  # the job's options, declared once
+    declared: ClassVar[Sequence[OperatorParam]] = ()  # declared_params(options_class, the operator's own)
     template_fields: Sequence[str] = (
         *SparkSubmitOperator.template_fields,
         "table",
@@ -260,11 +297,14 @@ class SparkZorderJobOperator(ZorderLineageMixin, SparkSubmitOperator):
                 f"{type(self).__name__} builds the job's arguments itself: use its typed parameters, "
                 "and extra_args for any other job flag"
             )
+        own = {p.name: kwargs.pop(p.name, p.default) for p in self.declared if p.name != "columns"}
         super().__init__(
             application=application or "", name=name or f"airflow-zorder-{self.job_label}", conn_id=conn_id, **kwargs
         )
         self.table = table
         self.columns = columns
+        for name, value in own.items():
+            setattr(self, name, value)
         self.extra_args = extra_args
         self.ship_py_files = ship_py_files
         self.history_server_url = history_server_url
@@ -279,12 +319,21 @@ class SparkZorderJobOperator(ZorderLineageMixin, SparkSubmitOperator):
         self._link_ti: Any = None
         self._history_link: str | None = None
         self._submitted_id: Any = None
+        self.given_plan: dict[str, Any] | None = None  # the plan document job_options() read, if one
+        params.check_params(self.options_class, self.job_values())  # literal values now, rendered ones at execution
+
+    def job_values(self) -> dict[str, Any]:
+        """The (rendered) parameters the job's options are made of, named as the operator names them."""
+        names = params.spec_params(self.options_class)
+        return {n: getattr(self, n) for n in names if n != "table"} | {"table": str(self.table)}
 
     # ----------------------------------------------------------------------- what subclasses provide
 
-    def job_options(self) -> ClusterOptions | CollectOptions:
-        """The job's options from the (rendered) typed parameters."""
-        raise NotImplementedError
+    def job_options(self) -> JobOptions:
+        """The job's options from the rendered parameters (``core.jobs.params.job_options_from``); a given plan's
+        checked document is kept on ``given_plan``."""
+        opts, self.given_plan = params.job_options_from(self.options_class, self.job_values(), self.run_id)
+        return opts
 
     def job_arguments(self) -> list[str]:
         """The job's flags from the (rendered) typed parameters (``job_options().to_args()``)."""

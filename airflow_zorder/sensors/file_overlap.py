@@ -34,8 +34,8 @@ from airflow.sdk.configuration import conf
 from airflow.sdk.exceptions import AirflowException, AirflowSensorTimeout, AirflowSkipException
 
 from airflow_zorder import airflow_metrics
-from airflow_zorder.core.jobs.file_sizing import parse_size
 from airflow_zorder.core.jobs.params import is_template
+from airflow_zorder.core.policy.file_sizing import parse_size
 from airflow_zorder.core.policy.recluster_policy import (
     DECISIONS,
     HealthPolicy,

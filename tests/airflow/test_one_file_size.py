@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 from test_dags import load_dagbag
 
-from airflow_zorder.core.jobs.file_sizing import parse_size
+from airflow_zorder.core.policy.file_sizing import parse_size
 from airflow_zorder.core.policy.recluster_policy import HealthPolicy
 from airflow_zorder.operators import SparkClusterTableOperator
 from airflow_zorder.sensors import FileOverlapSensor

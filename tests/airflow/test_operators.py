@@ -12,6 +12,7 @@ from __future__ import annotations
 import ast
 import json
 import os
+import re
 import subprocess
 import sys
 import threading
@@ -27,7 +28,8 @@ from airflow.sdk.exceptions import AirflowException
 
 from airflow_zorder import packaging
 from airflow_zorder.core.jobs.jvm_options import JIT_OPTION, with_jit_conf
-from airflow_zorder.core.jobs.options import ClusterOptions, CollectOptions, parse_names
+from airflow_zorder.core.jobs.options import ClusterOptions, CollectOptions
+from airflow_zorder.core.names import parse_names
 from airflow_zorder.hooks.spark_job import SparkJobHook
 from airflow_zorder.links import SparkApplicationLink, TableHealthLink
 from airflow_zorder.operators import SparkClusterTableOperator, SparkCollectFileStatsOperator
@@ -302,7 +304,7 @@ def test_choices_match_the_jobs_and_bad_values_fail_at_parse_time():
     )
     with pytest.raises(ValueError, match="curve='peano' is not one of zorder, hilbert, linear"):
         SparkClusterTableOperator(task_id="c", table="/t", columns="a", curve="peano")
-    with pytest.raises(ValueError, match="num_files must be at least 1"):
+    with pytest.raises(ValueError, match=re.escape("num_files (--num-files) must be at least 1")):
         SparkClusterTableOperator(task_id="c", table="/t", columns="a", num_files=0)
     with pytest.raises(ValueError, match="method='fast' is not one of auto, footer, scan"):
         SparkCollectFileStatsOperator(task_id="s", table="/t", method="fast")
@@ -676,7 +678,7 @@ def test_incremental_parameters_become_job_flags(conns, tmp_path):
     assert "--incremental" not in rendered.job_arguments() and "--target-ratio" not in rendered.job_arguments()
     with pytest.raises(ValueError, match="incremental must be True or False, got 'maybe'"):
         SparkClusterTableOperator(task_id="c", table="/t", columns="a", incremental="maybe")
-    with pytest.raises(ValueError, match="target_ratio must be a number >= 1"):
+    with pytest.raises(ValueError, match=re.escape("target_ratio (--target-ratio) must be at least 1")):
         SparkClusterTableOperator(task_id="c", table="/t", columns="a", target_ratio="high").job_arguments()
 
 
@@ -734,7 +736,7 @@ def test_bad_or_foreign_plans_are_refused(conns, tmp_path):
         SparkClusterTableOperator(task_id="c", table=table, columns="a,b", plan=bad_bin)
     # another table's columns (or order): refused before anything is written or submitted
     other = SparkClusterTableOperator(task_id="c", table=table, columns="b,a", plan=plan, conn_id="spark_local")
-    with pytest.raises(ValueError, match=r"made for columns \['a', 'b'\], but this operator clusters \['b', 'a'\]"):
+    with pytest.raises(ValueError, match=r"made for columns \['a', 'b'\], but this run clusters \['b', 'a'\]"):
         other.prepare(other.require_connection(), str(tmp_path))
     assert not (Path(table) / "_zorder" / "stats" / "plans").exists()
     # a catalog table has no default place for the plan file

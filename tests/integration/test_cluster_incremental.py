@@ -19,9 +19,9 @@ import pytest
 from table_checks import row_multiset, visible_files
 
 from airflow_zorder.core.delta import delta_commit as dc
-from airflow_zorder.core.jobs.file_names import run_id_of
 from airflow_zorder.core.jobs.options import ClusterOptions, CollectOptions, default_stats_location
 from airflow_zorder.core.policy import incremental_stats
+from airflow_zorder.core.policy.file_names import run_id_of
 from airflow_zorder.core.stats import stats_store
 from airflow_zorder.core.storage import faults
 from spark_jobs import cluster_table

@@ -510,7 +510,7 @@ def test_plan_covers_exactly_the_listed_degraded_partitions():
 def test_plan_reads_only_the_chosen_columns_and_the_membership_in_file_names(perfect_grid_curve):
     """Files an earlier run wrote (named by the job) stay; only the new, unsorted ones are planned; extra columns in
     the snapshot change nothing."""
-    from airflow_zorder.core.jobs.file_names import clustered_file_name
+    from airflow_zorder.core.policy.file_names import clustered_file_name
 
     clustered = [{**f, "path": clustered_file_name(i, "20260101T000000-aaaa0001")} for i, f in enumerate(grid(4))]
     new = [{"path": f"new-{i}.parquet", "cols": {"a": (0, 99), "b": (0, 99)}} for i in range(12)]

@@ -10,12 +10,21 @@ from __future__ import annotations
 import json
 import re
 import time
+import uuid
 from typing import Any
 
 from airflow_zorder.core.errors import InvalidInputError
 from airflow_zorder.core.storage.filesystems import join
 
-__all__ = ["PLANS_DIR", "RESULTS_DIR", "RUN_FILE_DIRS", "prune_run_files", "read_result", "result_location"]
+__all__ = [
+    "PLANS_DIR",
+    "RESULTS_DIR",
+    "RUN_FILE_DIRS",
+    "new_run_id",
+    "prune_run_files",
+    "read_result",
+    "result_location",
+]
 
 RESULTS_DIR = "results"  # <stats location>/results/<run id>.json
 PLANS_DIR = "plans"  # <stats location>/plans/<run id>.json: the plan a run was given, where its driver reads it
@@ -83,3 +92,9 @@ def prune_run_files(io: Any, base: str, retention_s: float, now: float | None = 
                 io.delete(path)
                 deleted.append(path)
     return deleted
+
+
+def new_run_id() -> str:
+    """A run id: ``YYYYmmddTHHMMSS-<8 hex>`` (the operators choose it, so the task knows it before the run; its
+    time, local, is what :func:`prune_run_files` reads back)."""
+    return time.strftime("%Y%m%dT%H%M%S") + "-" + uuid.uuid4().hex[:8]

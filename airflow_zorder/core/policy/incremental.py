@@ -56,11 +56,11 @@ from typing import Any
 
 import numpy as np
 
-from airflow_zorder.core.jobs.file_sizing import DEFAULT_TARGET_FILE_SIZE
-from airflow_zorder.core.jobs.options import DEFAULT_CURVE, DEFAULT_TARGET_RATIO
 from airflow_zorder.core.layout import curve_cost, curves
 from airflow_zorder.core.policy import metrics
+from airflow_zorder.core.policy.file_sizing import DEFAULT_TARGET_FILE_SIZE
 from airflow_zorder.core.policy.formatting import format_bytes
+from airflow_zorder.core.policy.plan_defaults import DEFAULT_CURVE, DEFAULT_TARGET_RATIO
 
 __all__ = ["ColumnEstimate", "IncrementalParams", "IncrementalPlan", "PlanBin", "UnitFiles", "plan"]
 
