@@ -7,7 +7,13 @@ from typing import Any
 
 from airflow_zorder.core.jobs import options, plan_file
 from airflow_zorder.core.jobs.options import CLUSTER_OPERATOR_ONLY, ClusterOptions
-from airflow_zorder.operators.spark_job import SparkZorderJobOperator, declared_init, declared_params, templated
+from airflow_zorder.operators.spark_job import (
+    SparkZorderJobOperator,
+    declared_init,
+    declared_params,
+    params_doc,
+    templated,
+)
 
 
 class SparkClusterTableOperator(SparkZorderJobOperator):
@@ -39,6 +45,8 @@ class SparkClusterTableOperator(SparkZorderJobOperator):
     declared = declared_params(ClusterOptions, CLUSTER_OPERATOR_ONLY)
     template_fields: Sequence[str] = (*SparkZorderJobOperator.template_fields, *templated(declared))
     template_fields_renderers = {**SparkZorderJobOperator.template_fields_renderers, "plan": "json"}
+
+    __doc__ = (__doc__ or "") + params_doc(declared)
 
     @declared_init(declared)
     def __init__(self, **kwargs: Any) -> None:

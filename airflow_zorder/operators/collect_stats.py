@@ -17,6 +17,7 @@ from airflow_zorder.operators.spark_job import (
     SparkZorderJobOperator,
     declared_init,
     declared_params,
+    params_doc,
     templated,
 )
 
@@ -76,6 +77,8 @@ class SparkCollectFileStatsOperator(SparkZorderJobOperator):
     options_class = CollectOptions
     declared = declared_params(CollectOptions, STATS_OPERATOR_ONLY)
     template_fields: Sequence[str] = (*SparkZorderJobOperator.template_fields, *templated(declared))
+
+    __doc__ = (__doc__ or "") + params_doc(declared)
 
     @declared_init(declared)
     def __init__(self, **kwargs: Any) -> None:

@@ -208,6 +208,16 @@ def templated(declared: Sequence[OperatorParam]) -> tuple[str, ...]:
     return tuple(p.name for p in declared if p.spec.templated and p.name != "columns")
 
 
+def params_doc(declared: Sequence[OperatorParam]) -> str:
+    """The ``:param:`` lines of an operator's docstring for its declared parameters."""
+    lines = ["", "    Its declared parameters (``core.jobs.options``):", ""]
+    for p in declared:
+        flag = f" (``{p.spec.flag}``)" if p.spec.flag else ""
+        text = p.spec.help.replace("`", "``") + flag + ("; templated" if p.spec.templated else "")
+        lines.append(f"    :param {p.name}: {text}.")
+    return "\n".join(lines) + "\n"
+
+
 def declared_init(declared: Sequence[OperatorParam]) -> Callable[[Callable[..., None]], Callable[..., None]]:
     """Give an operator's ``__init__(self, **kwargs)`` the declared parameters as its signature: Airflow applies
     ``default_args``, refuses a missing required one and checks ``partial()`` by it; ``help()`` shows it."""
