@@ -537,7 +537,7 @@ def anchor_plan(
         "version": incremental_stats.PLAN_VERSION,
         "columns": list(columns),
         "num_clustering_columns": d,
-        "params": {"target_file_bytes": int(target)},
+        "params": {"target_file_size": int(target)},
         "snapshot_id": snapshot_id,
         "files": sum(e["files"] for e in entries),
         "bytes": sum(e["bytes"] for e in entries),
@@ -1272,10 +1272,10 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
 def incremental_params(target: int, target_ratio: float, curve: str) -> IncrementalParams:
     """The policy's knobs at this scale: the defaults' sizes in units of the target file size (as sim_incremental)."""
     d = IncrementalParams()
-    scale = target / d.target_file_bytes
+    scale = target / d.target_file_size
     return IncrementalParams(
         target_ratio=target_ratio,
-        target_file_bytes=target,
+        target_file_size=target,
         min_new_files=d.min_new_files,
         min_new_bytes=max(1, int(d.min_new_bytes * scale)),
         seal_bytes=max(1, int(d.seal_bytes * scale)) if d.seal_bytes else None,

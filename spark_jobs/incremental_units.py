@@ -43,7 +43,7 @@ def params_of(opts: ClusterOptions) -> IncrementalParams:
     """The rule's knobs from the job's options (the output file size and the curve are the job's; unset ones: the
     rule's defaults)."""
     given = {
-        "target_file_bytes": opts.target_file_size,
+        "target_file_size": opts.target_file_size,
         "target_ratio": opts.target_ratio,
         "max_bytes": opts.max_rewrite_bytes,
     }

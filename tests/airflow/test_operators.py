@@ -762,15 +762,15 @@ def test_asset_extra_reports_the_mode_and_what_was_rewritten():
 # --------------------------------------------------------------------------- parameters whose effect depends on the mode
 
 
-def a_plan(target_file_bytes: int = 512 << 20) -> dict:
-    """A plan document as the sensor hands it (columns a, b), made for ``target_file_bytes`` files."""
+def a_plan(target_file_size: int = 512 << 20) -> dict:
+    """A plan document as the sensor hands it (columns a, b), made for ``target_file_size`` files."""
     from airflow_zorder.core.policy.incremental_stats import PLAN_FORMAT, PLAN_VERSION
 
     return {
         "format": PLAN_FORMAT,
         "version": PLAN_VERSION,
         "columns": ["a", "b"],
-        "params": {"target_ratio": 1.35, "target_file_bytes": target_file_bytes, "max_bytes": None},
+        "params": {"target_ratio": 1.35, "target_file_size": target_file_size, "max_bytes": None},
         "files": 2,
         "bytes": 200,
         "partitions": [

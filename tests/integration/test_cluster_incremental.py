@@ -119,7 +119,7 @@ def _given_plan(spark, root: str, tmp_path, split: bool) -> tuple[dict, str]:
     """The sensor's kind of plan from fresh stats; ``split``: the new files as two bins of one partition."""
     run_collect(spark, CollectOptions(table=root, columns=COLS))
     snap = stats_store.load_latest(default_stats_location(root))
-    params = incremental_stats.IncrementalParams(target_file_bytes=_target(root), min_new_files=2, target_ratio=RATIO)
+    params = incremental_stats.IncrementalParams(target_file_size=_target(root), min_new_files=2, target_ratio=RATIO)
     doc = incremental_stats.plan_table(snap, COLS, params=params)
     if split:
         (entry,) = doc["partitions"]

@@ -501,7 +501,7 @@ def _inc_result(bi) -> dict:
                 "late_days": 7,
                 "date_slabs": {"d0": 1, "d1": 60, "width_days": 30},
             },
-            "target_file_bytes": 100,
+            "target_file_size": 100,
             "incremental_params": {"target_ratio": 1.2, "min_new_files": 2},
             "anchor_params": {
                 "liquid_min_target_files": 4,

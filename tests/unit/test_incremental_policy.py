@@ -48,7 +48,7 @@ def unit(files: list[tuple]) -> UnitFiles:
 
 def params(**kw) -> IncrementalParams:
     """Test parameters: 1000-byte files; nothing sealed unless asked."""
-    base = {"target_file_bytes": TARGET, "min_new_bytes": 100 * TARGET, "seal_bytes": None}
+    base = {"target_file_size": TARGET, "min_new_bytes": 100 * TARGET, "seal_bytes": None}
     return IncrementalParams(**{**base, **kw})
 
 
@@ -177,7 +177,7 @@ def test_files_without_stats_are_always_read() -> None:
         ({"target_ratio": 0.5}, "target_ratio must be >= 1"),
         ({"target_ratio": float("nan")}, "target_ratio must be a finite number"),
         ({"target_ratio": "1.2"}, "target_ratio must be a finite number"),
-        ({"target_file_bytes": 0}, "target_file_bytes must be a positive integer, not 0"),
+        ({"target_file_size": 0}, "target_file_size must be a positive integer, not 0"),
         ({"min_new_files": -1}, "min_new_files must be a positive integer"),
         ({"min_new_bytes": 1.5}, "min_new_bytes must be a positive integer"),
         ({"seal_bytes": 0}, "seal_bytes must be a positive integer or None"),

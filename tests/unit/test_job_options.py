@@ -72,7 +72,7 @@ def test_incremental_and_full_flags(capsys):
 
 # --------------------------------------------------------------------------- parameters whose effect depends on the mode
 
-PLAN = {  # a plan document as the sensor hands it, made for 128 MiB files
+PLAN = {  # a plan document as the sensor handed it before #49 (target_file_bytes), made for 128 MiB files
     "format": PLAN_FORMAT,
     "version": PLAN_VERSION,
     "columns": ["a"],
@@ -195,7 +195,7 @@ def test_each_mode_dependent_parameter_is_honoured_where_it_applies():
         max_rewrite_bytes="1GB",
     )
     assert params_of(inc) == IncrementalParams(
-        target_ratio=1.2, target_file_bytes=64 << 20, max_bytes=1 << 30, curve="zorder"
+        target_ratio=1.2, target_file_size=64 << 20, max_bytes=1 << 30, curve="zorder"
     )
     unset = params_of(ClusterOptions(table="/t", columns=["a"], incremental=True, curve="hilbert"))
     assert unset == IncrementalParams(curve="hilbert")  # unset: the rule's defaults, the job's 512 MiB files; its curve
@@ -243,6 +243,16 @@ def test_a_given_plan_must_be_sized_like_the_run(tmp_path):
     job = ClusterOptions(table="/t", columns=["a"], plan=str(tmp_path / "plan.json"))
     bins, summary, _ = incremental_units(LocalFileSystem(), ref, job, [], ["a"])
     assert (bins, summary["source"], job.target_file_size) == ([], "given", 128 << 20)  # the plan's size, for the run
+
+
+def test_a_plan_names_its_file_size_once_and_older_plans_are_read():
+    """The plan's params name the size as every other part does (``target_file_size``); a plan written before
+    #49 says ``target_file_bytes``, and is read the same."""
+    from airflow_zorder.core.jobs.plan_file import plan_file_size
+
+    assert "target_file_size" in IncrementalParams.__dataclass_fields__
+    assert plan_file_size({"params": {"target_file_size": 64 << 20}}) == 64 << 20
+    assert plan_file_size(PLAN) == 128 << 20 and plan_file_size({"params": {}}) is None
 
 
 def test_the_job_refuses_before_spark_starts(tmp_path, monkeypatch, capsys):
