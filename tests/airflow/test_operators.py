@@ -293,6 +293,28 @@ def test_typed_parameters_become_flags_the_jobs_accept(conns, tmp_path):
     )
 
 
+@pytest.mark.parametrize("operator", [SparkClusterTableOperator, SparkCollectFileStatsOperator])
+def test_the_operators_parameters_are_the_declared_ones(operator):
+    """Each operator's typed parameters, defaults and template fields come from its job's option declarations
+    (``core.jobs.options``), so Airflow's ``default_args`` reach them like any parameter."""
+    import inspect
+    from dataclasses import MISSING
+
+    from airflow_zorder.core.jobs.option_spec import operator_params
+    from airflow_zorder.core.jobs.options import CLUSTER_OPERATOR_ONLY, STATS_OPERATOR_ONLY
+
+    own = CLUSTER_OPERATOR_ONLY if operator is SparkClusterTableOperator else STATS_OPERATOR_ONLY
+    declared = operator_params(operator.options_class, own)
+    sig = inspect.signature(operator.__init__).parameters
+    assert [n for n in sig if n not in ("self", "kwargs")] == [p.name for p in declared]
+    for p in declared:
+        assert sig[p.name].default == (inspect.Parameter.empty if p.default is MISSING else p.default), p.name
+        assert (p.name in operator.template_fields) == p.spec.templated, p.name
+    with DAG("d", schedule=None, default_args={"stats_location": "/st", "conn_id": "spark_local"}):
+        op = operator(task_id="t", table="/t", columns="a")
+    assert op.stats_location == "/st" and op.job_options().stats_location == "/st"
+
+
 def test_choices_match_the_jobs_and_bad_values_fail_at_parse_time():
     from airflow_zorder.core.jobs import options
     from airflow_zorder.core.layout import curve_keys, curves, ranges
