@@ -15,10 +15,11 @@ from typing import Any
 
 from airflow_zorder import packaging
 from airflow_zorder.core.jobs import params, plan_file
-from airflow_zorder.core.jobs.job_results import new_run_id, result_location
+from airflow_zorder.core.jobs.job_results import result_location
 from airflow_zorder.core.jobs.jvm_options import with_jit_conf
 from airflow_zorder.core.jobs.option_spec import JobOptions
 from airflow_zorder.core.jobs.options import ClusterOptions, CollectOptions, stats_location_for
+from airflow_zorder.core.jobs.run_ids import new_run_id
 from airflow_zorder.core.storage.filesystems import join
 
 __all__ = ["JOBS", "SPEC_OPTIONS", "job_option_names", "spark_job_spec"]

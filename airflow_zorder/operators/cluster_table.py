@@ -7,13 +7,8 @@ from typing import Any
 
 from airflow_zorder.core.jobs import options, plan_file
 from airflow_zorder.core.jobs.options import CLUSTER_OPERATOR_ONLY, ClusterOptions
-from airflow_zorder.operators.spark_job import (
-    SparkZorderJobOperator,
-    declared_init,
-    declared_params,
-    params_doc,
-    templated,
-)
+from airflow_zorder.operators.declared_params import declared_init, declared_params, params_doc, templated
+from airflow_zorder.operators.spark_job import SparkZorderJobOperator
 
 
 class SparkClusterTableOperator(SparkZorderJobOperator):

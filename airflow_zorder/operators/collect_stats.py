@@ -12,14 +12,8 @@ from airflow_zorder.core.jobs.options import (
     stats_location_for,
 )
 from airflow_zorder.core.names import parse_names
-from airflow_zorder.operators.spark_job import (
-    SparkJobFailed,
-    SparkZorderJobOperator,
-    declared_init,
-    declared_params,
-    params_doc,
-    templated,
-)
+from airflow_zorder.operators.declared_params import declared_init, declared_params, params_doc, templated
+from airflow_zorder.operators.spark_job import SparkJobFailed, SparkZorderJobOperator
 
 
 def clustering_summary(table: str, stats_location: str, columns: list[str] | None) -> dict[str, Any]:

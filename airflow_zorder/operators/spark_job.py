@@ -30,15 +30,13 @@ run's result; a fresh submission gets a fresh run id. See docs/yarn.md.
 
 from __future__ import annotations
 
-import inspect
 import json
 import os
 import shutil
 import socket
 import sys
 import tempfile
-from collections.abc import Callable, Mapping, Sequence
-from dataclasses import MISSING
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any, ClassVar
 
@@ -49,10 +47,11 @@ from airflow.sdk.exceptions import AirflowException, AirflowNotFoundException
 from airflow_zorder import packaging, spark_jars
 from airflow_zorder.core.iceberg.catalogs import write_catalog_file
 from airflow_zorder.core.jobs import params
-from airflow_zorder.core.jobs.job_results import new_run_id, read_result, result_location
+from airflow_zorder.core.jobs.job_results import read_result, result_location
 from airflow_zorder.core.jobs.jvm_options import with_jit_conf
-from airflow_zorder.core.jobs.option_spec import JobOptions, OperatorParam, Option, operator_params
+from airflow_zorder.core.jobs.option_spec import JobOptions, OperatorParam
 from airflow_zorder.core.jobs.options import stats_location_for
+from airflow_zorder.core.jobs.run_ids import new_run_id
 from airflow_zorder.core.storage.locations import is_path_table, parse_location
 from airflow_zorder.hooks.iceberg_catalog import check_one_catalog, connection_catalog
 from airflow_zorder.hooks.spark_job import SparkJobHook, resolve_spark_binary
@@ -196,47 +195,6 @@ def check_master_reachable(master: str, conn_id: str, timeout_s: float = 10.0) -
         f"Spark master {master} of connection {conn_id!r} is unreachable ({'; '.join(errors)}); nothing was "
         "submitted. Check the connection's host and port and that the Spark master is running."
     )
-
-
-def declared_params(options_class: type, operator_only: Mapping[str, Option]) -> list[OperatorParam]:
-    """An operator's typed parameters: its job's declared options (``core.jobs.options``) and its own ones."""
-    return operator_params(options_class, operator_only)
-
-
-def templated(declared: Sequence[OperatorParam]) -> tuple[str, ...]:
-    """The declared parameters that are template fields (``columns`` is the base class's)."""
-    return tuple(p.name for p in declared if p.spec.templated and p.name != "columns")
-
-
-def params_doc(declared: Sequence[OperatorParam]) -> str:
-    """The ``:param:`` lines of an operator's docstring for its declared parameters."""
-    lines = ["", "    Its declared parameters (``core.jobs.options``):", ""]
-    for p in declared:
-        flag = f" (``{p.spec.flag}``)" if p.spec.flag else ""
-        text = p.spec.help.replace("`", "``") + flag + ("; templated" if p.spec.templated else "")
-        lines.append(f"    :param {p.name}: {text}.")
-    return "\n".join(lines) + "\n"
-
-
-def declared_init(declared: Sequence[OperatorParam]) -> Callable[[Callable[..., None]], Callable[..., None]]:
-    """Give an operator's ``__init__(self, **kwargs)`` the declared parameters as its signature: Airflow applies
-    ``default_args``, refuses a missing required one and checks ``partial()`` by it; ``help()`` shows it."""
-
-    def wrap(init: Callable[..., None]) -> Callable[..., None]:
-        sig = inspect.signature(init)
-        own = [q for q in sig.parameters.values() if q.kind is not q.VAR_KEYWORD]
-        rest = [q for q in sig.parameters.values() if q.kind is q.VAR_KEYWORD]
-        empty = inspect.Parameter.empty
-        added = [
-            inspect.Parameter(
-                p.name, inspect.Parameter.KEYWORD_ONLY, default=empty if p.default is MISSING else p.default
-            )
-            for p in declared
-        ]
-        init.__signature__ = sig.replace(parameters=[*own, *added, *rest])  # type: ignore[attr-defined]
-        return init
-
-    return wrap
 
 
 class SparkZorderJobOperator(ZorderLineageMixin, SparkSubmitOperator):

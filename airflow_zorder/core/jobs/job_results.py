@@ -8,19 +8,17 @@ result with ``--result-json <stats location>/results/<run id>.json`` (``spark_jo
 from __future__ import annotations
 
 import json
-import re
 import time
-import uuid
 from typing import Any
 
 from airflow_zorder.core.errors import InvalidInputError
+from airflow_zorder.core.jobs.run_ids import run_started
 from airflow_zorder.core.storage.filesystems import join
 
 __all__ = [
     "PLANS_DIR",
     "RESULTS_DIR",
     "RUN_FILE_DIRS",
-    "new_run_id",
     "prune_run_files",
     "read_result",
     "result_location",
@@ -29,7 +27,6 @@ __all__ = [
 RESULTS_DIR = "results"  # <stats location>/results/<run id>.json
 PLANS_DIR = "plans"  # <stats location>/plans/<run id>.json: the plan a run was given, where its driver reads it
 RUN_FILE_DIRS = (RESULTS_DIR, PLANS_DIR)  # the stats store's per-run files
-_RUN_TIME = re.compile(r"^(\d{8}T\d{6})-[0-9a-f]+\.json$")  # new_run_id(): YYYYmmddTHHMMSS-<hex>
 
 
 def _result_name(run_id: str) -> str:
@@ -77,24 +74,15 @@ def read_result(stats_location: str, run_id: str, filesystem: Any | None = None)
 def prune_run_files(io: Any, base: str, retention_s: float, now: float | None = None) -> list[str]:
     """Delete the results and plans of runs started more than ``retention_s`` ago; returns their paths.
 
-    The run's start comes from its id (``new_run_id``); files of run ids in another form are never touched.
+    The run's start comes from its id (``run_ids.run_started``); files of run ids in another form are never touched.
     """
     now = time.time() if now is None else now
     deleted = []
     for directory in RUN_FILE_DIRS:
         for name in io.list_names(join(base, directory)):
-            m = _RUN_TIME.match(name.rsplit("/", 1)[-1])
-            if not m:
-                continue
-            started = time.mktime(time.strptime(m.group(1), "%Y%m%dT%H%M%S"))  # new_run_id writes local time
-            if now - started > retention_s:
+            started = run_started(name.rsplit("/", 1)[-1])
+            if started is not None and now - started > retention_s:
                 path = join(base, directory, name.rsplit("/", 1)[-1])
                 io.delete(path)
                 deleted.append(path)
     return deleted
-
-
-def new_run_id() -> str:
-    """A run id: ``YYYYmmddTHHMMSS-<8 hex>`` (the operators choose it, so the task knows it before the run; its
-    time, local, is what :func:`prune_run_files` reads back)."""
-    return time.strftime("%Y%m%dT%H%M%S") + "-" + uuid.uuid4().hex[:8]

@@ -14,7 +14,6 @@ from dataclasses import dataclass
 from typing import Any, Literal, get_args
 
 from airflow_zorder.core.errors import InvalidInputError
-from airflow_zorder.core.jobs.job_results import new_run_id
 from airflow_zorder.core.jobs.option_spec import (
     JobOptions,
     Option,
@@ -23,6 +22,7 @@ from airflow_zorder.core.jobs.option_spec import (
     option,
     parse_name_args,
 )
+from airflow_zorder.core.jobs.run_ids import new_run_id
 from airflow_zorder.core.policy.plan_defaults import DEFAULT_CURVE, DEFAULT_TARGET_RATIO
 from airflow_zorder.core.storage.filesystems import join
 from airflow_zorder.core.storage.locations import is_path_table

@@ -12,10 +12,10 @@ from collections.abc import Mapping
 from typing import Any, TypeVar
 
 from airflow_zorder.core.errors import InvalidInputError
-from airflow_zorder.core.jobs.job_results import new_run_id
 from airflow_zorder.core.jobs.option_spec import ALL_RUNS, OperatorParam, is_unset_text, operator_params
 from airflow_zorder.core.jobs.options import ClusterOptions
 from airflow_zorder.core.jobs.plan_file import check_plan_for, plan_location, read_plan
+from airflow_zorder.core.jobs.run_ids import new_run_id
 from airflow_zorder.core.names import parse_names
 from airflow_zorder.core.policy.file_sizing import parse_size
 

@@ -222,7 +222,7 @@ def _check_run_id(run_id: str) -> None:
     if not _RUN_ID_RE.match(run_id):
         raise ValueError(
             f"run id {run_id!r} is not a safe path segment: use letters, digits, '.', '_', '-' "
-            "(no ':' or '+', e.g. from job_results.new_run_id())"
+            "(no ':' or '+', e.g. from run_ids.new_run_id())"
         )
 
 
