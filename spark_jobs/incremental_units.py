@@ -118,7 +118,7 @@ def _plan(fs: FileSystem, table: TableFormat, opts: ClusterOptions, units: list[
         try:
             plan_file.check_plan_for(doc, columns, opts.target_file_size)
         except ValueError as exc:
-            raise IncrementalError(f"the plan at {opts.plan}: {exc}") from None
+            raise IncrementalError(f"{exc} (the plan at {opts.plan})") from None
         if opts.target_file_size is None:  # the plan's file size also sizes what it rewrites whole (catalog tables)
             opts.target_file_size = plan_file.plan_file_size(doc)
         return doc

@@ -59,7 +59,7 @@ def check_plan_for(doc: Mapping[str, Any], columns: Sequence[str] | None, target
 
     if columns is not None and not made_for(doc, columns):
         raise InvalidInputError(
-            f"plan: the incremental plan was made for columns {list(doc.get('columns') or [])}, but this run "
+            f"the incremental plan was made for columns {list(doc.get('columns') or [])}, but this run "
             f"clusters {list(columns)}: give the sensor the same columns, or leave plan unset to let the job plan"
         )
     planned = plan_file_size(doc)
