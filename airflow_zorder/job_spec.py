@@ -9,25 +9,26 @@ Airflow-free.
 
 from __future__ import annotations
 
-import inspect
 import os
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from airflow_zorder import packaging
-from airflow_zorder.core.jobs import params
+from airflow_zorder.core.jobs import params, plan_file
 from airflow_zorder.core.jobs.job_results import result_location
 from airflow_zorder.core.jobs.jvm_options import with_jit_conf
-from airflow_zorder.core.jobs.options import new_run_id, stats_location_for
+from airflow_zorder.core.jobs.option_spec import JobOptions
+from airflow_zorder.core.jobs.options import ClusterOptions, CollectOptions, stats_location_for
+from airflow_zorder.core.jobs.run_ids import new_run_id
 from airflow_zorder.core.storage.io import filesystem_for
 from airflow_zorder.core.storage.io.paths import join
 
 __all__ = ["JOBS", "SPEC_OPTIONS", "job_option_names", "spark_job_spec"]
 
-#: job name -> (entry script, the conversion from the operator's parameters to the job's options)
-JOBS: dict[str, tuple[str, Callable[..., Any]]] = {
-    "cluster": ("cluster_table.py", params.cluster_options),
-    "collect_stats": ("collect_stats.py", params.collect_options),
+#: job name -> (entry script, the job's options: their declarations name the spec's options)
+JOBS: dict[str, tuple[str, type[JobOptions]]] = {
+    "cluster": ("cluster_table.py", ClusterOptions),
+    "collect_stats": ("collect_stats.py", CollectOptions),
 }
 #: What the spec takes besides the job's options.
 SPEC_OPTIONS: tuple[str, ...] = ("run_id", "extra_args", "conf", "artifacts", "filesystem")
@@ -36,7 +37,7 @@ SPEC_OPTIONS: tuple[str, ...] = ("run_id", "extra_args", "conf", "artifacts", "f
 def job_option_names(job: str) -> list[str]:
     """The job's options, named as its operator names them (``table``, ``columns``, ``curve``, ...)."""
     _check_job(job)
-    return [n for n in inspect.signature(JOBS[job][1]).parameters if n != "run_id"]
+    return params.spec_params(JOBS[job][1])
 
 
 def _check_job(job: str) -> None:
@@ -93,12 +94,10 @@ def spark_job_spec(job: str, **options: Any) -> dict[str, Any]:
     run_id = str(options.get("run_id") or new_run_id())
     filesystem = options.get("filesystem")
     job_options = {k: v for k, v in options.items() if k in names}
-    script, convert = JOBS[job]
-    opts = convert(**job_options, run_id=run_id)
-    if job == "cluster":
-        doc = params.given_plan(job_options.get("plan"), opts.columns, opts.action)
-        if doc is not None:
-            params.write_plan(doc, stats_location, run_id, filesystem)
+    script, options_class = JOBS[job]
+    opts, doc = params.job_options_from(options_class, job_options, run_id)
+    if doc is not None:
+        plan_file.write_plan(doc, stats_location, run_id, filesystem)
     result_at = result_location(stats_location, run_id)
     opts.result_json = result_at
     entry_point, py_files = packaging.job_script(script), [packaging.py_files_zip()]

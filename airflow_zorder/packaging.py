@@ -2,9 +2,9 @@
 
 The zip holds the core sub-packages the jobs import (``CORE_PACKAGES``: layout, jobs, stats, storage, delta,
 iceberg, tables (the table seam), policy: the driver plans incremental runs with the same rule as the sensor), the
-core's own modules they import (``CORE_MODULES``: errors, the one error hierarchy) and ``spark_jobs``, plus minimal
-``__init__`` files (executors have no Airflow).  The demo/benchmark evaluation code never runs on Spark and
-stays out. It is built once per content: its name carries a hash of the files it
+core's own modules they import (``CORE_MODULES``: errors, the one error hierarchy; names, the one name parser) and
+``spark_jobs``, plus minimal ``__init__`` files (executors have no Airflow).  The demo/benchmark evaluation code
+never runs on Spark and stays out. It is built once per content: its name carries a hash of the files it
 holds, so a cached zip is reused until the code changes, and concurrent builders write the same bytes.
 """
 
@@ -24,7 +24,7 @@ JOBS_DIR = Path(spark_jobs.__file__).resolve().parent
 JOB_SCRIPTS = ("cluster_table.py", "collect_stats.py")
 # The parts of airflow_zorder.core that the Spark jobs import; a test checks the jobs import nothing else.
 CORE_PACKAGES = ("layout", "jobs", "stats", "storage", "delta", "iceberg", "tables", "policy")
-CORE_MODULES = ("errors.py",)  # modules directly in airflow_zorder/core that the jobs import
+CORE_MODULES = ("errors.py", "names.py")  # modules directly in airflow_zorder/core that the jobs import
 CACHE_ENV = "AIRFLOW_ZORDER_CACHE_DIR"
 # Executors import only the core: this __init__ replaces the provider's own (which may grow Airflow imports).
 MINIMAL_INIT = (

@@ -99,8 +99,8 @@ import bench_cluster as bc  # noqa: E402
 from bench_env import REPO  # noqa: E402  (sets PYSPARK_PYTHON, sys.path, PYTHONPATH)
 from tpch_data import generate_lineitem  # noqa: E402
 
-from airflow_zorder.core.jobs.file_names import run_id_of  # noqa: E402
 from airflow_zorder.core.policy import incremental_stats, metrics, recluster_policy, write_amplification  # noqa: E402
+from airflow_zorder.core.policy.file_names import run_id_of  # noqa: E402
 from airflow_zorder.core.policy.incremental import IncrementalParams  # noqa: E402
 from airflow_zorder.core.policy.thresholds import HealthPolicy  # noqa: E402
 from airflow_zorder.core.stats import stats_store  # noqa: E402
@@ -538,7 +538,7 @@ def anchor_plan(
         "version": incremental_stats.PLAN_VERSION,
         "columns": list(columns),
         "num_clustering_columns": d,
-        "params": {"target_file_bytes": int(target)},
+        "params": {"target_file_size": int(target)},
         "snapshot_id": snapshot_id,
         "files": sum(e["files"] for e in entries),
         "bytes": sum(e["bytes"] for e in entries),
@@ -1275,10 +1275,10 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
 def incremental_params(target: int, target_ratio: float, curve: str) -> IncrementalParams:
     """The policy's knobs at this scale: the defaults' sizes in units of the target file size (as sim_incremental)."""
     d = IncrementalParams()
-    scale = target / d.target_file_bytes
+    scale = target / d.target_file_size
     return IncrementalParams(
         target_ratio=target_ratio,
-        target_file_bytes=target,
+        target_file_size=target,
         min_new_files=d.min_new_files,
         min_new_bytes=max(1, int(d.min_new_bytes * scale)),
         seal_bytes=max(1, int(d.seal_bytes * scale)) if d.seal_bytes else None,

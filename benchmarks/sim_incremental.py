@@ -927,7 +927,7 @@ def run_scenario(args: argparse.Namespace) -> dict:
     target = world.target
     params = incremental.IncrementalParams(
         target_ratio=args.target_ratio,
-        target_file_bytes=target,
+        target_file_size=target,
         min_new_files=args.min_new_files,
         min_new_bytes=int(args.min_new_target_files * target),
         seal_bytes=int(args.seal_target_files * target) if args.seal_target_files else None,
@@ -1036,7 +1036,7 @@ def main(argv: list[str] | None = None) -> dict:
     )
     ap.add_argument("--min-new-files", type=int, default=d.min_new_files)
     ap.add_argument("--lookahead-runs", type=int, default=d.lookahead_runs, help="incremental: later runs scored")
-    ap.add_argument("--min-new-target-files", type=float, default=d.min_new_bytes / d.target_file_bytes)
+    ap.add_argument("--min-new-target-files", type=float, default=d.min_new_bytes / d.target_file_size)
     ap.add_argument("--seal-target-files", type=float, default=200.0, help="0: never seal (Spark benchmark: 200)")
     ap.add_argument(
         "--raw-weight",

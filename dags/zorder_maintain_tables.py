@@ -22,10 +22,11 @@ from pathlib import Path
 from typing import Any
 
 import pendulum
-from airflow.sdk import DAG, Param, Variable, task, task_group
+from airflow.sdk import DAG, Variable, task, task_group
 
-from airflow_zorder.core.jobs.options import parse_names
+from airflow_zorder.core.names import parse_names
 from airflow_zorder.operators import SparkClusterTableOperator, SparkCollectFileStatsOperator
+from airflow_zorder.operators.run_params import run_params
 from airflow_zorder.sensors.file_overlap import FileOverlapSensor
 
 CONFIG_FILE = Path(__file__).resolve().with_name("zorder_tables.json")
@@ -64,14 +65,11 @@ with DAG(
     catchup=False,
     max_active_runs=1,
     tags=["zorder"],
-    params={
-        "full": Param(
-            False,
-            type="boolean",
-            description="rewrite every file of the degraded partitions instead of running the incremental plans "
-            "(needed by tables configured with num_files)",
-        ),
-    },
+    params=run_params(
+        "full",
+        full="rewrite every file of the degraded partitions instead of running the incremental plans "
+        "(needed by tables configured with num_files)",
+    ),
     doc_md=__doc__,
 ) as dag:
 

@@ -26,9 +26,10 @@ from pathlib import Path
 from typing import Any
 
 import pendulum
-from airflow.sdk import DAG, Asset, Param, task
+from airflow.sdk import DAG, Asset, task
 
 from airflow_zorder.operators import SparkClusterTableOperator
+from airflow_zorder.operators.run_params import run_params
 from airflow_zorder.sensors.file_overlap import FileOverlapSensor
 
 TABLE = os.environ.get("ZORDER_DELTA_TABLE") or str(Path(__file__).resolve().parents[1] / ".demo" / "events_delta")
@@ -48,27 +49,7 @@ with DAG(
     catchup=False,
     max_active_runs=1,  # one clustering run per table at a time (the job also locks the table)
     tags=["zorder", "delta"],
-    params={
-        "num_files": Param(
-            None,
-            type=["null", "integer"],
-            minimum=1,
-            description="with full=true only: exact output files per partition, instead of target_file_size. "
-            "Without full, recluster fails saying so (the incremental plan sizes files by target_file_size)",
-        ),
-        "target_file_size": Param(
-            "512MB",
-            type="string",
-            description="output file size target, e.g. 128MB: the sensor's incremental plan sizes its files by it, "
-            "and so does a full rewrite (unless num_files)",
-        ),
-        "full": Param(
-            False,
-            type="boolean",
-            description="rewrite every file of the degraded partitions instead of running the sensor's incremental "
-            "plan (needed for num_files)",
-        ),
-    },
+    params=run_params("num_files", "target_file_size", "full"),
     doc_md=__doc__,
 ) as dag:
     check = FileOverlapSensor(

@@ -25,9 +25,10 @@ from pathlib import Path
 from typing import Any
 
 import pendulum
-from airflow.sdk import DAG, Asset, Param, task
+from airflow.sdk import DAG, Asset, task
 
 from airflow_zorder.operators import SparkClusterTableOperator
+from airflow_zorder.operators.run_params import run_params
 from airflow_zorder.sensors.file_overlap import FileOverlapSensor
 
 DEMO = Path(__file__).resolve().parents[1] / ".demo"
@@ -52,13 +53,7 @@ with DAG(
     catchup=False,
     max_active_runs=1,  # one clustering run per table at a time (the job also locks the table)
     tags=["zorder", "iceberg"],
-    params={
-        "target_file_size": Param(
-            "512MB",
-            type="string",
-            description="output file size target, e.g. 128MB: the sensor's incremental plan sizes its files by it",
-        ),
-    },
+    params=run_params("target_file_size"),
     doc_md=__doc__,
 ) as dag:
     check = FileOverlapSensor(

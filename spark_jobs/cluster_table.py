@@ -23,11 +23,11 @@ from typing import Any
 from pyspark.util import inheritable_thread_target
 
 from airflow_zorder.core.errors import JobError
-from airflow_zorder.core.jobs.file_names import clustered_file_name
-from airflow_zorder.core.jobs.file_sizing import num_output_files
 from airflow_zorder.core.jobs.job_results import prune_run_files
 from airflow_zorder.core.jobs.options import ClusterOptions, stats_location_for
 from airflow_zorder.core.layout import ranges
+from airflow_zorder.core.policy.file_names import clustered_file_name
+from airflow_zorder.core.policy.file_sizing import num_output_files
 from airflow_zorder.core.stats import stats_store
 from airflow_zorder.core.storage import commit as commit_mod
 from airflow_zorder.core.storage.faults import fault_point
@@ -157,7 +157,7 @@ def _stage_batch(
         if w.rows == 0:
             skipped.append({"partition": u.label, "reason": "no rows"})
             continue
-        w.num_files = u.num_files or opts.num_files or num_output_files(u.bytes, opts.file_bytes, w.rows)
+        w.num_files = u.num_files or opts.num_files or num_output_files(u.bytes, opts.target_file_size, w.rows)
         live.append(w)
     if not live:
         return [], skipped

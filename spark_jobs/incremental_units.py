@@ -8,7 +8,6 @@ in the table as the run lists it; otherwise it is skipped (another writer replac
 
 from __future__ import annotations
 
-import json
 from collections.abc import Sequence
 from dataclasses import replace
 from typing import Any
@@ -16,7 +15,8 @@ from typing import Any
 import pyarrow as pa
 
 from airflow_zorder.core.errors import InvalidInputError
-from airflow_zorder.core.jobs.options import ClusterOptions, plan_file_bytes, stats_location_for
+from airflow_zorder.core.jobs import plan_file
+from airflow_zorder.core.jobs.options import ClusterOptions, stats_location_for
 from airflow_zorder.core.policy import incremental_stats
 from airflow_zorder.core.policy.incremental import IncrementalParams
 from airflow_zorder.core.stats import footer_stats, stats_store
@@ -43,22 +43,28 @@ def _key(path: str) -> str:
 def params_of(opts: ClusterOptions) -> IncrementalParams:
     """The rule's knobs from the job's options (the output file size and the curve are the job's; unset ones: the
     rule's defaults)."""
-    given = {"target_ratio": opts.target_ratio, "max_bytes": opts.max_rewrite_bytes}
-    return IncrementalParams(
-        target_file_bytes=opts.file_bytes, curve=opts.curve, **{k: v for k, v in given.items() if v is not None}
-    )
+    given = {
+        "target_file_size": opts.target_file_size,
+        "target_ratio": opts.target_ratio,
+        "max_bytes": opts.max_rewrite_bytes,
+    }
+    return IncrementalParams(curve=opts.curve, **{k: v for k, v in given.items() if v is not None})
 
 
 def read_plan(fs: FileSystem, location: str) -> dict[str, Any]:
-    """The plan document at ``location`` (the operator writes the sensor's plan there)."""
+    """The plan document at ``location`` (the operator writes the sensor's plan there), checked
+    (``plan_file.read_plan``)."""
     try:
         text = fs.read_text(location)
     except Exception as exc:  # noqa: BLE001 - one clear message for a missing or unreadable plan
         raise IncrementalError(f"cannot read the incremental plan at {location}: {exc}") from exc
     try:
-        return incremental_stats.check_plan(json.loads(text))
-    except (json.JSONDecodeError, ValueError) as exc:
-        raise IncrementalError(f"the incremental plan at {location} is unusable: {exc}") from exc
+        doc = plan_file.read_plan(text, f"the incremental plan at {location}")
+    except ValueError as exc:
+        raise IncrementalError(str(exc)) from exc
+    if doc is None:
+        raise IncrementalError(f"the incremental plan at {location} is empty")
+    return doc
 
 
 def _stats_rows(fs: FileSystem, location: str | None, units: Sequence[Unit], columns: list[str]) -> pa.Table:
@@ -110,17 +116,12 @@ def _plan(fs: FileSystem, table: TableFormat, opts: ClusterOptions, units: list[
     """The plan to run: the one given (``--plan``), else one made now from the stats store and footers."""
     if opts.plan:
         doc = read_plan(fs, opts.plan)
-        if not incremental_stats.made_for(doc, columns):
-            raise IncrementalError(
-                f"the plan at {opts.plan} was made for columns {doc['columns']}, not {columns}: plan again with the "
-                "sensor on these columns, or drop --plan to let the job plan"
-            )
         try:
-            opts.check_given_plan(doc)
+            plan_file.check_plan_for(doc, columns, opts.target_file_size)
         except ValueError as exc:
-            raise IncrementalError(str(exc)) from None
+            raise IncrementalError(f"{exc} (the plan at {opts.plan})") from None
         if opts.target_file_size is None:  # the plan's file size also sizes what it rewrites whole (catalog tables)
-            opts.target_file_size = plan_file_bytes(doc)
+            opts.target_file_size = plan_file.plan_file_size(doc)
         return doc
     location = stats_location_for(opts.table, opts.stats_location, home=table.home)
     rows = _stats_rows(fs, location, [u for u in units if u.files], columns)

@@ -5,8 +5,14 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from airflow_zorder.core.jobs import params
-from airflow_zorder.core.jobs.options import STATS_RESULT_COUNTS, CollectOptions, parse_names, stats_location_for
+from airflow_zorder.core.jobs.options import (
+    STATS_OPERATOR_ONLY,
+    STATS_RESULT_COUNTS,
+    CollectOptions,
+    stats_location_for,
+)
+from airflow_zorder.core.names import parse_names
+from airflow_zorder.operators.declared_params import declared_init, declared_params, params_doc, templated
 from airflow_zorder.operators.spark_job import SparkJobFailed, SparkZorderJobOperator
 
 
@@ -49,13 +55,9 @@ class SparkCollectFileStatsOperator(SparkZorderJobOperator):
     worst column and file counts in their event's ``extra``.
 
     :param table: Parquet directory path/URI or catalog table ``db.table`` (templated).
-    :param columns: columns to collect (list, ``"a,b"``, JSON list; templated); default all.
-    :param clustering_columns: columns whose clustering is summarised (default: ``columns``).
-    :param stats_location: where the stats table lives (templated); default ``<table>/_zorder/stats``.
-    :param method: ``auto`` (default), ``footer`` or ``scan``.
-    :param stats_table: also register the stats as catalog tables ``NAME`` and ``NAME_runs``.
-    :param full: read every file again; ``keep_snapshots``: keep the newest N snapshots;
-        ``parallelism``: footer-reading tasks; ``allow_errors``: succeed even if some files are unreadable.
+    The parameters of the job's options (``columns``, ``stats_location``, ``method``, ...;
+    :class:`~airflow_zorder.core.jobs.options.CollectOptions`) and ``clustering_columns``: listed below, from their
+    declarations, and in docs/operators.md.
     :param iceberg_catalog: / ``iceberg_conn_id``: ``table`` is ``namespace.table`` of an Iceberg catalog
         (:class:`~airflow_zorder.operators.spark_job.SparkZorderJobOperator`): the manifests' statistics, plus what
         they lack read from the files.
@@ -66,52 +68,15 @@ class SparkCollectFileStatsOperator(SparkZorderJobOperator):
 
     job_script = "collect_stats.py"
     job_label = "stats"
-    template_fields: Sequence[str] = (
-        *SparkZorderJobOperator.template_fields,
-        "stats_location",
-        "clustering_columns",
-    )
+    options_class = CollectOptions
+    declared = declared_params(CollectOptions, STATS_OPERATOR_ONLY)
+    template_fields: Sequence[str] = (*SparkZorderJobOperator.template_fields, *templated(declared))
 
-    def __init__(
-        self,
-        *,
-        columns: list[str] | str | None = None,
-        clustering_columns: list[str] | str | None = None,
-        stats_location: str | None = None,
-        method: str = "auto",
-        stats_table: str | None = None,
-        full: bool = False,
-        keep_snapshots: int | None = None,
-        parallelism: int | None = None,
-        allow_errors: bool = False,
-        **kwargs: Any,
-    ) -> None:
-        super().__init__(columns=columns, **kwargs)
-        params.check_collect_params(method=method)
-        self.clustering_columns = clustering_columns
-        self.stats_location = stats_location
-        self.method = method
-        self.stats_table = stats_table
-        self.full = full
-        self.keep_snapshots = keep_snapshots
-        self.parallelism = parallelism
-        self.allow_errors = allow_errors
+    __doc__ = (__doc__ or "") + params_doc(declared)
 
-    def job_options(self) -> CollectOptions:
-        """The stats job's options from the rendered parameters (``core.jobs.params.collect_options``)."""
-        return params.collect_options(
-            table=str(self.table),
-            columns=self.columns,
-            stats_location=self.stats_location,
-            method=self.method,
-            stats_table=self.stats_table,
-            full=self.full,
-            keep_snapshots=self.keep_snapshots,
-            parallelism=self.parallelism,
-            allow_errors=self.allow_errors,
-            run_id=self.run_id,
-            iceberg_catalog=self.iceberg_catalog,
-        )
+    @declared_init(declared)
+    def __init__(self, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
 
     def check_result(self, result: dict[str, Any]) -> None:
         super().check_result(result)

@@ -47,9 +47,12 @@ from airflow.sdk.exceptions import AirflowException, AirflowNotFoundException
 
 from airflow_zorder import packaging, spark_jars
 from airflow_zorder.core.iceberg.catalogs import write_catalog_file
+from airflow_zorder.core.jobs import params
 from airflow_zorder.core.jobs.job_results import read_result, result_location
 from airflow_zorder.core.jobs.jvm_options import with_jit_conf
-from airflow_zorder.core.jobs.options import ClusterOptions, CollectOptions, new_run_id, stats_location_for
+from airflow_zorder.core.jobs.option_spec import JobOptions, OperatorParam
+from airflow_zorder.core.jobs.options import stats_location_for
+from airflow_zorder.core.jobs.run_ids import new_run_id
 from airflow_zorder.core.storage.locations import is_path_table, parse_location
 from airflow_zorder.hooks.iceberg_catalog import check_one_catalog, connection_catalog
 from airflow_zorder.hooks.spark_job import SparkJobHook, resolve_spark_binary
@@ -229,6 +232,8 @@ class SparkZorderJobOperator(ZorderLineageMixin, SparkSubmitOperator):
 
     job_script: ClassVar[str] = ""
     job_label: ClassVar[str] = ""
+    options_class: ClassVar[type[JobOptions]] = JobOptions  # the job's options, declared once
+    declared: ClassVar[Sequence[OperatorParam]] = ()  # declared_params(options_class, the operator's own)
     template_fields: Sequence[str] = (
         *SparkSubmitOperator.template_fields,
         "table",
@@ -264,11 +269,14 @@ class SparkZorderJobOperator(ZorderLineageMixin, SparkSubmitOperator):
                 f"{type(self).__name__} builds the job's arguments itself: use its typed parameters, "
                 "and extra_args for any other job flag"
             )
+        own = {p.name: kwargs.pop(p.name, p.default) for p in self.declared if p.name != "columns"}
         super().__init__(
             application=application or "", name=name or f"airflow-zorder-{self.job_label}", conn_id=conn_id, **kwargs
         )
         self.table = table
         self.columns = columns
+        for name, value in own.items():
+            setattr(self, name, value)
         self.extra_args = extra_args
         self.ship_py_files = ship_py_files
         self.history_server_url = history_server_url
@@ -283,12 +291,21 @@ class SparkZorderJobOperator(ZorderLineageMixin, SparkSubmitOperator):
         self._link_ti: Any = None
         self._history_link: str | None = None
         self._submitted_id: Any = None
+        self.given_plan: dict[str, Any] | None = None  # the plan document job_options() read, if one
+        params.check_params(self.options_class, self.job_values())  # literal values now, rendered ones at execution
+
+    def job_values(self) -> dict[str, Any]:
+        """The (rendered) parameters the job's options are made of, named as the operator names them."""
+        names = params.spec_params(self.options_class)
+        return {n: getattr(self, n) for n in names if n != "table"} | {"table": str(self.table)}
 
     # ----------------------------------------------------------------------- what subclasses provide
 
-    def job_options(self) -> ClusterOptions | CollectOptions:
-        """The job's options from the (rendered) typed parameters."""
-        raise NotImplementedError
+    def job_options(self) -> JobOptions:
+        """The job's options from the rendered parameters (``core.jobs.params.job_options_from``); a given plan's
+        checked document is kept on ``given_plan``."""
+        opts, self.given_plan = params.job_options_from(self.options_class, self.job_values(), self.run_id)
+        return opts
 
     def job_arguments(self) -> list[str]:
         """The job's flags from the (rendered) typed parameters (``job_options().to_args()``)."""

@@ -35,8 +35,8 @@ from airflow.sdk.configuration import conf
 from airflow.sdk.exceptions import AirflowException, AirflowSensorTimeout, AirflowSkipException
 
 from airflow_zorder import airflow_metrics
-from airflow_zorder.core.jobs.file_sizing import parse_size
 from airflow_zorder.core.jobs.params import is_template
+from airflow_zorder.core.policy.file_sizing import parse_size
 from airflow_zorder.core.policy.recluster_policy import (
     DECISIONS,
     HealthPolicy,
@@ -55,7 +55,13 @@ if TYPE_CHECKING:
 
 _D = HealthPolicy()  # the defaults, in one place
 _PLAN_KEYS = tuple(IncrementalParams.__dataclass_fields__)
-_PLAN_SIZES = ("target_file_bytes", "min_new_bytes", "seal_bytes", "max_bytes")  # bytes, or sizes like "512MB"
+_PLAN_SIZES = ("target_file_size", "min_new_bytes", "seal_bytes", "max_bytes")  # bytes, or sizes like "512MB"
+_PLAN_RENAMED = {"target_file_bytes": "target_file_size"}  # the key DAGs written before #49 name the size with
+
+
+def _plan_keys(value: Mapping[str, Any]) -> dict[str, Any]:
+    """An ``incremental_plan`` mapping with its keys as ``IncrementalParams`` names them."""
+    return {_PLAN_RENAMED.get(k, k): v for k, v in value.items()}
 
 
 def _plan_value(key: str, value: Any) -> Any:
@@ -82,7 +88,7 @@ def incremental_params(value: bool | Mapping[str, Any] | None) -> IncrementalPar
             f"incremental_plan must be True, False or a mapping of IncrementalParams fields, not {value!r}"
         )
     _check_plan_keys(value)
-    given = {k: v for k, v in value.items() if not (isinstance(v, str) and _is_unset(v))}
+    given = {k: v for k, v in _plan_keys(value).items() if not (isinstance(v, str) and _is_unset(v))}
     try:
         return IncrementalParams(**{k: _plan_value(k, v) for k, v in given.items()})
     except ValueError as exc:
@@ -103,7 +109,7 @@ def _file_size(value: int | str | None) -> int | None:
 
 def _check_plan_keys(value: Mapping[str, Any]) -> None:
     """Refuse ``incremental_plan`` keys that are not :class:`IncrementalParams` fields."""
-    bad = [k for k in value if k not in _PLAN_KEYS]
+    bad = [k for k in _plan_keys(value) if k not in _PLAN_KEYS]
     if bad:
         raise ValueError(f"incremental_plan: unknown key(s) {bad}; known: {', '.join(_PLAN_KEYS)}")
 
@@ -143,7 +149,7 @@ class FileOverlapSensor(BaseSensorOperator):
     :param incremental_plan: attach the incremental plan (``core.policy.incremental``) of the listed partitions to
         a ``recluster`` payload as its ``plan``: which files to rewrite (bins of paths per partition), the bytes,
         and the estimated worst ratio to ideal before and after; ``SparkClusterTableOperator(plan=...)`` runs it.
-        True: default ``IncrementalParams()``; a mapping: its fields (``target_ratio``, ``target_file_bytes``,
+        True: default ``IncrementalParams()``; a mapping: its fields (``target_ratio``, ``target_file_size``,
         ``min_new_files``, ``min_new_bytes``, ``seal_bytes``, ``max_bytes``, ``trigger_ratio``, ``horizon``; sizes
         may be text like ``"512MB"``; values may be templates); False: no plan (``plan`` is None).  The plan is
         amortised against ``max_ratio_to_ideal`` (the ratio at which this sensor re-clusters again) unless
@@ -260,23 +266,27 @@ class FileOverlapSensor(BaseSensorOperator):
     def sized(self) -> tuple[HealthPolicy, IncrementalParams | None]:
         """The policy and the incremental plan's parameters with the one rendered ``target_file_size``: the size the
         decision judges files by is the size the plan cuts them to (and the job writes, when the DAG passes the
-        same value to ``SparkClusterTableOperator``). A plan naming another ``target_file_bytes`` is refused."""
+        same value to ``SparkClusterTableOperator``). A plan naming another ``target_file_size`` is refused."""
         size = _file_size(self.target_file_size)
         plan = incremental_params(self.incremental_plan)
-        given = self.incremental_plan.get("target_file_bytes") if isinstance(self.incremental_plan, Mapping) else None
+        given = (
+            _plan_keys(self.incremental_plan).get("target_file_size")
+            if isinstance(self.incremental_plan, Mapping)
+            else None
+        )
         if plan is not None and given is not None and not _is_unset(given):
             if size == _D.target_file_size:  # only the plan names a size (DAGs written before): it is the one size
-                size = plan.target_file_bytes
-            elif plan.target_file_bytes != size:
+                size = plan.target_file_size
+            elif plan.target_file_size != size:
                 raise ValueError(
-                    f"incremental_plan target_file_bytes={given!r} differs from target_file_size="
+                    f"incremental_plan target_file_size={given!r} differs from target_file_size="
                     f"{self.target_file_size!r}: the decision, the plan and the job use one file size; "
                     "set target_file_size only"
                 )
         policy = dataclasses.replace(self.policy, target_file_size=size)
         if plan is None or size is None:
             return policy, plan
-        return policy, dataclasses.replace(plan, target_file_bytes=size)
+        return policy, dataclasses.replace(plan, target_file_size=size)
 
     def _check(self) -> dict[str, Any]:
         policy, plan = self.sized()

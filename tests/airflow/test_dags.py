@@ -145,7 +145,7 @@ def test_recluster_dag_runs_end_to_end(sample_table, recluster_run):
     assert decision["decision"] == "recluster" and decision["partitions"]
     plan = decision["plan"]  # the sensor's incremental plan of the listed partitions, sized by the run's target
     planned = sorted(e["partition"] for e in plan["partitions"])
-    assert planned and set(planned) <= set(decision["partitions"]) and plan["params"]["target_file_bytes"] == 9 << 10
+    assert planned and set(planned) <= set(decision["partitions"]) and plan["params"]["target_file_size"] == 9 << 10
     clustered = xcoms(run, "recluster")["return_value"]
     assert clustered["status"] == "clustered" and clustered["mode"] == "incremental"
     assert clustered["plan"]["source"] == "given" and clustered["plan"]["files"] == plan["files"]

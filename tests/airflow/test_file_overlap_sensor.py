@@ -288,7 +288,7 @@ def test_execute_complete_evaluates_on_the_worker(airflow_db, tmp_path):
         task_id="w", table=str(root), incremental_plan={"target_ratio": "1.1", "target_file_bytes": "1KB"}
     )
     plan = sized.execute_complete({}, {"status": "changed", "end_at": end_at})["plan"]
-    assert plan["params"]["target_ratio"] == 1.1 and plan["params"]["target_file_bytes"] == 1024
+    assert plan["params"]["target_ratio"] == 1.1 and plan["params"]["target_file_size"] == 1024
     off = FileOverlapSensor(task_id="w", table=str(root), incremental_plan=False, record_decisions=False)
     assert off.execute_complete({}, {"status": "changed", "end_at": end_at})["plan"] is None
     assert recluster_policy.last_decision(default_stats_location(str(root)))["decision"] == "recluster"
@@ -395,7 +395,7 @@ def test_incremental_plan_parameter():
     got = incremental_params(
         {"max_bytes": "200GB", "target_file_bytes": 1 << 20, "min_new_files": "3", "seal_bytes": None}
     )
-    assert got == IncrementalParams(max_bytes=200 << 30, target_file_bytes=1 << 20, min_new_files=3, seal_bytes=None)
+    assert got == IncrementalParams(max_bytes=200 << 30, target_file_size=1 << 20, min_new_files=3, seal_bytes=None)
     assert incremental_params({"target_file_bytes": "", "max_bytes": "None"}) == IncrementalParams()  # unset
     assert incremental_params({"curve": "hilbert"}).curve == "hilbert"  # the job's curve, as text
     with pytest.raises(ValueError, match="incremental_plan: curve must be one of zorder, hilbert, linear"):
@@ -411,6 +411,6 @@ def test_incremental_plan_parameter():
     # templated values are checked once rendered; their keys at once
     s = FileOverlapSensor(task_id="w", table="/t", incremental_plan={"target_file_bytes": "{{ params.size }}"})
     s.render_template_fields({"params": {"size": "128MB"}})
-    assert incremental_params(s.incremental_plan) == IncrementalParams(target_file_bytes=128 << 20)
+    assert incremental_params(s.incremental_plan) == IncrementalParams(target_file_size=128 << 20)
     with pytest.raises(ValueError, match="unknown key"):
         FileOverlapSensor(task_id="w", table="/t", incremental_plan={"size": "{{ params.size }}"})

@@ -12,6 +12,7 @@ from __future__ import annotations
 import ast
 import json
 import os
+import re
 import subprocess
 import sys
 import threading
@@ -27,7 +28,8 @@ from airflow.sdk.exceptions import AirflowException
 
 from airflow_zorder import packaging
 from airflow_zorder.core.jobs.jvm_options import JIT_OPTION, with_jit_conf
-from airflow_zorder.core.jobs.options import ClusterOptions, CollectOptions, parse_names
+from airflow_zorder.core.jobs.options import ClusterOptions, CollectOptions
+from airflow_zorder.core.names import parse_names
 from airflow_zorder.core.stats.stats_location import default_stats_location
 from airflow_zorder.hooks.spark_job import SparkJobHook
 from airflow_zorder.links import SparkApplicationLink, TableHealthLink
@@ -292,6 +294,28 @@ def test_typed_parameters_become_flags_the_jobs_accept(conns, tmp_path):
     )
 
 
+@pytest.mark.parametrize("operator", [SparkClusterTableOperator, SparkCollectFileStatsOperator])
+def test_the_operators_parameters_are_the_declared_ones(operator):
+    """Each operator's typed parameters, defaults and template fields come from its job's option declarations
+    (``core.jobs.options``), so Airflow's ``default_args`` reach them like any parameter."""
+    import inspect
+    from dataclasses import MISSING
+
+    from airflow_zorder.core.jobs.option_spec import operator_params
+    from airflow_zorder.core.jobs.options import CLUSTER_OPERATOR_ONLY, STATS_OPERATOR_ONLY
+
+    own = CLUSTER_OPERATOR_ONLY if operator is SparkClusterTableOperator else STATS_OPERATOR_ONLY
+    declared = operator_params(operator.options_class, own)
+    sig = inspect.signature(operator.__init__).parameters
+    assert [n for n in sig if n not in ("self", "kwargs")] == [p.name for p in declared]
+    for p in declared:
+        assert sig[p.name].default == (inspect.Parameter.empty if p.default is MISSING else p.default), p.name
+        assert (p.name in operator.template_fields) == p.spec.templated, p.name
+    with DAG("d", schedule=None, default_args={"stats_location": "/st", "conn_id": "spark_local"}):
+        op = operator(task_id="t", table="/t", columns="a")
+    assert op.stats_location == "/st" and op.job_options().stats_location == "/st"
+
+
 def test_choices_match_the_jobs_and_bad_values_fail_at_parse_time():
     from airflow_zorder.core.jobs import options
     from airflow_zorder.core.layout import curve_keys, curves, ranges
@@ -303,7 +327,7 @@ def test_choices_match_the_jobs_and_bad_values_fail_at_parse_time():
     )
     with pytest.raises(ValueError, match="curve='peano' is not one of zorder, hilbert, linear"):
         SparkClusterTableOperator(task_id="c", table="/t", columns="a", curve="peano")
-    with pytest.raises(ValueError, match="num_files must be at least 1"):
+    with pytest.raises(ValueError, match=re.escape("num_files (--num-files) must be at least 1")):
         SparkClusterTableOperator(task_id="c", table="/t", columns="a", num_files=0)
     with pytest.raises(ValueError, match="method='fast' is not one of auto, footer, scan"):
         SparkCollectFileStatsOperator(task_id="s", table="/t", method="fast")
@@ -677,7 +701,7 @@ def test_incremental_parameters_become_job_flags(conns, tmp_path):
     assert "--incremental" not in rendered.job_arguments() and "--target-ratio" not in rendered.job_arguments()
     with pytest.raises(ValueError, match="incremental must be True or False, got 'maybe'"):
         SparkClusterTableOperator(task_id="c", table="/t", columns="a", incremental="maybe")
-    with pytest.raises(ValueError, match="target_ratio must be a number >= 1"):
+    with pytest.raises(ValueError, match="target_ratio must be a number, got 'high'"):
         SparkClusterTableOperator(task_id="c", table="/t", columns="a", target_ratio="high").job_arguments()
 
 
@@ -735,7 +759,7 @@ def test_bad_or_foreign_plans_are_refused(conns, tmp_path):
         SparkClusterTableOperator(task_id="c", table=table, columns="a,b", plan=bad_bin)
     # another table's columns (or order): refused before anything is written or submitted
     other = SparkClusterTableOperator(task_id="c", table=table, columns="b,a", plan=plan, conn_id="spark_local")
-    with pytest.raises(ValueError, match=r"made for columns \['a', 'b'\], but this operator clusters \['b', 'a'\]"):
+    with pytest.raises(ValueError, match=r"made for columns \['a', 'b'\], but this run clusters \['b', 'a'\]"):
         other.prepare(other.require_connection(), str(tmp_path))
     assert not (Path(table) / "_zorder" / "stats" / "plans").exists()
     # a catalog table has no default place for the plan file
@@ -761,15 +785,15 @@ def test_asset_extra_reports_the_mode_and_what_was_rewritten():
 # --------------------------------------------------------------------------- parameters whose effect depends on the mode
 
 
-def a_plan(target_file_bytes: int = 512 << 20) -> dict:
-    """A plan document as the sensor hands it (columns a, b), made for ``target_file_bytes`` files."""
+def a_plan(target_file_size: int = 512 << 20) -> dict:
+    """A plan document as the sensor hands it (columns a, b), made for ``target_file_size`` files."""
     from airflow_zorder.core.policy.incremental_stats import PLAN_FORMAT, PLAN_VERSION
 
     return {
         "format": PLAN_FORMAT,
         "version": PLAN_VERSION,
         "columns": ["a", "b"],
-        "params": {"target_ratio": 1.35, "target_file_bytes": target_file_bytes, "max_bytes": None},
+        "params": {"target_ratio": 1.35, "target_file_size": target_file_size, "max_bytes": None},
         "files": 2,
         "bytes": 200,
         "partitions": [

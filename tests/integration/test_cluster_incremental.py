@@ -19,9 +19,9 @@ import pytest
 from table_checks import row_multiset, visible_files
 
 from airflow_zorder.core.delta import delta_commit as dc
-from airflow_zorder.core.jobs.file_names import run_id_of
 from airflow_zorder.core.jobs.options import ClusterOptions, CollectOptions
 from airflow_zorder.core.policy import incremental_stats
+from airflow_zorder.core.policy.file_names import run_id_of
 from airflow_zorder.core.stats import stats_store
 from airflow_zorder.core.stats.stats_location import default_stats_location
 from airflow_zorder.core.storage import faults
@@ -120,7 +120,7 @@ def _given_plan(spark, root: str, tmp_path, split: bool) -> tuple[dict, str]:
     """The sensor's kind of plan from fresh stats; ``split``: the new files as two bins of one partition."""
     run_collect(spark, CollectOptions(table=root, columns=COLS))
     snap = stats_store.load_latest(default_stats_location(root))
-    params = incremental_stats.IncrementalParams(target_file_bytes=_target(root), min_new_files=2, target_ratio=RATIO)
+    params = incremental_stats.IncrementalParams(target_file_size=_target(root), min_new_files=2, target_ratio=RATIO)
     doc = incremental_stats.plan_table(snap, COLS, params=params)
     if split:
         (entry,) = doc["partitions"]
@@ -213,7 +213,7 @@ def test_a_plan_for_other_columns_or_garbage_is_refused_and_nothing_changes(spar
     _append(table, 7)
     doc, path = _given_plan(spark, table, tmp_path, split=False)
     before = visible_files(table)
-    with pytest.raises(ClusteringError, match=r"made for columns \['a', 'b'\], not \['b'\]"):
+    with pytest.raises(ClusteringError, match=r"made for columns \['a', 'b'\], but this run clusters \['b'\]"):
         run_cluster(spark, ClusterOptions(table=table, columns=["b"], plan=path))
     bad = tmp_path / "bad.json"
     bad.write_text('{"format": "something else"}')

@@ -76,7 +76,7 @@ def test_zorder_keeps_every_row_and_cuts_files_read(spark, flat):
     assert events.num_rows == 1 and events.column("run_id")[0].as_py() == result["run_id"]
     assert result["partitions"][0]["plan"]["num_files"] == 64
     # every new file's name carries the run (the incremental policy's membership); the inputs' names do not
-    from airflow_zorder.core.jobs.file_names import run_id_of
+    from airflow_zorder.core.policy.file_names import run_id_of
 
     names = visible_files(flat)
     assert len(names) == 64 and {run_id_of(n) for n in names} == {result["run_id"]}

@@ -27,9 +27,9 @@ import pytest
 from moto_s3 import BUCKET, REGION
 from table_checks import row_multiset
 
-from airflow_zorder.core.jobs.file_names import run_id_of
 from airflow_zorder.core.jobs.options import ClusterOptions, CollectOptions
 from airflow_zorder.core.policy import point_queries
+from airflow_zorder.core.policy.file_names import run_id_of
 from airflow_zorder.core.stats import stats_store
 from airflow_zorder.core.storage import faults
 from airflow_zorder.core.storage.io.arrow import ArrowFileSystem

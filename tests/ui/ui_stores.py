@@ -11,7 +11,7 @@ from typing import Any
 
 import pyarrow as pa
 
-from airflow_zorder.core.jobs.file_names import clustered_file_name
+from airflow_zorder.core.policy.file_names import clustered_file_name
 from airflow_zorder.core.stats import stats_schema, stats_store
 from airflow_zorder.core.stats.stats_location import default_stats_location
 from airflow_zorder.core.stats.stats_schema import FILE_STATS_SCHEMA

@@ -352,7 +352,7 @@ def test_hudi_bins_small_files_up_to_the_group_size_and_at_least_two(bi) -> None
 
 
 def test_anchor_plan_is_a_plan_document_the_job_accepts(bi) -> None:
-    from airflow_zorder.core.jobs.options import plan_file_bytes
+    from airflow_zorder.core.jobs.plan_file import plan_file_size
     from airflow_zorder.core.policy import incremental_stats
 
     f = bi.UnitFile
@@ -361,7 +361,7 @@ def test_anchor_plan_is_a_plan_document_the_job_accepts(bi) -> None:
         None: [[f("/t/x", 40, None), f("/t/y", 30, None)]],
     }
     doc = incremental_stats.check_plan(bi.anchor_plan(bins, bi.COLUMNS, 100))
-    assert incremental_stats.made_for(doc, bi.COLUMNS) and plan_file_bytes(doc) == 100
+    assert incremental_stats.made_for(doc, bi.COLUMNS) and plan_file_size(doc) == 100
     assert [e["partition"] for e in doc["partitions"]] == [None, "ingest_day=002"]
     assert [b["num_output_files"] for e in doc["partitions"] for b in e["bins"]] == [1, 2]  # round(70/100) >= 1
     assert doc["files"] == 4 and doc["bytes"] == 220 and doc["num_output_files"] == 3
@@ -501,7 +501,7 @@ def _inc_result(bi) -> dict:
                 "late_days": 7,
                 "date_slabs": {"d0": 1, "d1": 60, "width_days": 30},
             },
-            "target_file_bytes": 100,
+            "target_file_size": 100,
             "incremental_params": {"target_ratio": 1.2, "min_new_files": 2},
             "anchor_params": {
                 "liquid_min_target_files": 4,

@@ -67,7 +67,7 @@ def _unsorted(n: int) -> UnitFiles:
 def test_the_rule_cuts_the_count_its_curve_cuts_best(curve: str) -> None:
     """40 target files of unsorted data: the plan writes the count among 37..50 whose worst column the curve reads
     least of, and estimates the result by the curve's measured cost (here, one group: its worst column / ideal)."""
-    p = plan(_unsorted(40), IncrementalParams(target_file_bytes=1000, min_new_files=4, curve=curve))
+    p = plan(_unsorted(40), IncrementalParams(target_file_size=1000, min_new_files=4, curve=curve))
     (b,) = p.bins
     worst = {k: files_read(curve, k, 3).max() / k ** (2 / 3) for k in preferred_counts(40)}
     assert b.num_output_files == min(worst, key=worst.get)
@@ -101,7 +101,7 @@ def test_the_rule_orients_a_merge_away_from_the_column_the_others_read_most() ->
         ["r1"] * len(names) + [None] * 32,
         {c: (lo_a[:, j], hi_a[:, j], ok) for j, c in enumerate("abc")},
     )
-    p = plan(unit, IncrementalParams(target_file_bytes=1000, min_new_files=4, target_ratio=1.6, curve="zorder"))
+    p = plan(unit, IncrementalParams(target_file_size=1000, min_new_files=4, target_ratio=1.6, curve="zorder"))
     (b,) = [b for b in p.bins if b.paths[0].startswith("new")]
     assert b.columns is not None and sorted(b.columns) == ["a", "b", "c"]
     k = b.num_output_files

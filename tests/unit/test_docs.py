@@ -104,6 +104,27 @@ def test_connections_doc_has_the_generated_connector_table() -> None:
             assert spec.verified.get(store), (line, store)
 
 
+def test_operators_doc_has_the_generated_parameter_tables(tmp_path: Path) -> None:
+    """docs/operators.md's parameter tables are what the options' declarations render, between their markers only."""
+    from airflow_zorder.core.jobs import options_doc
+
+    text = (REPO / "docs" / "operators.md").read_text(encoding="utf-8")
+    for operator in options_doc.TABLES:
+        start, end = options_doc.doc_markers(operator)
+        assert text.count(start) == 1 and text.count(end) == 1, operator
+        block = start + text.split(start, 1)[1].split(end, 1)[0] + end
+        assert block == options_doc.docs_table(operator), (
+            "stale: python -m airflow_zorder.core.jobs.options_doc table --write docs/operators.md"
+        )
+    doc = tmp_path / "operators.md"
+    markers = [m for op in options_doc.TABLES for m in options_doc.doc_markers(op)]
+    doc.write_text("# t\n{}\nstale\n{}\nmiddle\n{}\nstale\n{}\nafter\n".format(*markers), encoding="utf-8")
+    assert options_doc.main(["table", "--write", str(doc)]) == 0
+    tables = [options_doc.docs_table(op) for op in options_doc.TABLES]
+    assert doc.read_text(encoding="utf-8") == f"# t\n{tables[0]}\nmiddle\n{tables[1]}\nafter\n"
+    assert "| `max_rewrite_bytes` | no limit | `--max-rewrite-bytes` |" in tables[0]
+
+
 def test_the_connector_table_is_rewritten_between_its_markers_only(tmp_path: Path) -> None:
     from airflow_zorder import spark_jars
 

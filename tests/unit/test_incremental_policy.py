@@ -10,8 +10,8 @@ import numpy as np
 import pyarrow as pa
 import pytest
 
-from airflow_zorder.core.jobs.file_names import clustered_file_name, run_id_of
 from airflow_zorder.core.policy import metrics
+from airflow_zorder.core.policy.file_names import clustered_file_name, run_id_of
 from airflow_zorder.core.policy.incremental import IncrementalParams, UnitFiles, plan
 from airflow_zorder.core.policy.incremental_stats import PLAN_FORMAT, check_plan, plan_from_stats, plan_table
 from airflow_zorder.core.stats.stats_schema import file_stats_table
@@ -48,7 +48,7 @@ def unit(files: list[tuple]) -> UnitFiles:
 
 def params(**kw) -> IncrementalParams:
     """Test parameters: 1000-byte files; nothing sealed unless asked."""
-    base = {"target_file_bytes": TARGET, "min_new_bytes": 100 * TARGET, "seal_bytes": None}
+    base = {"target_file_size": TARGET, "min_new_bytes": 100 * TARGET, "seal_bytes": None}
     return IncrementalParams(**{**base, **kw})
 
 
@@ -177,7 +177,7 @@ def test_files_without_stats_are_always_read() -> None:
         ({"target_ratio": 0.5}, "target_ratio must be >= 1"),
         ({"target_ratio": float("nan")}, "target_ratio must be a finite number"),
         ({"target_ratio": "1.2"}, "target_ratio must be a finite number"),
-        ({"target_file_bytes": 0}, "target_file_bytes must be a positive integer, not 0"),
+        ({"target_file_size": 0}, "target_file_size must be a positive integer, not 0"),
         ({"min_new_files": -1}, "min_new_files must be a positive integer"),
         ({"min_new_bytes": 1.5}, "min_new_bytes must be a positive integer"),
         ({"seal_bytes": 0}, "seal_bytes must be a positive integer or None"),
@@ -312,7 +312,7 @@ def test_new_files_narrow_in_a_column_are_clustered_on_the_others() -> None:
 def test_the_bins_of_one_run_stay_separate_groups() -> None:
     """A run's bins were clustered apart: their names carry the bin, and the rule sees two groups, not one whose
     span is the union of both (#37)."""
-    from airflow_zorder.core.jobs.file_names import membership_of
+    from airflow_zorder.core.policy.file_names import membership_of
 
     name = clustered_file_name(3, "20260101T000000-aaaa0001", bin=2)
     assert name == "part-00003-b2-zorder-20260101T000000-aaaa0001.parquet"

@@ -8,17 +8,18 @@ import re
 import pytest
 
 from airflow_zorder.core.jobs import params
-from airflow_zorder.core.jobs.file_sizing import DEFAULT_TARGET_FILE_SIZE
-from airflow_zorder.core.jobs.options import (
-    ClusterOptions,
-    CollectOptions,
-    parse_name_args,
-    parse_names,
-    stats_location_for,
-)
+from airflow_zorder.core.jobs.option_spec import parse_name_args
+from airflow_zorder.core.jobs.options import ClusterOptions, CollectOptions, stats_location_for
+from airflow_zorder.core.names import parse_names
+from airflow_zorder.core.policy.file_sizing import DEFAULT_TARGET_FILE_SIZE, num_output_files
 from airflow_zorder.core.policy.incremental import IncrementalParams
 from airflow_zorder.core.policy.incremental_stats import PLAN_FORMAT, PLAN_VERSION
 from airflow_zorder.core.stats.stats_location import default_stats_location
+
+
+def cluster_options(**values):
+    """The clustering job's options from the operator's (rendered) parameters."""
+    return params.job_options_from(ClusterOptions, values)[0]
 
 
 def test_cluster_options_round_trip_through_the_command_line():
@@ -60,19 +61,19 @@ def test_incremental_and_full_flags(capsys):
     assert ClusterOptions.from_args([*base, "--plan", "/p.json"]).incremental is True
     for bad, said in (
         (["--incremental", "--full"], "not allowed with argument"),
-        (["--incremental", "--target-ratio", "0.9"], "--target-ratio must be at least 1"),
+        (["--incremental", "--target-ratio", "0.9"], "target_ratio (--target-ratio) must be at least 1"),
         (["--incremental", "--max-rewrite-bytes", "lots"], "--max-rewrite-bytes"),
     ):
         with pytest.raises(SystemExit):
             ClusterOptions.from_args([*base, *bad])
         assert said in capsys.readouterr().err
-    with pytest.raises(ValueError, match="target_ratio must be a number >= 1"):
+    with pytest.raises(ValueError, match=re.escape("target_ratio (--target-ratio) must be at least 1")):
         ClusterOptions(table="/t", columns=["a"], incremental=True, target_ratio=0.5)
 
 
 # --------------------------------------------------------------------------- parameters whose effect depends on the mode
 
-PLAN = {  # a plan document as the sensor hands it, made for 128 MiB files
+PLAN = {  # a plan document as the sensor handed it before #49 (target_file_bytes), made for 128 MiB files
     "format": PLAN_FORMAT,
     "version": PLAN_VERSION,
     "columns": ["a"],
@@ -167,7 +168,7 @@ REFUSED = [
 @pytest.mark.parametrize(("options", "flags", "operator", "said"), REFUSED)
 def test_a_parameter_the_mode_does_not_use_is_refused_everywhere(options, flags, operator, said, capsys):
     """The same rule refuses the job's options, its command line (exit 2, before any Spark) and the operator's
-    rendered parameters (``params.cluster_options``, which ``spark_job_spec`` uses too)."""
+    rendered parameters (``params.job_options_from``, which ``spark_job_spec`` uses too)."""
     with pytest.raises(ValueError) as err:
         ClusterOptions(table="/t", columns=["a"], **options)
     assert said in str(err.value)
@@ -175,7 +176,7 @@ def test_a_parameter_the_mode_does_not_use_is_refused_everywhere(options, flags,
         ClusterOptions.from_args(["--table", "/t", "--columns", "a", *flags])
     assert exit_.value.code == 2 and said in " ".join(capsys.readouterr().err.split())
     with pytest.raises(ValueError) as err:
-        params.cluster_options(table="/t", columns="a", **operator)
+        cluster_options(table="/t", columns="a", **operator)
     assert said in str(err.value)
 
 
@@ -184,9 +185,9 @@ def test_each_mode_dependent_parameter_is_honoured_where_it_applies():
 
     full = ClusterOptions.from_args(["--table", "/t", "--columns", "a", "--num-files", "8", "--full"])
     assert (full.num_files, full.incremental) == (8, False)
-    assert params.cluster_options(table="/t", columns="a", num_files="8", incremental="False").num_files == 8
+    assert cluster_options(table="/t", columns="a", num_files="8", incremental="False").num_files == 8
     # a plan the job makes: its knobs and the file size reach the rule
-    inc = params.cluster_options(
+    inc = cluster_options(
         table="/t",
         columns="a",
         incremental="True",
@@ -195,17 +196,18 @@ def test_each_mode_dependent_parameter_is_honoured_where_it_applies():
         max_rewrite_bytes="1GB",
     )
     assert params_of(inc) == IncrementalParams(
-        target_ratio=1.2, target_file_bytes=64 << 20, max_bytes=1 << 30, curve="zorder"
+        target_ratio=1.2, target_file_size=64 << 20, max_bytes=1 << 30, curve="zorder"
     )
     unset = params_of(ClusterOptions(table="/t", columns=["a"], incremental=True, curve="hilbert"))
     assert unset == IncrementalParams(curve="hilbert")  # unset: the rule's defaults, the job's 512 MiB files; its curve
-    assert ClusterOptions(table="/t", columns=["a"]).file_bytes == DEFAULT_TARGET_FILE_SIZE
+    assert ClusterOptions(table="/t", columns=["a"]).target_file_size is None  # unset: the job's default size
+    assert num_output_files(10 * DEFAULT_TARGET_FILE_SIZE, None, 100) == 10
     # cleanup keeps replaced files for retention_hours (the default: 7 days)
     cleanup = ClusterOptions.from_args(["--table", "db.t", "--action", "cleanup", "--retention-hours", "0.5"])
     assert cleanup.retention_s == 1800.0 and ClusterOptions(table="/t", columns=["a"]).retention_s == 168 * 3600.0
     # unset, "", "None", "null" and [] mean unset: the rendered forms of an unused template refuse nothing
     for unset_value in (None, "", "None", "null"):
-        opts = params.cluster_options(
+        opts = cluster_options(
             table="/t",
             columns="a",
             action="cleanup",
@@ -229,10 +231,10 @@ def test_a_given_plan_must_be_sized_like_the_run(tmp_path):
 
     said = "target_file_size (--target-file-size) is 268435456 bytes, but the given plan sized its files for 134217728"
     with pytest.raises(ValueError, match=re.escape(said)):
-        params.cluster_options(table="/t", columns="a", plan=PLAN, target_file_size="256MB")
-    same = params.cluster_options(table="/t", columns="a", plan=json.dumps(PLAN), target_file_size="128MB")
+        cluster_options(table="/t", columns="a", plan=PLAN, target_file_size="256MB")
+    same = cluster_options(table="/t", columns="a", plan=json.dumps(PLAN), target_file_size="128MB")
     assert same.plan.endswith(f"/t/_zorder/stats/plans/{same.run_id}.json") and same.target_file_size == 128 << 20
-    assert params.cluster_options(table="/t", columns="a", plan=PLAN).target_file_size is None
+    assert cluster_options(table="/t", columns="a", plan=PLAN).target_file_size is None
 
     (tmp_path / "plan.json").write_text(json.dumps(PLAN))
     ref = open_table("/t", LocalFileSystem())
@@ -241,7 +243,17 @@ def test_a_given_plan_must_be_sized_like_the_run(tmp_path):
         incremental_units(LocalFileSystem(), ref, job, [], ["a"])
     job = ClusterOptions(table="/t", columns=["a"], plan=str(tmp_path / "plan.json"))
     bins, summary, _ = incremental_units(LocalFileSystem(), ref, job, [], ["a"])
-    assert (bins, summary["source"], job.file_bytes) == ([], "given", 128 << 20)  # the plan's size, for the run
+    assert (bins, summary["source"], job.target_file_size) == ([], "given", 128 << 20)  # the plan's size, for the run
+
+
+def test_a_plan_names_its_file_size_once_and_older_plans_are_read():
+    """The plan's params name the size as every other part does (``target_file_size``); a plan written before
+    #49 says ``target_file_bytes``, and is read the same."""
+    from airflow_zorder.core.jobs.plan_file import plan_file_size
+
+    assert "target_file_size" in IncrementalParams.__dataclass_fields__
+    assert plan_file_size({"params": {"target_file_size": 64 << 20}}) == 64 << 20
+    assert plan_file_size(PLAN) == 128 << 20 and plan_file_size({"params": {}}) is None
 
 
 def test_the_job_refuses_before_spark_starts(tmp_path, monkeypatch, capsys):

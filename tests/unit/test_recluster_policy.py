@@ -455,7 +455,7 @@ def test_choose_columns_and_guards_as_steps():
 
 # --------------------------------------------------------------------------- the incremental plan in the payload
 
-SMALL = IncrementalParams(target_file_bytes=1000, min_new_bytes=4000)  # 1000-byte files, as snapshot() writes
+SMALL = IncrementalParams(target_file_size=1000, min_new_bytes=4000)  # 1000-byte files, as snapshot() writes
 
 
 def test_plan_is_attached_only_to_recluster_and_only_when_asked():
@@ -464,7 +464,7 @@ def test_plan_is_attached_only_to_recluster_and_only_when_asked():
     plan = check_plan(p["plan"])
     assert p["decision"] == "recluster" and list(p)[-1] == "plan"  # the last key, in a fixed place
     assert (plan["columns"], plan["num_clustering_columns"], plan["snapshot_id"]) == (["a", "b"], 2, 3)
-    assert plan["params"]["target_file_bytes"] == 1000 and plan["partitions_evaluated"] == 1
+    assert plan["params"]["target_file_size"] == 1000 and plan["partitions_evaluated"] == 1
     # unpartitioned: one unit, the whole table; never-clustered files are clustered among themselves
     (unit,) = plan["partitions"]
     assert unit["partition"] is None and plan["files"] == 16 and plan["bytes"] == 16000
@@ -510,13 +510,13 @@ def test_plan_covers_exactly_the_listed_degraded_partitions():
 def test_plan_reads_only_the_chosen_columns_and_the_membership_in_file_names(perfect_grid_curve):
     """Files an earlier run wrote (named by the job) stay; only the new, unsorted ones are planned; extra columns in
     the snapshot change nothing."""
-    from airflow_zorder.core.jobs.file_names import clustered_file_name
+    from airflow_zorder.core.policy.file_names import clustered_file_name
 
     clustered = [{**f, "path": clustered_file_name(i, "20260101T000000-aaaa0001")} for i, f in enumerate(grid(4))]
     new = [{"path": f"new-{i}.parquet", "cols": {"a": (0, 99), "b": (0, 99)}} for i in range(12)]
     files = [{**f, "cols": {**f["cols"], "c": (0, 5)}} for f in clustered + new]
     events = [cluster_event(T0 - timedelta(days=1))]
-    sealed = IncrementalParams(target_file_bytes=1000, min_new_bytes=4000, seal_bytes=10_000, target_ratio=1.5)
+    sealed = IncrementalParams(target_file_size=1000, min_new_bytes=4000, seal_bytes=10_000, target_ratio=1.5)
     p = evaluate(snapshot(files), ["a", "b"], now=NOW, events=events, incremental=sealed)
     assert p["decision"] == "recluster"
     planned = {x for e in p["plan"]["partitions"] for b in e["bins"] for x in b["paths"]}

@@ -9,8 +9,8 @@ import json
 import pyarrow as pa
 import pytest
 
-from airflow_zorder.core.jobs.file_names import clustered_file_name
 from airflow_zorder.core.policy import history, write_amplification
+from airflow_zorder.core.policy.file_names import clustered_file_name
 from airflow_zorder.core.stats.stats_schema import FILE_STATS_SCHEMA
 
 T0 = dt.datetime(2026, 3, 1, tzinfo=dt.UTC)

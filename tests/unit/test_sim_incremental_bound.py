@@ -165,8 +165,8 @@ def test_the_rule_rewrites_under_a_fifth_of_full_on_appends_in_a_fresh_date_slab
 
 
 def test_the_goal_sits_just_below_the_trigger_unless_set():
-    from airflow_zorder.core.jobs.options import DEFAULT_TARGET_RATIO
     from airflow_zorder.core.policy.incremental import IncrementalParams
+    from airflow_zorder.core.policy.plan_defaults import DEFAULT_TARGET_RATIO
 
     assert IncrementalParams().goal == DEFAULT_TARGET_RATIO
     assert IncrementalParams(trigger_ratio=1.5).goal == pytest.approx(1.45)

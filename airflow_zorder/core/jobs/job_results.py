@@ -8,20 +8,26 @@ result with ``--result-json <stats location>/results/<run id>.json`` (``spark_jo
 from __future__ import annotations
 
 import json
-import re
 import time
 from typing import Any
 
 from airflow_zorder.core.errors import InvalidInputError
+from airflow_zorder.core.jobs.run_ids import run_started
 from airflow_zorder.core.storage.io import FileSystem, filesystem_for
 from airflow_zorder.core.storage.io.paths import join
 
-__all__ = ["PLANS_DIR", "RESULTS_DIR", "RUN_FILE_DIRS", "prune_run_files", "read_result", "result_location"]
+__all__ = [
+    "PLANS_DIR",
+    "RESULTS_DIR",
+    "RUN_FILE_DIRS",
+    "prune_run_files",
+    "read_result",
+    "result_location",
+]
 
 RESULTS_DIR = "results"  # <stats location>/results/<run id>.json
 PLANS_DIR = "plans"  # <stats location>/plans/<run id>.json: the plan a run was given, where its driver reads it
 RUN_FILE_DIRS = (RESULTS_DIR, PLANS_DIR)  # the stats store's per-run files
-_RUN_TIME = re.compile(r"^(\d{8}T\d{6})-[0-9a-f]+\.json$")  # new_run_id(): YYYYmmddTHHMMSS-<hex>
 
 
 def _result_name(run_id: str) -> str:
@@ -66,18 +72,15 @@ def read_result(stats_location: str, run_id: str, filesystem: Any | None = None)
 def prune_run_files(fs: FileSystem, base: str, retention_s: float, now: float | None = None) -> list[str]:
     """Delete the results and plans of runs started more than ``retention_s`` ago; returns their paths.
 
-    The run's start comes from its id (``new_run_id``); files of run ids in another form are never touched.
+    The run's start comes from its id (``run_ids.run_started``); files of run ids in another form are never touched.
     """
     now = time.time() if now is None else now
     deleted = []
     for directory in RUN_FILE_DIRS:
         for f in fs.list_files(join(base, directory), recursive=False):
             name = f.path.rstrip("/").rsplit("/", 1)[-1]
-            m = _RUN_TIME.match(name)
-            if not m:
-                continue
-            started = time.mktime(time.strptime(m.group(1), "%Y%m%dT%H%M%S"))  # new_run_id writes local time
-            if now - started > retention_s:
+            started = run_started(name)
+            if started is not None and now - started > retention_s:
                 path = join(base, directory, name)
                 fs.delete(path)
                 deleted.append(path)

@@ -14,7 +14,7 @@ from typing import Any
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from airflow_zorder.core.jobs.options import parse_names
+from airflow_zorder.core.names import parse_names
 from airflow_zorder.core.policy.events import Events, last_cluster_event
 
 __all__ = ["ColumnChoice", "available_columns", "choose_columns", "default_columns", "parse_columns"]
@@ -51,7 +51,7 @@ def default_columns(snapshot_columns: Sequence[str], events: Events) -> tuple[li
 def parse_columns(columns: Sequence[str] | str | None) -> list[str] | None:
     """Columns as a list: a sequence, a comma-separated string or a JSON list (templated values); None stays None.
 
-    The jobs' one name parser (:func:`airflow_zorder.core.jobs.options.parse_names`); no names give None.
+    The jobs' one name parser (:func:`airflow_zorder.core.names.parse_names`); no names give None.
     """
     return parse_names(columns, "columns") or None
 

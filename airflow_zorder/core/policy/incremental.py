@@ -18,7 +18,7 @@ The rule
   ``k`` files reads on column c of evenly spread data (:func:`curve_cost.files_read`, about ``k ** (1 - 1/d)``),
   ``q_c`` = median over clustered groups of >= 4 files of their actual ``E_c`` over this estimate, clipped to
   [0.75, 2] (default 1): the data's distance from evenly spread.  ``k`` is the count the curve cuts best with the
-  mean file within 0.8-1.1x ``target_file_bytes`` (:func:`curve_cost.preferred_counts`; Z-order on 3 columns cuts
+  mean file within 0.8-1.1x ``target_file_size`` (:func:`curve_cost.preferred_counts`; Z-order on 3 columns cuts
   64 files into a grid, 40 into files whose worst column reads 1.7x the ideal), the set's bytes counted as its
   rows weigh in the unit's clustered groups (unsorted appends shrink when clustered).  The curve's column order
   is the bin's own: the one that leaves the unit's worst column lowest given the other groups' files read (a
@@ -57,11 +57,11 @@ from typing import Any
 
 import numpy as np
 
-from airflow_zorder.core.jobs.file_sizing import DEFAULT_TARGET_FILE_SIZE
-from airflow_zorder.core.jobs.options import DEFAULT_CURVE, DEFAULT_TARGET_RATIO
 from airflow_zorder.core.layout import curve_cost, curves
 from airflow_zorder.core.policy import file_bounds, point_queries
+from airflow_zorder.core.policy.file_sizing import DEFAULT_TARGET_FILE_SIZE
 from airflow_zorder.core.policy.formatting import format_bytes
+from airflow_zorder.core.policy.plan_defaults import DEFAULT_CURVE, DEFAULT_TARGET_RATIO
 
 __all__ = ["ColumnEstimate", "IncrementalParams", "IncrementalPlan", "PlanBin", "UnitFiles", "plan"]
 
@@ -79,7 +79,7 @@ class IncrementalParams:
     # stop once every column's expected files read / ideal is at most this (None: trigger_ratio - 0.05 when set, else
     # DEFAULT_TARGET_RATIO); see goal
     target_ratio: float | None = None
-    target_file_bytes: int = DEFAULT_TARGET_FILE_SIZE  # output file size (the job's default)
+    target_file_size: int = DEFAULT_TARGET_FILE_SIZE  # output file size (the job's default)
     min_new_files: int = 4  # new files are clustered once there are this many ...
     min_new_bytes: int = 2 * DEFAULT_TARGET_FILE_SIZE  # ... or this many bytes of them
     seal_bytes: int | None = 100 << 30  # clustered groups above this are only rewritten by a full rewrite
@@ -125,7 +125,7 @@ class IncrementalParams:
             0 <= self.lookahead_runs <= _MAX_LOOKAHEAD
         ):
             raise ValueError(f"lookahead_runs must be an integer in 0..{_MAX_LOOKAHEAD}, not {self.lookahead_runs!r}")
-        for name in ("target_file_bytes", "min_new_files", "min_new_bytes", "seal_bytes", "max_bytes", "horizon"):
+        for name in ("target_file_size", "min_new_files", "min_new_bytes", "seal_bytes", "max_bytes", "horizon"):
             v = getattr(self, name)
             optional = name in ("seal_bytes", "max_bytes")
             if (v is None and optional) or (isinstance(v, int) and not isinstance(v, bool) and v >= 1):
@@ -432,7 +432,7 @@ def _merge(
     def cost(k: int) -> tuple[np.ndarray, tuple[int, ...] | None]:
         return _clustered_cost(span, k, d, q, p.job_curve, rest)
 
-    k = curve_cost.best_count(out / p.target_file_bytes, lambda k: float(cost(k)[0].max()) / k ** (1 - 1 / d))
+    k = curve_cost.best_count(out / p.target_file_size, lambda k: float(cost(k)[0].max()) / k ** (1 - 1 / d))
     read, on = cost(k)
     return _Group(
         np.concatenate([g.idx for g in members]), size, k, read, *_union(members), "planned", True, on, out_bytes=out
@@ -457,14 +457,14 @@ def _greedy(
 ) -> tuple[list[_Group], list[str]]:
     """Apply the best candidate by gain per byte until the target is met or nothing helps (module doc)."""
     q, reasons, spent = _calibration(cols, groups, d, p.job_curve), [], 0
-    while (now := _worst(groups, d, len(cols), p.target_file_bytes))[0] > p.goal:
+    while (now := _worst(groups, d, len(cols), p.target_file_size))[0] > p.goal:
         best = None
         for kind, ids in _candidates(groups, p, *gates):
             after, cost, merged = _apply(groups, ids, cols, p, d, q)
             if p.max_bytes is not None and spent + cost > p.max_bytes:
                 continue
             gain = float(np.sum(sum(groups[i].files_read for i in ids) - merged.files_read)) / now[2] ** (1 - 1 / d)
-            ratio = _worst(after, d, len(cols), p.target_file_bytes)[0]
+            ratio = _worst(after, d, len(cols), p.target_file_size)[0]
             if gain > 1e-9 and ratio < now[0] - 1e-12 and (best is None or gain / max(cost, 1) > best[0]):
                 best = (gain / max(cost, 1), kind, after, cost, merged, len(ids), ratio)
         if best is None:
@@ -611,7 +611,7 @@ def _lookahead(
         out = None
         for _, ids in _candidates(future, p, True, False):  # later runs reach the goal, as this one does
             after2, cost2, _ = _apply(future, ids, fcols2, p, d, q)
-            if _worst(after2, d, len(cols), p.target_file_bytes)[0] > p.goal:
+            if _worst(after2, d, len(cols), p.target_file_size)[0] > p.goal:
                 continue
             s = score(after2, spent + cost2, absorbed + first + 1, fc2, fcols2, runs - 1)
             out = s if out is None else min(out, s)
@@ -637,7 +637,7 @@ def _amortised(
     assert p.trigger_ratio is not None
     cap, q, m = p.trigger_ratio, _calibration(cols, groups, d, p.job_curve), len(cols)
     best: tuple[float, int, list[_Group], list[tuple[str, _Group, float, int]]] | None = None
-    now = _worst(groups, d, m, p.target_file_bytes)[0]
+    now = _worst(groups, d, m, p.target_file_size)[0]
 
     def consider(after: list[_Group], cost: int, steps: list[tuple[str, _Group, float, int]]) -> None:
         nonlocal best
@@ -657,7 +657,7 @@ def _amortised(
             if full and kind != "full rewrite":
                 continue
             after, cost, merged = _apply(groups, ids, cols, p, d, q)
-            r1 = _worst(after, d, m, p.target_file_bytes)[0]
+            r1 = _worst(after, d, m, p.target_file_size)[0]
             if r1 >= now - 1e-12:
                 continue
             consider(after, cost, [(kind, merged, r1, len(ids))])
@@ -665,7 +665,7 @@ def _amortised(
                 if kind2 == "cluster the new files":
                     continue
                 after2, cost2, merged2 = _apply(after, ids2, cols, p, d, q)
-                r2 = _worst(after2, d, m, p.target_file_bytes)[0]
+                r2 = _worst(after2, d, m, p.target_file_size)[0]
                 if r2 < r1 - 1e-12:
                     consider(after2, cost + cost2, [(kind, merged, r1, len(ids)), (kind2, merged2, r2, len(ids2))])
     if best is None:
@@ -703,7 +703,7 @@ def plan(
     sizes = np.asarray(unit.bytes, dtype=np.int64)
     labels = sorted({m for m in unit.membership if m is not None})
     member = np.array([labels.index(m) if m is not None else -1 for m in unit.membership], dtype=np.int64)
-    t = p.target_file_bytes
+    t = p.target_file_size
     groups = [_group(np.flatnonzero(member == i), sizes, cols, lab, t) for i, lab in enumerate(labels)]
     new_idx = np.flatnonzero(member < 0)
     new_ok = new_idx.size >= p.min_new_files or int(sizes[new_idx].sum()) >= p.min_new_bytes
@@ -722,10 +722,10 @@ def plan(
     if p.trigger_ratio is not None:
         new = next((g for g in groups if g.label is None), None)
         others = [g for g in groups if g.label is not None]
-        forecast = _Forecast.of(new if new_ok else None, others, cols, p.target_file_bytes)
-    start, read0, n0 = _worst(groups, d, len(cols), p.target_file_bytes)
+        forecast = _Forecast.of(new if new_ok else None, others, cols, p.target_file_size)
+    start, read0, n0 = _worst(groups, d, len(cols), p.target_file_size)
     settled = [g for g in groups if g.label is not None or new_ok]
-    full_ok = bool(settled) and _worst(settled, d, len(cols), p.target_file_bytes)[0] > p.goal
+    full_ok = bool(settled) and _worst(settled, d, len(cols), p.target_file_size)[0] > p.goal
     reasons = []
     if start <= p.goal:
         reasons.append(f"healthy: worst ratio to ideal {start:.2f} <= target {p.goal:.2f}")
@@ -737,7 +737,7 @@ def plan(
     if forecast is not None and start > p.goal:
         chosen = _amortised(groups, cols, p, d, (new_ok, full_ok), names, forecast)
     groups, steps = chosen or _greedy(groups, cols, p, d, (new_ok, full_ok), names)
-    _, read1, n1 = _worst(groups, d, len(cols), p.target_file_bytes)
+    _, read1, n1 = _worst(groups, d, len(cols), p.target_file_size)
     bins = tuple(
         PlanBin(
             tuple(unit.paths[i] for i in sorted(g.idx)),

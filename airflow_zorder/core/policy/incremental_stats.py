@@ -25,8 +25,8 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from airflow_zorder.core.jobs.file_names import membership_of
 from airflow_zorder.core.layout import curve_keys
+from airflow_zorder.core.policy.file_names import membership_of
 from airflow_zorder.core.policy.incremental import IncrementalParams, IncrementalPlan, PlanBin, UnitFiles, plan
 from airflow_zorder.core.stats import stats_schema
 
@@ -48,7 +48,7 @@ def unit_files(
     rows: pa.Table, membership: Mapping[str, str | None] | str | None = None, columns: Sequence[str] | None = None
 ) -> UnitFiles:
     """:class:`UnitFiles` from one unit's FILE_STATS_SCHEMA rows; ``membership``: path -> run id, a column of
-    ``rows``, or None: the run (and plan bin) each file's name carries (``core.jobs.file_names.membership_of``)."""
+    ``rows``, or None: the run (and plan bin) each file's name carries (``core.policy.file_names.membership_of``)."""
     enc = pc.dictionary_encode(rows["path"]).combine_chunks()
     paths = enc.dictionary.to_pylist()
     _, first = np.unique(enc.indices.to_numpy(zero_copy_only=False), return_index=True)

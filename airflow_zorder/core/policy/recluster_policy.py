@@ -82,7 +82,7 @@ __all__ = [
 
 
 def measure(
-    snapshot: pa.Table, available: Sequence[str], choice: ColumnChoice, target_file_bytes: int | None = None
+    snapshot: pa.Table, available: Sequence[str], choice: ColumnChoice, target_file_size: int | None = None
 ) -> dict[str, Any]:
     """:func:`metrics.table_clustering` of the chosen columns (an empty summary when there are none)."""
     cols = choice.columns
@@ -92,7 +92,7 @@ def measure(
     if set(cols) != set(available):
         stats = stats.filter(pc.is_in(stats["column_name"], pa.array(cols, pa.string())))
     return metrics.table_clustering(
-        stats, cols, num_clustering_columns=choice.num_clustering_columns, target_file_bytes=target_file_bytes
+        stats, cols, num_clustering_columns=choice.num_clustering_columns, target_file_bytes=target_file_size
     )
 
 

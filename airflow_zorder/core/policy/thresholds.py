@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from datetime import timedelta
 from typing import Any
 
-from airflow_zorder.core.jobs.file_sizing import DEFAULT_TARGET_FILE_SIZE
+from airflow_zorder.core.policy.file_sizing import DEFAULT_TARGET_FILE_SIZE
 
 __all__ = ["AGGREGATES", "HealthPolicy"]
 

@@ -7,7 +7,7 @@ from collections.abc import Mapping
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from airflow_zorder.core.jobs.file_names import run_id_of
+from airflow_zorder.core.policy.file_names import run_id_of
 
 __all__ = ["unclustered_file_bytes", "bytes_added", "write_amplification"]
 
@@ -16,7 +16,7 @@ def unclustered_file_bytes(snapshot: pa.Table) -> dict[str, int]:
     """Path -> size of the snapshot's files that no clustering run wrote: the data other writers added.
 
     A clustering run names every file it writes ``part-NNNNN-zorder-<run_id>.parquet``
-    (:func:`airflow_zorder.core.jobs.file_names.run_id_of`); any other name is an ingest job's (or any other
+    (:func:`airflow_zorder.core.policy.file_names.run_id_of`); any other name is an ingest job's (or any other
     writer's) file.  ``snapshot``: FILE_STATS_SCHEMA rows (one per file and column; a Delta version's rows too).
     """
     if snapshot.num_rows == 0:

@@ -36,10 +36,8 @@ import json
 import logging
 import re
 import time
-import uuid
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
 from airflow_zorder.core.errors import CommitError, ConcurrentChangeError, deprecated_aliases
@@ -74,7 +72,6 @@ __all__ = [
     "is_hidden",
     "journal_path",
     "list_journals",
-    "new_run_id",
     "pending_runs",
     "read_journal",
     "recover",
@@ -223,17 +220,11 @@ def visible_files(fs: FileSystem, table: str) -> list[FileInfo]:
     return [f for f in fs.list_files(table) if not is_hidden(relpath(table, f.path))]
 
 
-def new_run_id(prefix: str = "zorder") -> str:
-    """A fresh run id safe as a path segment everywhere: ``<prefix>-<UTC time>-<random>``."""
-    stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%SZ")
-    return f"{prefix}-{stamp}-{uuid.uuid4().hex[:8]}"
-
-
 def _check_run_id(run_id: str) -> None:
     if not _RUN_ID_RE.match(run_id):
         raise ValueError(
             f"run id {run_id!r} is not a safe path segment: use letters, digits, '.', '_', '-' "
-            "(no ':' or '+', e.g. from new_run_id())"
+            "(no ':' or '+', e.g. from run_ids.new_run_id())"
         )
 
 

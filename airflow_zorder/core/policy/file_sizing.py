@@ -41,8 +41,9 @@ def parse_size(text: str | int) -> int:
     return value
 
 
-def num_output_files(total_bytes: int, target_bytes: int, rows: int) -> int:
-    """Files to write: ceil(total / target) like Delta's bin-packing, at least 1, never more than rows."""
+def num_output_files(total_bytes: int, target_file_size: int | None, rows: int) -> int:
+    """Files to write: ceil(total / target_file_size) like Delta's bin-packing, at least 1, never more than rows;
+    ``target_file_size`` None: :data:`DEFAULT_TARGET_FILE_SIZE`."""
     if rows <= 0:
         return 0
-    return max(1, min(rows, math.ceil(total_bytes / target_bytes)))
+    return max(1, min(rows, math.ceil(total_bytes / (target_file_size or DEFAULT_TARGET_FILE_SIZE))))
