@@ -125,6 +125,19 @@ def test_operators_doc_has_the_generated_parameter_tables(tmp_path: Path) -> Non
     assert "| `max_rewrite_bytes` | no limit | `--max-rewrite-bytes` |" in tables[0]
 
 
+def test_code_layout_names_every_module() -> None:
+    """docs/code-layout.md is what scripts/code_layout.py renders, so no module is missing from it."""
+    sys.path.insert(0, str(REPO / "scripts"))
+    import code_layout
+
+    assert (REPO / "docs" / "code-layout.md").read_text(encoding="utf-8") == code_layout.render(), (
+        "stale: python scripts/code_layout.py --write"
+    )
+    modules = [p for root in code_layout.ROOTS for p in (REPO / root).rglob("*.py") if p.name != "__init__.py"]
+    text = code_layout.render()
+    assert all(f"`{p.name}`:" in text for p in modules)
+
+
 def test_the_connector_table_is_rewritten_between_its_markers_only(tmp_path: Path) -> None:
     from airflow_zorder import spark_jars
 

@@ -110,3 +110,56 @@ def test_the_core_imports_neither_airflow_code_nor_the_jobs():
         if t.startswith("spark_jobs") or not t.startswith(("airflow_zorder.core", "airflow_zorder.version"))
     }
     assert not bad, sorted(bad)
+
+
+def _package(module: str) -> str:
+    """The package a module belongs to for the tie check: ``airflow_zorder.core.<pkg>``, ``airflow_zorder.<pkg>``
+    (a top-level module is its own), ``spark_jobs.<pkg>``."""
+    parts = module.split(".")
+    depth = 3 if parts[:2] == ["airflow_zorder", "core"] else 2
+    return ".".join(parts[:depth])
+
+
+def _ties(edges: dict[str, set[str]]) -> dict[tuple[str, str], list[str]]:
+    """Pairs of packages that import each other (lazy imports included), with one module edge each way."""
+    between: dict[tuple[str, str], list[str]] = {}
+    for m, targets in edges.items():
+        for t in targets:
+            a, b = _package(m), _package(t)
+            if a != b:
+                between.setdefault((a, b), []).append(f"{m} -> {t}")
+    return {
+        (a, b): sorted(between[(a, b)])[:1] + sorted(between[(b, a)])[:1]
+        for (a, b) in between
+        if a < b and (b, a) in between
+    }
+
+
+def test_every_dependency_between_packages_points_one_way():
+    ties = _ties(_graph(_modules()))
+    assert not ties, "packages that import each other (make one of them not):\n" + "\n".join(
+        f"{a} <-> {b}: {', '.join(why)}" for (a, b), why in sorted(ties.items())
+    )
+
+
+def test_the_tie_finder_finds_one():
+    edges = {
+        "airflow_zorder.core.jobs.params": {"airflow_zorder.core.policy.plan"},
+        "airflow_zorder.core.policy.plan": {"airflow_zorder.core.jobs.sizes"},
+        "airflow_zorder.core.jobs.sizes": set(),
+        "airflow_zorder.operators.x": {"airflow_zorder.core.jobs.params"},
+    }
+    assert list(_ties(edges)) == [("airflow_zorder.core.jobs", "airflow_zorder.core.policy")]
+
+
+def test_operators_sensors_hooks_and_triggers_do_not_import_the_ui():
+    edges = _graph(_modules())
+    airflow_side = ("operators", "sensors", "hooks", "triggers", "links")
+    bad = {
+        (m, t)
+        for m, targets in edges.items()
+        if _package(m).removeprefix("airflow_zorder.") in airflow_side
+        for t in targets
+        if t.startswith("airflow_zorder.plugins")
+    }
+    assert not bad, sorted(bad)
