@@ -58,7 +58,7 @@ liquid's, hudi's and the optimum's runs are plan documents (:func:`anchor_plan`,
 wrote it) is the run its name carries (``file_names.run_id_of``).
 
 Per policy and day: bytes and files rewritten; each column's ``ratio_to_ideal`` and bytes-read ratio
-(``bytes_ratio_to_ideal``; ``metrics.table_clustering(..., target_file_bytes=target)``), worst over partitions;
+(``bytes_ratio_to_ideal``; ``metrics.table_clustering(..., target_file_size=target)``), worst over partitions;
 the largest and mean file written / target; mean file / target; job and stats times.  Totals: write
 amplification, bytes against full's, means and maxima of the ratios, issue #37's goals.  Beside them, the
 optimum of ``sim_incremental.py`` (its DP's bound as a fraction of full's bytes, same scenario and days, run at
@@ -642,7 +642,7 @@ def sensor(
 
 def _clustering(snapshot, target: int) -> dict[str, Any]:
     """``metrics.table_clustering`` with the target file size (the bytes-read fields), d = 3."""
-    return metrics.table_clustering(snapshot, COLUMNS, num_clustering_columns=D, target_file_bytes=target)
+    return metrics.table_clustering(snapshot, COLUMNS, num_clustering_columns=D, target_file_size=target)
 
 
 def _worst_over_units(tc: dict[str, Any], key: str) -> dict[str, float | None]:

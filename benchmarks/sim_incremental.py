@@ -160,7 +160,7 @@ def unit_metrics(files: list[File], target: int) -> tuple[float, float, np.ndarr
     if key not in _UNIT_MEMO:
         stats, _ = stats_rows(files)
         per_col = next(
-            iter(metrics.partition_clustering(stats, COLS, num_clustering_columns=D, target_file_bytes=target).values())
+            iter(metrics.partition_clustering(stats, COLS, num_clustering_columns=D, target_file_size=target).values())
         )
         ratio = max(cc.ratio_to_ideal for cc in per_col.values())
         bratio = max(cc.bytes_ratio_to_ideal for cc in per_col.values())

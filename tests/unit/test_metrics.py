@@ -611,17 +611,17 @@ def test_bytes_read_ratio_weighs_files_by_size_against_a_grid_of_target_files():
     """Equal files at the target: the bytes ratio equals the files ratio; a file twice as wide and big costs its
     bytes; files 4x the target are measured against a grid of files 1.25x the target (#37)."""
     mins, maxs = [0, 50], [49, 99]
-    same = column_clustering(mins, maxs, None, 1, file_sizes=[10, 10], target_file_bytes=10)
+    same = column_clustering(mins, maxs, None, 1, file_sizes=[10, 10], target_file_size=10)
     assert same.bytes_ratio_to_ideal == pytest.approx(same.ratio_to_ideal) == pytest.approx(1.0)
     # one narrow small file, one file spanning everything and 3x the bytes
     skew = column_clustering([0, 0], [9, 99], None, 1, file_sizes=[10, 30])
     assert skew.expected_bytes_read == pytest.approx(0.1 * 10 + 1.0 * 30)
     assert skew.ideal_bytes_read == pytest.approx(40 / 2)  # n = 2 files, d = 1
-    big = column_clustering(mins, maxs, None, 2, file_sizes=[40, 40], target_file_bytes=10)
+    big = column_clustering(mins, maxs, None, 2, file_sizes=[40, 40], target_file_size=10)
     # 80 bytes = 8 target files, 6.4 with the 25% allowance: ideal bytes 80 * 6.4 ** -0.5; read 0.5 * 40 * 2 = 40
     assert big.bytes_ratio_to_ideal == pytest.approx(40 / (80 * 6.4**-0.5))
     # files 1.25x the target pass as target-sized
-    near = column_clustering(mins, maxs, None, 1, file_sizes=[12.5, 12.5], target_file_bytes=10)
+    near = column_clustering(mins, maxs, None, 1, file_sizes=[12.5, 12.5], target_file_size=10)
     assert near.bytes_ratio_to_ideal == pytest.approx(near.ratio_to_ideal)
     # the sensor's sized ratio: files over 1.25x the target count as several; none here, so the files ratio
     assert near.sized_ratio_to_ideal == pytest.approx(near.ratio_to_ideal)

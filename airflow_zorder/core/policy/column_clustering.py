@@ -122,14 +122,14 @@ class ColumnClustering:
     * ``expected_bytes_read``: the bytes of those files (each file's read
       probability times its size; None without sizes); ``ideal_bytes_read =
       B * n ** (-1 / num_clustering_columns)``, ``B`` the files' bytes and
-      ``n = max(num_files, B / (1.25 * target_file_bytes))`` (``num_files``
+      ``n = max(num_files, B / (1.25 * target_file_size))`` (``num_files``
       without a target): a perfect grid of files no bigger than the target,
       with 25% to spare (:func:`ideal_bytes_read`);
       ``bytes_ratio_to_ideal`` their ratio.  Equal to ``ratio_to_ideal`` for
       equal-sized files at the target; above it when files are bigger than the
       target.
     * ``sized_ratio_to_ideal``: ``ratio_to_ideal`` with each file over 1.25x
-      ``target_file_bytes`` counted as that many target files, in the files a
+      ``target_file_size`` counted as that many target files, in the files a
       query reads and in the ideal's file count (:func:`size_weights`); equal to
       ``ratio_to_ideal`` when no file is that big.  The sensor scores it, so
       its threshold cannot be passed by writing bigger files.
@@ -295,7 +295,7 @@ def cluster_groups(
     num_clustering_columns: int,
     column: str | None = None,
     sizes: np.ndarray | None = None,
-    target_file_bytes: int | None = None,
+    target_file_size: int | None = None,
 ) -> _Grouped:
     """Per-group clustering of one column; ``sizes`` (bytes per file) add the bytes-read fields."""
     if num_clustering_columns < 1:
@@ -365,7 +365,7 @@ def cluster_groups(
     read_b = np.zeros(G, dtype=np.float64)
     bytes_b = np.zeros(G, dtype=np.float64)  # expected bytes read of the bounded files
     size_b = sizes[idx_b] if sizes is not None else np.zeros(nb)
-    weight = size_weights(sizes if sizes is not None else np.zeros(n), target_file_bytes)
+    weight = size_weights(sizes if sizes is not None else np.zeros(n), target_file_size)
     weight_b = weight[idx_b]
     wread_b = np.zeros(G, dtype=np.float64)  # expected files read, each file counted as its weight
     use_rank = np.zeros(G, dtype=bool)
@@ -457,7 +457,7 @@ def cluster_groups(
         exp_b = ideal_b = ratio_b = sized = None
         if sizes is not None and Ni and B_all[i] > 0:
             exp_b = float(bytes_read[i])
-            ideal_b = float(ideal_bytes_read(float(B_all[i]), float(Ni), num_clustering_columns, target_file_bytes))
+            ideal_b = float(ideal_bytes_read(float(B_all[i]), float(Ni), num_clustering_columns, target_file_size))
             ratio_b = exp_b / ideal_b
             sized = float(wread[i] / W_all[i] ** (1.0 - 1.0 / num_clustering_columns))
         results.append(
@@ -512,16 +512,16 @@ def column_clustering(
     *,
     column: str | None = None,
     file_sizes: ArrayLike | None = None,
-    target_file_bytes: int | None = None,
+    target_file_size: int | None = None,
 ) -> ColumnClustering:
     """Clustering information of one column from its per-file bounds.
 
     ``mins``/``maxs``/``has_stats`` as for :func:`prepare_bounds` (typically
     from :func:`~airflow_zorder.core.stats.stats_schema.column_bounds`);
     ``num_clustering_columns`` is the ``d`` of the ideal ``N ** (-1/d)``; ``file_sizes`` (bytes per file) and
-    ``target_file_bytes`` add the bytes-read fields.  See :class:`ColumnClustering` for the definitions.  O(N log N).
+    ``target_file_size`` add the bytes-read fields.  See :class:`ColumnClustering` for the definitions.  O(N log N).
     """
     lo_a, hi_a = arrow_bounds(mins, maxs)
     sizes = None if file_sizes is None else np.nan_to_num(np.asarray(file_sizes, dtype=np.float64))
     prep = PreparedBounds.of(lo_a, hi_a, has_stats)
-    return cluster_groups(prep, None, 1, num_clustering_columns, column, sizes, target_file_bytes).results[0]
+    return cluster_groups(prep, None, 1, num_clustering_columns, column, sizes, target_file_size).results[0]

@@ -43,7 +43,7 @@ def partition_clustering(
     columns: Sequence[str] | str,
     partition_key: str = "partition",
     num_clustering_columns: int | None = None,
-    target_file_bytes: int | None = None,
+    target_file_size: int | None = None,
 ) -> dict[Any, dict[str, ColumnClustering]]:
     """``{partition: {column: ColumnClustering}}`` from a footer stats table.
 
@@ -51,7 +51,7 @@ def partition_clustering(
     (one row per (file, column): a snapshot or footer rows); files are grouped by ``partition_key``
     (the Hive partition path, e.g. ``"dt=2024-01-01"``; ``None`` for files
     outside any partition).  ``num_clustering_columns`` defaults to
-    ``len(columns)``; ``target_file_bytes`` sizes the files of the bytes-read
+    ``len(columns)``; ``target_file_size`` sizes the files of the bytes-read
     ideal (see :class:`ColumnClustering`).  Columns without rows in a partition
     are absent from its dict.  All partitions are evaluated in one vectorised
     pass per column.
@@ -66,7 +66,7 @@ def partition_clustering(
             continue
         gids, names = _group_ids(t[partition_key])
         prep = PreparedBounds.of(*stats_schema.typed_bounds(t))
-        res = cluster_groups(prep, gids, len(names), d, c, _file_sizes(t), target_file_bytes).results
+        res = cluster_groups(prep, gids, len(names), d, c, _file_sizes(t), target_file_size).results
         for name, r in zip(names, res):
             if r.num_files:
                 out.setdefault(name, {})[c] = r
@@ -78,7 +78,7 @@ def table_clustering(
     columns: Sequence[str] | str,
     num_clustering_columns: int | None = None,
     partition_key: str = "partition",
-    target_file_bytes: int | None = None,
+    target_file_size: int | None = None,
 ) -> dict[str, Any]:
     """Table-level clustering summary (JSON-serialisable dict).
 
@@ -102,7 +102,7 @@ def table_clustering(
       table it equals the column's ``ratio_to_ideal``); ``worst_partition``;
     * ``bytes_partition_ratio`` and ``bytes_headline``: the same in bytes read
       (``expected_bytes_read`` over ``ideal_bytes_read``, files sized by
-      ``target_file_bytes``; see :class:`ColumnClustering`).
+      ``target_file_size``; see :class:`ColumnClustering`).
     """
     columns = [columns] if isinstance(columns, str) else list(columns)
     d = num_clustering_columns or len(columns)
@@ -119,10 +119,10 @@ def table_clustering(
             continue
         prep = PreparedBounds.of(*stats_schema.typed_bounds(t))
         sizes = _file_sizes(t)
-        whole = cluster_groups(prep, None, 1, d, c, sizes, target_file_bytes).results[0]
+        whole = cluster_groups(prep, None, 1, d, c, sizes, target_file_size).results[0]
         per_column[c] = whole.to_dict()
         gids, names = _group_ids(t[partition_key])
-        res = cluster_groups(prep, gids, len(names), d, c, sizes, target_file_bytes).results
+        res = cluster_groups(prep, gids, len(names), d, c, sizes, target_file_size).results
         read = ideal = read_b = ideal_b = 0.0
         for name, r in zip(names, res):
             if not r.num_files:

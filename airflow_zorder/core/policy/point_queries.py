@@ -84,24 +84,24 @@ def mean_point_query_fraction(
 FILE_SIZE_TOLERANCE = 1.25  # files up to this many times the target count as target-sized in the bytes ideal
 
 
-def size_weights(sizes: Any, target_file_bytes: int | None) -> Any:
+def size_weights(sizes: Any, target_file_size: int | None) -> Any:
     """How many target files each file counts as: 1, or its size over :data:`FILE_SIZE_TOLERANCE` times the target
     when bigger (all 1 without a target).  A point query that reads a file 4x the target reads 3.2 files' worth."""
     sizes = np.asarray(sizes, dtype=np.float64)
-    if not target_file_bytes:
+    if not target_file_size:
         return np.ones_like(sizes)
-    return np.maximum(1.0, sizes / (FILE_SIZE_TOLERANCE * target_file_bytes))
+    return np.maximum(1.0, sizes / (FILE_SIZE_TOLERANCE * target_file_size))
 
 
 def ideal_bytes_read(
-    total_bytes: Any, num_files: Any, num_clustering_columns: int, target_file_bytes: int | None
+    total_bytes: Any, num_files: Any, num_clustering_columns: int, target_file_size: int | None
 ) -> Any:
     """Bytes a point query reads in a perfect grid of ``total_bytes``: ``B * n ** (-1/d)`` with ``n`` the file count,
-    or more files when the files are over :data:`FILE_SIZE_TOLERANCE` times ``target_file_bytes`` (numpy-friendly)."""
+    or more files when the files are over :data:`FILE_SIZE_TOLERANCE` times ``target_file_size`` (numpy-friendly)."""
     n = (
         num_files
-        if not target_file_bytes
-        else np.maximum(num_files, total_bytes / (FILE_SIZE_TOLERANCE * target_file_bytes))
+        if not target_file_size
+        else np.maximum(num_files, total_bytes / (FILE_SIZE_TOLERANCE * target_file_size))
     )
     return total_bytes * np.power(n, -1.0 / num_clustering_columns)
 

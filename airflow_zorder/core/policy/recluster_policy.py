@@ -92,7 +92,7 @@ def measure(
     if set(cols) != set(available):
         stats = stats.filter(pc.is_in(stats["column_name"], pa.array(cols, pa.string())))
     return metrics.table_clustering(
-        stats, cols, num_clustering_columns=choice.num_clustering_columns, target_file_bytes=target_file_size
+        stats, cols, num_clustering_columns=choice.num_clustering_columns, target_file_size=target_file_size
     )
 
 
