@@ -374,8 +374,9 @@ def _cleanup(spark, fs: FileSystem, table: TableFormat, opts: ClusterOptions, st
     return deleted
 
 
-def run_action(spark, opts: ClusterOptions, action: str) -> dict[str, Any]:
-    """Dispatch the command line's action."""
+def run_action(spark, opts: ClusterOptions) -> dict[str, Any]:
+    """Run the options' action: cluster, recover or cleanup."""
+    action = opts.action
     if action == "cluster":
         return run_cluster(spark, opts)
     table, fs = open_job_table(spark, opts.table, opts.iceberg_catalog, opts.iceberg_catalog_file)
@@ -397,7 +398,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         opts.table,
         opts.run_id,
         opts.result_json,
-        lambda spark: (run_action(spark, opts, opts.action), 0),
+        lambda spark: (run_action(spark, opts), 0),
         _log,
         opts.stats_location,
     )

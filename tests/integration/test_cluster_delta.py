@@ -224,7 +224,7 @@ def test_a_crash_at_each_phase_loses_and_duplicates_nothing(spark, table, monkey
     assert checksum(rows(table)) == checksum(before)  # a reader sees the same rows at any moment
     committed = point == "delta_after_commit"
     assert deltalake.DeltaTable(table).version() == v_before + int(committed)
-    out = run_action(spark, ClusterOptions(table=table, columns=COLUMNS), "recover")
+    out = run_action(spark, ClusterOptions(table=table, columns=COLUMNS, action="recover"))
     assert out["status"] == "recovered" and len(out["runs"]) == 1
     assert checksum(rows(table)) == checksum(before)
     left = files_on_disk(table) - old_files
@@ -290,5 +290,5 @@ def test_a_failed_commit_is_reported_and_the_next_run_cleans_up(spark, table, mo
     assert "--action recover" in str(err.value)
     assert checksum(rows(table)) == checksum(before) and len(files_on_disk(table) - old_files) == 4
     monkeypatch.undo()
-    out = run_action(spark, ClusterOptions(table=table, columns=COLUMNS), "recover")
+    out = run_action(spark, ClusterOptions(table=table, columns=COLUMNS, action="recover"))
     assert len(out["runs"]) == 1 and files_on_disk(table) == old_files

@@ -187,7 +187,9 @@ def test_a_crash_is_recovered_by_the_run_id_in_the_snapshots(spark, table, monke
     with pytest.raises(faults.SimulatedCrash):
         run_cluster(spark, _opts())
     monkeypatch.delenv(faults.FAULT_ENV)
-    out = run_action(spark, _opts(), "recover")
+    out = run_action(
+        spark, ClusterOptions(table="ns.events", columns=COLUMNS, iceberg_catalog=CATALOG, action="recover")
+    )
     assert len(out["runs"]) == 1
     t = _load(table)
     assert _rows(t) == before
@@ -217,7 +219,9 @@ def test_a_real_kill_while_placing_files_then_recover_removes_them(spark, table,
     assert proc.returncode != 0 and "fault injected at 'iceberg_mid_place'" in said, said[-3000:]
     placed = _files_on_disk(table) - on_disk
     assert placed and _rows(_load(table)) == before  # placed, never committed: invisible to readers
-    out = run_action(spark, _opts(), "recover")
+    out = run_action(
+        spark, ClusterOptions(table="ns.events", columns=COLUMNS, iceberg_catalog=CATALOG, action="recover")
+    )
     assert any("20260101T000000-killed00" in str(r) for r in out["runs"]), out
     assert _files_on_disk(table) == on_disk and _rows(_load(table)) == before
 

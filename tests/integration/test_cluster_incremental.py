@@ -262,7 +262,7 @@ def test_a_kill_during_an_incremental_run_loses_and_duplicates_nothing(spark, ta
         result = run_cluster(spark, _opts(table, incremental=True, target_file_size=_target(table), target_ratio=RATIO))
         assert any("interrupted" in m for m in result["messages"])
     else:
-        assert run_action(spark, _opts(table), "recover")["status"] == "recovered"
+        assert run_action(spark, _opts(table, action="recover"))["status"] == "recovered"
     assert row_multiset(table) == before_rows
     after = visible_files(table)
     assert all(after.get(n) == v for n, v in before_files.items() if n not in new), "a file outside the plan changed"

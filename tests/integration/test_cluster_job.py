@@ -247,7 +247,7 @@ def test_catalog_table_switches_location_atomically(spark, tmp_path):
     assert again["after"]["rows"] == 30_000
     assert spark.table("zorder_events").orderBy("event_id").collect() == before
     # once the retention has passed, cleanup deletes exactly the replaced files; the table still reads whole
-    cleaned = run_action(spark, ClusterOptions(table="zorder_events", columns=[], retention_hours=0), "cleanup")
+    cleaned = run_action(spark, ClusterOptions(table="zorder_events", columns=[], retention_hours=0, action="cleanup"))
     assert not [f for f in os.listdir(os.path.join(src, "day=2026-01-01")) if f.endswith(".parquet")]
     assert any("day=2026-01-01" in p for p in cleaned["cleaned"])
     spark.sql("REFRESH TABLE zorder_events")

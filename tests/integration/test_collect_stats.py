@@ -374,7 +374,7 @@ def test_bad_input_fails_clearly_and_commits_nothing(spark, tmp_path):
     blocker.write_text("a file where the stats directory should go")
     with pytest.raises(StatsCollectionError, match="not writable"):
         run_collect(spark, CollectOptions(table=str(root), stats_location=str(blocker / "stats")))
-    with pytest.raises(ValueError, match="unknown method"):
+    with pytest.raises(ValueError, match="method='guess' is not one of auto, footer, scan"):
         run_collect(spark, CollectOptions(table=str(root), method="guess"))
 
 

@@ -105,4 +105,4 @@ def test_spark_submit_killed_mid_swap_then_the_next_run_rolls_forward(spark, sou
     journals = os.listdir(os.path.join(table, "_zorder", "journal"))
     states = {json.load(open(os.path.join(table, "_zorder", "journal", j)))["state"] for j in journals}
     assert states == {"done"}
-    assert run_action(spark, ClusterOptions(table=table, columns=[]), "recover")["runs"] == []
+    assert run_action(spark, ClusterOptions(table=table, columns=[], action="recover"))["runs"] == []

@@ -111,17 +111,17 @@ def test_cluster_killed_at_every_phase_then_recovered(spark, copy_table, raise_f
         if second:
             raise_faults(second)
             with pytest.raises(SimulatedCrash):
-                run_action(spark, ClusterOptions(table=table, columns=[]), "recover")
+                run_action(spark, ClusterOptions(table=table, columns=[], action="recover"))
             record(kills=1)
         raise_faults(None)
         if how == "rerun":
             result = _cluster(spark, table)
             assert result["status"] == "clustered", what
         elif how == "recover":
-            result = run_action(spark, ClusterOptions(table=table, columns=[]), "recover")
+            result = run_action(spark, ClusterOptions(table=table, columns=[], action="recover"))
             assert result["status"] == "recovered", what
         else:
-            result = run_action(spark, ClusterOptions(table=table, columns=[], retention_hours=0), "cleanup")
+            result = run_action(spark, ClusterOptions(table=table, columns=[], retention_hours=0, action="cleanup"))
             assert result["status"] == "cleaned", what
             assert not os.path.exists(os.path.join(table, "_zorder", "trash")) or not os.listdir(
                 os.path.join(table, "_zorder", "trash")
@@ -199,7 +199,7 @@ def test_catalog_table_killed_mid_switch_then_recovered(spark, sources, tmp_path
         # readers in between see whole partitions: old or new location, never a mix
         mid = row_multiset(spark.table(name).toArrow())
         assert mid == before, f"catalog table killed at {fault}: readers saw a changed table before recovery"
-        run_action(spark, ClusterOptions(table=name, columns=[]), "recover")
+        run_action(spark, ClusterOptions(table=name, columns=[], action="recover"))
         spark.sql(f"REFRESH TABLE {name}")
         after = row_multiset(spark.table(name).toArrow())
         lost = sum((before - after).values())
@@ -286,7 +286,7 @@ def test_spark_submit_sigkilled_then_recovered(spark, copy_table, seed):
         dead = _lock_owner_dead(table)
         if state - {"done", "rolled_back"}:
             assert dead is not None, f"{what}: a killed run in state {state} left no lock of a dead owner"
-        result = run_action(spark, ClusterOptions(table=table, columns=[]), "recover")
+        result = run_action(spark, ClusterOptions(table=table, columns=[], action="recover"))
         assert result["status"] == "recovered"
         _check_finished(spark, table, before, what)
 

@@ -249,13 +249,13 @@ def test_swap_killed_then_recovered_no_row_lost(spark, s3a, upload, arrow_s3, ra
     if how == "recover-killed":  # recovery itself crashes one move later, then runs again
         raise_faults("mid_swap:1")
         with pytest.raises(SimulatedCrash):
-            run_action(spark, ClusterOptions(table=table, columns=[]), "recover")
+            run_action(spark, ClusterOptions(table=table, columns=[], action="recover"))
         record(kills=1)
         raise_faults(None)
     if how == "rerun":
         assert _cluster(spark, table)["status"] == "clustered"
     else:
-        assert run_action(spark, ClusterOptions(table=table, columns=[]), "recover")["status"] == "recovered"
+        assert run_action(spark, ClusterOptions(table=table, columns=[], action="recover"))["status"] == "recovered"
     _assert_same_rows(arrow_s3, before, table, f"{layout} table on S3 killed at {fault} ({how})")
     assert {j.state for j in commit.list_journals(fs, table)} <= commit.FINISHED_STATES
     assert not _keys(s3a, table, "_zorder/staging/"), "staged objects left behind"
