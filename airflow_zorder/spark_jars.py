@@ -26,14 +26,13 @@ from pathlib import Path
 from typing import Any
 from xml.sax.saxutils import escape
 
-from airflow_zorder.core.errors import MissingDependencyError
+from airflow_zorder.core.errors import JarsNotFetchedError
 from airflow_zorder.spark_versions import installed_version
 
 __all__ = [
     "SPARK_LINES",
     "STORES",
     "Artifact",
-    "JarsNotFetchedError",
     "SparkLine",
     "apply_hadoop_conf",
     "cache_dir",
@@ -143,10 +142,6 @@ SPARK_LINES: dict[str, SparkLine] = {
 #: Where the jars are kept: inside the project's virtualenv, one folder per Spark line and store.
 CACHE_ENV = "AIRFLOW_ZORDER_JARS_DIR"
 _REPO = Path(__file__).resolve().parents[1]
-
-
-class JarsNotFetchedError(MissingDependencyError):
-    """A store's connector jars are not in the local cache: ``make jars`` (or :func:`fetch`) brings them."""
 
 
 def cache_dir() -> Path:

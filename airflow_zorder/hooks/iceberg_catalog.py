@@ -8,13 +8,9 @@ with ``pip install 'airflow-zorder[iceberg]'``.
 
 from __future__ import annotations
 
-from airflow_zorder.core.errors import InvalidInputError
+from airflow_zorder.core.errors import IcebergConnectionError
 
-__all__ = ["IcebergConnectionError", "check_one_catalog", "connection_catalog"]
-
-
-class IcebergConnectionError(InvalidInputError):
-    """The ``iceberg`` connection is missing, of another type, or its catalog cannot be opened."""
+__all__ = ["check_one_catalog", "connection_catalog"]
 
 
 def check_one_catalog(iceberg_catalog: str | None, iceberg_conn_id: str | None) -> None:
