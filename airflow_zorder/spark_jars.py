@@ -26,7 +26,7 @@ from pathlib import Path
 from typing import Any
 from xml.sax.saxutils import escape
 
-from airflow_zorder.core.errors import JarsNotFetchedError
+from airflow_zorder.core.errors import InvalidInputError, JarsNotFetchedError
 from airflow_zorder.spark_versions import installed_version
 
 __all__ = [
@@ -151,10 +151,10 @@ def cache_dir() -> Path:
 
 
 def line_of(spark_version: str) -> str:
-    """``"4.2.0"`` -> ``"4.2"``; ValueError naming the lines we pin for any other line."""
+    """``"4.2.0"`` -> ``"4.2"``; InvalidInputError naming the lines we pin for any other line."""
     line = ".".join(spark_version.split(".")[:2])
     if line not in SPARK_LINES:
-        raise ValueError(
+        raise InvalidInputError(
             f"Spark {spark_version} is on line {line}, for which no connector jars are pinned; "
             f"pinned lines: {', '.join(sorted(SPARK_LINES))} (airflow_zorder.spark_jars.SPARK_LINES)"
         )
@@ -197,7 +197,7 @@ def jars_for(stores: Iterable[str], line: str | None = None) -> list[str]:
     out: list[str] = []
     for store in stores:
         if store not in STORES:
-            raise ValueError(f"unknown store {store!r}: one of {', '.join(STORES)}")
+            raise InvalidInputError(f"unknown store {store!r}: one of {', '.join(STORES)}")
         if not _complete_marker(line, store).exists():
             raise JarsNotFetchedError(
                 f"the {store} connector jars for Spark {line} are not fetched: run `make jars` "

@@ -46,7 +46,7 @@ from airflow.sdk import Asset, BaseHook
 from airflow.sdk.exceptions import AirflowException, AirflowNotFoundException
 
 from airflow_zorder import packaging, spark_jars
-from airflow_zorder.core.errors import JarsNotFetchedError
+from airflow_zorder.core.errors import InvalidInputError, JarsNotFetchedError
 from airflow_zorder.core.iceberg.catalogs import write_catalog_file
 from airflow_zorder.core.jobs import params
 from airflow_zorder.core.jobs.job_results import read_result, result_location
@@ -266,7 +266,7 @@ class SparkZorderJobOperator(ZorderLineageMixin, SparkSubmitOperator):
         **kwargs: Any,
     ) -> None:
         if "application_args" in kwargs:
-            raise ValueError(
+            raise InvalidInputError(
                 f"{type(self).__name__} builds the job's arguments itself: use its typed parameters, "
                 "and extra_args for any other job flag"
             )

@@ -43,6 +43,7 @@ from typing import TYPE_CHECKING, Any
 from airflow_zorder.core.errors import (
     CommitError,
     ConcurrentChangeError,
+    InvalidInputError,
     PendingRunsError,
     RecoveryError,
     deprecated_aliases,
@@ -216,7 +217,7 @@ def visible_files(fs: FileSystem, table: str) -> list[FileInfo]:
 
 def _check_run_id(run_id: str) -> None:
     if not _RUN_ID_RE.match(run_id):
-        raise ValueError(
+        raise InvalidInputError(
             f"run id {run_id!r} is not a safe path segment: use letters, digits, '.', '_', '-' "
             "(no ':' or '+', e.g. from run_ids.new_run_id())"
         )

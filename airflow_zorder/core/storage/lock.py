@@ -23,7 +23,7 @@ from datetime import UTC, datetime
 from types import TracebackType
 from typing import Self
 
-from airflow_zorder.core.errors import LockNotOwnedError, TableLockedError
+from airflow_zorder.core.errors import InvalidInputError, LockNotOwnedError, TableLockedError
 from airflow_zorder.core.storage.io import FileSystem
 from airflow_zorder.core.storage.io.paths import join
 
@@ -168,7 +168,7 @@ class TableLock:
         clock: Callable[[], float] = time.time,
     ) -> None:
         if ttl_s <= 0:
-            raise ValueError("ttl_s must be positive")
+            raise InvalidInputError("ttl_s must be positive")
         self.fs = fs
         self.table_path = table_path
         self.run_id = run_id
