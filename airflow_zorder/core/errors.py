@@ -42,7 +42,10 @@ Every class carries three class attributes, which is all the jobs need to report
 
 A category also derives from the builtin exception it replaced, so ``except ValueError`` (or ``OSError``, ...)
 written against the earlier classes keeps working. Anything that is not a ``ZorderError`` is a bug or an
-environment failure: the jobs report it as ``unexpected``, with its traceback.
+environment failure: the jobs report it as ``unexpected``, with its traceback. So a refusal of the caller's
+input (a parameter, an option, a column, a plan, a connection field) raises :class:`InvalidInputError` (or one of
+its subclasses); a plain ``ValueError`` is left for internal invariants (a bug if it fires) and for values
+rejected on purpose to be caught and reworded nearby.
 
 Fault injection's ``SimulatedCrash`` (``core.storage.faults``) stays outside on purpose: it stands in for a
 SIGKILL, so it is a ``BaseException`` that nothing may catch. The operators' ``SparkJobFailed`` is an
