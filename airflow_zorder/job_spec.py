@@ -14,6 +14,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from airflow_zorder import packaging
+from airflow_zorder.core.errors import InvalidInputError
 from airflow_zorder.core.jobs import params, plan_file
 from airflow_zorder.core.jobs.job_results import result_location
 from airflow_zorder.core.jobs.jvm_options import with_jit_conf
@@ -42,7 +43,7 @@ def job_option_names(job: str) -> list[str]:
 
 def _check_job(job: str) -> None:
     if job not in JOBS:
-        raise ValueError(f"spark_job_spec: unknown job {job!r}; expected one of {', '.join(JOBS)}")
+        raise InvalidInputError(f"spark_job_spec: unknown job {job!r}; expected one of {', '.join(JOBS)}")
 
 
 def copy_artifacts(prefix: str, paths: Sequence[str], filesystem: Any = None) -> list[str]:
@@ -78,16 +79,18 @@ def spark_job_spec(job: str, **options: Any) -> dict[str, Any]:
     names = job_option_names(job)
     unknown = sorted(set(options) - set(names) - set(SPEC_OPTIONS))
     if unknown:
-        raise ValueError(
+        raise InvalidInputError(
             f"spark_job_spec({job!r}): unknown option(s) {', '.join(unknown)}; "
             f"valid options for {job}: {', '.join([*names, *SPEC_OPTIONS])}"
         )
     table = options.get("table")
     if not table or not str(table).strip():
-        raise ValueError(f"spark_job_spec({job!r}): table is required (a Parquet directory path/URI or db.table)")
+        raise InvalidInputError(
+            f"spark_job_spec({job!r}): table is required (a Parquet directory path/URI or db.table)"
+        )
     stats_location = stats_location_for(str(table), options.get("stats_location"))
     if stats_location is None:
-        raise ValueError(
+        raise InvalidInputError(
             f"spark_job_spec({job!r}): {table!r} is a catalog table, so its stats location (where the job leaves "
             "its result, and a plan is written) is only known to the metastore: pass stats_location="
         )

@@ -12,6 +12,8 @@ import posixpath
 from collections.abc import Mapping
 from typing import Any
 
+from airflow_zorder.core.errors import InvalidInputError
+
 __all__ = ["databricks_run", "dataproc_job", "emr_serverless_job", "spark_application"]
 
 _SPEC_KEYS = ("entry_point", "py_files", "arguments", "conf")
@@ -21,10 +23,10 @@ def _staged(spec: Mapping[str, Any], service: str) -> None:
     """Refuse a spec that is not a spec, or whose files are on the Airflow worker's disk (no service sees them)."""
     missing = [k for k in _SPEC_KEYS if k not in spec]
     if missing:
-        raise ValueError(f"{service}: not a spark_job_spec(...) result (missing {', '.join(missing)})")
+        raise InvalidInputError(f"{service}: not a spark_job_spec(...) result (missing {', '.join(missing)})")
     local = [p for p in [spec["entry_point"], *spec["py_files"]] if "://" not in str(p)]
     if local:
-        raise ValueError(
+        raise InvalidInputError(
             f"{service}: {', '.join(map(str, local))} is a path on the Airflow worker, which the service cannot "
             "read: build the spec with artifacts='<a URI the service reads>' (e.g. s3://bucket/zorder/jobs)"
         )
@@ -105,7 +107,7 @@ def databricks_run(spec: Mapping[str, Any], *, new_cluster: Mapping[str, Any], n
     """
     _staged(spec, "databricks_run")
     if not str(node_dir).startswith("/"):
-        raise ValueError(
+        raise InvalidInputError(
             f"databricks_run: node_dir {node_dir!r} must be the absolute path where every node sees the staged "
             "artifacts, e.g. /Volumes/main/ops/zorder_jobs"
         )

@@ -17,6 +17,7 @@ import zipfile
 from pathlib import Path
 
 import spark_jobs
+from airflow_zorder.core.errors import InvalidInputError
 from airflow_zorder.version import __version__
 
 PACKAGE_DIR = Path(__file__).resolve().parent
@@ -37,7 +38,7 @@ _ZIP_DATE = (1980, 1, 1, 0, 0, 0)  # fixed timestamps: the same sources always g
 def job_script(name: str) -> str:
     """Absolute path of a spark-submit entry point (``cluster_table.py`` or ``collect_stats.py``)."""
     if name not in JOB_SCRIPTS:
-        raise ValueError(f"unknown job script {name!r}; expected one of {', '.join(JOB_SCRIPTS)}")
+        raise InvalidInputError(f"unknown job script {name!r}; expected one of {', '.join(JOB_SCRIPTS)}")
     return str(JOBS_DIR / name)
 
 

@@ -26,14 +26,13 @@ from pathlib import Path
 from typing import Any
 from xml.sax.saxutils import escape
 
-from airflow_zorder.core.errors import MissingDependencyError
+from airflow_zorder.core.errors import InvalidInputError, JarsNotFetchedError
 from airflow_zorder.spark_versions import installed_version
 
 __all__ = [
     "SPARK_LINES",
     "STORES",
     "Artifact",
-    "JarsNotFetchedError",
     "SparkLine",
     "apply_hadoop_conf",
     "cache_dir",
@@ -145,10 +144,6 @@ CACHE_ENV = "AIRFLOW_ZORDER_JARS_DIR"
 _REPO = Path(__file__).resolve().parents[1]
 
 
-class JarsNotFetchedError(MissingDependencyError):
-    """A store's connector jars are not in the local cache: ``make jars`` (or :func:`fetch`) brings them."""
-
-
 def cache_dir() -> Path:
     """``$AIRFLOW_ZORDER_JARS_DIR``, else ``<project>/.venv/jars``."""
     env = os.environ.get(CACHE_ENV)
@@ -156,10 +151,10 @@ def cache_dir() -> Path:
 
 
 def line_of(spark_version: str) -> str:
-    """``"4.2.0"`` -> ``"4.2"``; ValueError naming the lines we pin for any other line."""
+    """``"4.2.0"`` -> ``"4.2"``; InvalidInputError naming the lines we pin for any other line."""
     line = ".".join(spark_version.split(".")[:2])
     if line not in SPARK_LINES:
-        raise ValueError(
+        raise InvalidInputError(
             f"Spark {spark_version} is on line {line}, for which no connector jars are pinned; "
             f"pinned lines: {', '.join(sorted(SPARK_LINES))} (airflow_zorder.spark_jars.SPARK_LINES)"
         )
@@ -202,7 +197,7 @@ def jars_for(stores: Iterable[str], line: str | None = None) -> list[str]:
     out: list[str] = []
     for store in stores:
         if store not in STORES:
-            raise ValueError(f"unknown store {store!r}: one of {', '.join(STORES)}")
+            raise InvalidInputError(f"unknown store {store!r}: one of {', '.join(STORES)}")
         if not _complete_marker(line, store).exists():
             raise JarsNotFetchedError(
                 f"the {store} connector jars for Spark {line} are not fetched: run `make jars` "

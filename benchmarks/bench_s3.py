@@ -242,7 +242,8 @@ def drop_prefix(s3, prefix: str) -> None:
 
 
 def run(a: argparse.Namespace) -> dict[str, Any]:
-    from airflow_zorder.spark_jars import SPARK_LINES, JarsNotFetchedError, apply_hadoop_conf, jars_for
+    from airflow_zorder.core.errors import JarsNotFetchedError
+    from airflow_zorder.spark_jars import SPARK_LINES, apply_hadoop_conf, jars_for
 
     try:
         jars = jars_for(["s3a"])

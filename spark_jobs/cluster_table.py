@@ -22,7 +22,7 @@ from typing import Any
 
 from pyspark.util import inheritable_thread_target
 
-from airflow_zorder.core.errors import JobError
+from airflow_zorder.core.errors import ClusteringError, IncrementalError
 from airflow_zorder.core.jobs.job_results import prune_run_files
 from airflow_zorder.core.jobs.options import ClusterOptions, stats_location_for
 from airflow_zorder.core.layout import ranges
@@ -44,10 +44,6 @@ from spark_jobs.cli import run_job, spark_error_text
 from spark_jobs.rewrite import encodings, reading, sampling, session_settings, unit_work, verification, writing
 
 BATCH_UNITS = 64  # partitions rewritten by one set of Spark jobs
-
-
-class ClusteringError(JobError):
-    """A clear, user-facing reason the job refused or failed; the table is left as it was."""
 
 
 def _log(msg: str) -> None:
@@ -319,7 +315,7 @@ def _plan_units(
     """The incremental plan's bins as units (``spark_jobs.incremental_units``), logged; clear errors as ClusteringError."""
     try:
         bins, summary, notes = incremental_units.incremental_units(fs, table, opts, units, columns)
-    except incremental_units.IncrementalError as exc:
+    except IncrementalError as exc:
         raise ClusteringError(str(exc)) from exc
     _log(
         f"incremental plan ({summary['source']}): {summary['files']} files, {summary['bytes']} bytes in "

@@ -14,7 +14,7 @@ from typing import Any
 
 import pyarrow as pa
 
-from airflow_zorder.core.errors import InvalidInputError
+from airflow_zorder.core.errors import IncrementalError
 from airflow_zorder.core.jobs import plan_file
 from airflow_zorder.core.jobs.options import ClusterOptions, stats_location_for
 from airflow_zorder.core.policy import incremental_stats
@@ -26,13 +26,9 @@ from airflow_zorder.core.storage.io.file_info import FileInfo
 from airflow_zorder.core.tables.model import Unit
 from airflow_zorder.core.tables.protocol import TableFormat
 
-__all__ = ["IncrementalError", "incremental_units", "params_of", "plan_summary"]
+__all__ = ["incremental_units", "params_of", "plan_summary"]
 
 SUMMARY_REASONS = 8  # reasons kept in the result's plan summary
-
-
-class IncrementalError(InvalidInputError):
-    """The plan cannot be run as given (unreadable, another table's, other columns)."""
 
 
 def _key(path: str) -> str:

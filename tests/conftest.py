@@ -222,7 +222,8 @@ def azurite(tmp_path_factory: pytest.TempPathFactory) -> Iterator[object]:
 def s3a(spark, s3) -> object:
     """The shared SparkSession pointed at this module's moto server through ``s3a://`` (hadoop-aws from ``make
     jars``), with the settings an ``aws`` connection gives (``StoreOptions.hadoop``); returns the server."""
-    from airflow_zorder.spark_jars import JarsNotFetchedError, apply_hadoop_conf, jars_for
+    from airflow_zorder.core.errors import JarsNotFetchedError
+    from airflow_zorder.spark_jars import apply_hadoop_conf, jars_for
 
     try:
         jars_for(["s3a"])

@@ -1,26 +1,37 @@
 """The one error hierarchy of airflow-zorder: every refusal or failure the package raises on purpose.
 
 Each error's message says what went wrong and names the fix. :class:`ZorderError` is the base; a handful
-of categories below it say what kind of problem it is, and the concrete errors (``TableLockedError``, ...)
-live in the modules that raise them (``TableError``, raised by two packages, lives here)::
+of categories below it say what kind of problem it is, and every concrete error is declared here, under its
+category (the raisers import it from here; tests/unit/test_errors.py checks this tree against the classes)::
 
-    ZorderError                                   category       builtin it also is
-    ├── InvalidInputError                         invalid_input  ValueError
-    │     (TableError, ForeignTableFormatError, DeltaRewriteRefusedError, UnsupportedColumnType,
-    │      IncrementalError, StorageConnectionError, ParseError; option and parameter checks)
-    ├── ConcurrentChangeError                     concurrent_change  RuntimeError
-    ├── LockError                                 lock           RuntimeError
-    │     (TableLockedError, LockNotOwnedError)
-    ├── CommitError                               commit         RuntimeError
-    │     (RecoveryError, PendingRunsError)
-    ├── VerificationError                         verification   RuntimeError
-    ├── JobError                                  job            RuntimeError
-    │     (ClusteringError, StatsCollectionError)
-    ├── StorageError                              storage        OSError
-    │     (DeltaLogError, ExclusiveCreateUnavailable)
-    ├── StatsNotFoundError                        stats_not_found  FileNotFoundError
+    ZorderError                                   category            builtin it also is
+    ├── InvalidInputError                         invalid_input       ValueError
+    │   ├── TableError
+    │   ├── ForeignTableFormatError
+    │   ├── DeltaRewriteRefusedError
+    │   ├── IcebergRewriteRefusedError
+    │   ├── UnsupportedColumnType
+    │   ├── IncrementalError
+    │   ├── StorageConnectionError
+    │   ├── IcebergConnectionError
+    │   └── ParseError
+    ├── ConcurrentChangeError                     concurrent_change   RuntimeError
+    ├── LockError                                 lock                RuntimeError
+    │   ├── TableLockedError
+    │   └── LockNotOwnedError
+    ├── CommitError                               commit              RuntimeError
+    │   ├── RecoveryError
+    │   └── PendingRunsError
+    ├── VerificationError                         verification        RuntimeError
+    ├── JobError                                  job                 RuntimeError
+    │   ├── ClusteringError
+    │   └── StatsCollectionError
+    ├── StorageError                              storage             OSError
+    │   ├── DeltaLogError
+    │   └── ExclusiveCreateUnavailable
+    ├── StatsNotFoundError                        stats_not_found     FileNotFoundError
     └── MissingDependencyError                    missing_dependency  ImportError
-          (JarsNotFetchedError)
+        └── JarsNotFetchedError
 
 Every class carries three class attributes, which is all the jobs need to report it
 (``spark_jobs.cli.run_job``):
@@ -31,7 +42,10 @@ Every class carries three class attributes, which is all the jobs need to report
 
 A category also derives from the builtin exception it replaced, so ``except ValueError`` (or ``OSError``, ...)
 written against the earlier classes keeps working. Anything that is not a ``ZorderError`` is a bug or an
-environment failure: the jobs report it as ``unexpected``, with its traceback.
+environment failure: the jobs report it as ``unexpected``, with its traceback. So a refusal of the caller's
+input (a parameter, an option, a column, a plan, a connection field) raises :class:`InvalidInputError` (or one of
+its subclasses); a plain ``ValueError`` is left for internal invariants (a bug if it fires) and for values
+rejected on purpose to be caught and reworded nearby.
 
 Fault injection's ``SimulatedCrash`` (``core.storage.faults``) stays outside on purpose: it stands in for a
 SIGKILL, so it is a ``BaseException`` that nothing may catch. The operators' ``SparkJobFailed`` is an
@@ -52,15 +66,32 @@ __all__ = [
     "EXIT_PARTIAL",
     "EXIT_USAGE",
     "UNEXPECTED",
+    "ClusteringError",
     "CommitError",
     "ConcurrentChangeError",
+    "DeltaLogError",
+    "DeltaRewriteRefusedError",
+    "ExclusiveCreateUnavailable",
+    "ForeignTableFormatError",
+    "IcebergConnectionError",
+    "IcebergRewriteRefusedError",
+    "IncrementalError",
     "InvalidInputError",
+    "JarsNotFetchedError",
     "JobError",
     "LockError",
+    "LockNotOwnedError",
     "MissingDependencyError",
+    "ParseError",
+    "PendingRunsError",
+    "RecoveryError",
+    "StatsCollectionError",
     "StatsNotFoundError",
+    "StorageConnectionError",
     "StorageError",
     "TableError",
+    "TableLockedError",
+    "UnsupportedColumnType",
     "VerificationError",
     "ZorderError",
     "categories",
@@ -90,6 +121,9 @@ class ZorderError(Exception):
             cls.error_type = cls.__name__
 
 
+# --------------------------------------------------------------------------- invalid_input
+
+
 class InvalidInputError(ZorderError, ValueError):
     """The request cannot work as given: an option, a parameter, a column, a plan, or a table or column type the
     job does not support. Nothing was changed; fix the input the message names."""
@@ -98,10 +132,111 @@ class InvalidInputError(ZorderError, ValueError):
 
 
 class TableError(InvalidInputError):
-    """The table cannot be used as given (missing, not Parquet, bad partition selection, not in its catalog).
+    """The table cannot be used as given (missing, not Parquet, bad partition selection, not in its catalog)."""
 
-    Here rather than with its raisers: the table formats (``core.tables``) and the Iceberg catalogs below them
-    (``core.iceberg``) both raise it."""
+
+class ForeignTableFormatError(InvalidInputError):
+    """A Delta Lake, Hudi or Iceberg table was given where a plain Parquet table is expected.
+
+    Raised before anything is locked, staged, listed or written: the table is untouched. The
+    message names the format, the table, why it is refused and what to use instead. The parts
+    stay available: ``format``, ``table`` (as named by the caller), ``evidence`` (what was found)
+    and ``enclosing`` (the foreign table's root when ``table`` only lies inside it, else None).
+    """
+
+    def __init__(self, format: str, table: str, evidence: str, enclosing: str | None = None) -> None:
+        self.format = format
+        self.table = table
+        self.evidence = evidence
+        self.enclosing = enclosing
+        super().__init__(_foreign_format_message(format, table, evidence, enclosing))
+
+    def __reduce__(self):  # keep the parts when pickled (a worker or a trigger may ship the error)
+        return (type(self), (self.format, self.table, self.evidence, self.enclosing))
+
+
+# The refusal's words per format (keys: core.storage.table_formats' DELTA, HUDI, ICEBERG).
+_FOREIGN_NAMES = {"delta": "Delta Lake", "hudi": "Apache Hudi", "iceberg": "Apache Iceberg"}
+
+_FOREIGN_WHY = {
+    "delta": (
+        "its truth is _delta_log/, not the files in the directory: rewriting the directory would break "
+        "Delta readers (the log names every data file) and bring back deleted rows (files removed by a "
+        "delete or an overwrite stay in the directory until VACUUM)"
+    ),
+    "hudi": (
+        "its truth is the .hoodie/ timeline, not the files in the directory: rewriting the directory would "
+        "break Hudi readers (file names carry file-group ids and commit times) and bring back updated or "
+        "deleted rows (older file slices stay in the directory until the cleaner removes them)"
+    ),
+    "iceberg": (
+        "its truth is metadata/ (table metadata, snapshots and manifests), not the files in the directory: "
+        "rewriting the directory would break Iceberg readers (manifests name every data file by path) and "
+        "bring back deleted rows (files of older snapshots stay until the snapshots are expired)"
+    ),
+}
+
+_FOREIGN_INSTEAD = {
+    "delta": (
+        "point the job (or the sensor) at the Delta table's root directory, the one holding _delta_log/, by "
+        "its path: both jobs read a Delta table's files from its log and the clustering commits through it "
+        "(a catalog table over Delta is not resolved yet: give its location)"
+    ),
+    "hudi": (
+        "use Hudi's own clustering for now (hoodie.clustering.* with "
+        "hoodie.layout.optimize.strategy=z-order or hilbert)"
+    ),
+    "iceberg": (
+        "name the table through its catalog, not its path: table='namespace.table' with iceberg_catalog='<catalog>' "
+        "(the jobs: --iceberg-catalog), and the provider reads its manifests and commits through its metadata "
+        "(docs/iceberg.md); or use Iceberg's own rewrite_data_files procedure"
+    ),
+}
+
+
+def _foreign_format_message(fmt: str, table: str, evidence: str, enclosing: str | None) -> str:
+    name = _FOREIGN_NAMES.get(fmt, fmt)
+    kind = f"{'an' if name[0] in 'AEIOU' else 'a'} {name} table"
+    if enclosing:
+        what = f"table {table} lies inside {kind}, {enclosing} (found: {evidence}), so it is not"
+    else:
+        what = f"table {table} is {kind} (found: {evidence}), not"
+    return (
+        f"{what} a plain Parquet directory. Refused: {_FOREIGN_WHY.get(fmt, 'its own metadata is its truth')}. "
+        "The table was left untouched (nothing was locked, moved or written). "
+        f"What to do: {_FOREIGN_INSTEAD.get(fmt, 'use its own maintenance')}."
+    )
+
+
+class DeltaRewriteRefusedError(InvalidInputError):
+    """The Delta table uses a feature a clustering rewrite cannot keep correct; nothing was written."""
+
+
+class IcebergRewriteRefusedError(InvalidInputError):
+    """The Iceberg table uses something a rewrite of whole files cannot keep correct; nothing was written."""
+
+
+class UnsupportedColumnType(InvalidInputError):
+    """A clustering column whose type has no usable order for range ids (e.g. array, map)."""
+
+
+class IncrementalError(InvalidInputError):
+    """The plan cannot be run as given (unreadable, another table's, other columns)."""
+
+
+class StorageConnectionError(InvalidInputError):
+    """The connection cannot open the location: missing, of an unsupported type, or for another store."""
+
+
+class IcebergConnectionError(InvalidInputError):
+    """The ``iceberg`` connection is missing, of another type, or its catalog cannot be opened."""
+
+
+class ParseError(InvalidInputError):
+    """A predicate the pruning evaluator cannot read; the message names the offending text."""
+
+
+# --------------------------------------------------------------------------- concurrent_change
 
 
 class ConcurrentChangeError(ZorderError, RuntimeError):
@@ -119,10 +254,24 @@ class ConcurrentChangeError(ZorderError, RuntimeError):
         self.files = list(files)
 
 
+# --------------------------------------------------------------------------- lock
+
+
 class LockError(ZorderError, RuntimeError):
     """The table's clustering lock: held by another run, or lost by this one."""
 
     category = "lock"
+
+
+class TableLockedError(LockError):
+    """Another live clustering run holds the table's lock."""
+
+
+class LockNotOwnedError(LockError):
+    """We do not (or no longer) hold the lock we are trying to renew, verify or release."""
+
+
+# --------------------------------------------------------------------------- commit
 
 
 class CommitError(ZorderError, RuntimeError):
@@ -131,10 +280,24 @@ class CommitError(ZorderError, RuntimeError):
     category = "commit"
 
 
+class RecoveryError(CommitError):
+    """Recovery found a state it cannot resolve without guessing; an operator must look."""
+
+
+class PendingRunsError(CommitError):
+    """Unfinished runs exist: ``recover`` must run (under the table lock) before a new run begins."""
+
+
+# --------------------------------------------------------------------------- verification
+
+
 class VerificationError(ZorderError, RuntimeError):
     """The staged data does not hold exactly the input's rows; nothing was replaced."""
 
     category = "verification"
+
+
+# --------------------------------------------------------------------------- job
 
 
 class JobError(ZorderError, RuntimeError):
@@ -143,10 +306,32 @@ class JobError(ZorderError, RuntimeError):
     category = "job"
 
 
+class ClusteringError(JobError):
+    """A clear, user-facing reason the clustering job refused or failed; the table is left as it was."""
+
+
+class StatsCollectionError(JobError):
+    """A clear, user-facing reason the stats collection refused or failed; nothing was committed."""
+
+
+# --------------------------------------------------------------------------- storage
+
+
 class StorageError(ZorderError, OSError):
     """A location could not be read or written; the message names the location, the cause and the fix."""
 
     category = "storage"
+
+
+class DeltaLogError(StorageError):
+    """The Delta log could not be read (the message names the table and delta-rs's error)."""
+
+
+class ExclusiveCreateUnavailable(StorageError):
+    """The store cannot create a file only-if-absent in one step, so a lock or a snapshot would not be exclusive."""
+
+
+# --------------------------------------------------------------------------- stats_not_found
 
 
 class StatsNotFoundError(ZorderError, FileNotFoundError):
@@ -155,10 +340,18 @@ class StatsNotFoundError(ZorderError, FileNotFoundError):
     category = "stats_not_found"
 
 
+# --------------------------------------------------------------------------- missing_dependency
+
+
 class MissingDependencyError(ZorderError, ImportError):
     """An optional package the task needs is not installed where it runs; the message says which extra adds it."""
 
     category = "missing_dependency"
+
+
+class JarsNotFetchedError(MissingDependencyError):
+    """A store's connector jars are not in the local cache: ``make jars`` (or ``airflow_zorder.spark_jars.fetch``)
+    brings them."""
 
 
 def categories() -> tuple[type[ZorderError], ...]:

@@ -26,7 +26,7 @@ from sqlglot import exp
 from sqlglot.errors import ParseError as SqlglotParseError
 from sqlglot.errors import SqlglotError
 
-from airflow_zorder.core.errors import InvalidInputError
+from airflow_zorder.core.errors import ParseError
 from airflow_zorder.evaluation.predicates import (
     MIRRORED_COMPARISON,
     And,
@@ -42,11 +42,7 @@ from airflow_zorder.evaluation.predicates import (
 )
 from airflow_zorder.evaluation.sql_dialect import DIALECT
 
-__all__ = ["ParseError", "parse", "where_predicate"]
-
-
-class ParseError(InvalidInputError):
-    """A predicate the pruning evaluator cannot read; the message names the offending text."""
+__all__ = ["parse", "where_predicate"]
 
 
 _COMPARISONS: dict[type[exp.Expression], str] = {

@@ -23,6 +23,7 @@ from typing import Any
 
 import numpy as np
 
+from airflow_zorder.core.errors import InvalidInputError
 from airflow_zorder.evaluation.sql_dialect import quote_identifier
 
 __all__ = [
@@ -136,7 +137,7 @@ class Compare(Expr):
 
     def __post_init__(self) -> None:
         if self.op not in COMPARISONS:
-            raise ValueError(f"unknown comparison {self.op!r}")
+            raise InvalidInputError(f"unknown comparison {self.op!r}")
 
     def to_sql(self) -> str:
         return f"{quote_identifier(self.column)} {self.op} {sql_literal(self.value)}"

@@ -79,6 +79,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from airflow_zorder.core.errors import InvalidInputError
 from airflow_zorder.core.policy import file_bounds
 from airflow_zorder.core.stats import stats_schema
 from airflow_zorder.evaluation.negation_normal_form import Atom, negation_normal_form
@@ -118,7 +119,7 @@ class _ColumnStats:
 class _Evaluator:
     def __init__(self, table: pa.Table, nan_semantics: str, nan_free: Collection[str], explain: bool) -> None:
         if nan_semantics not in ("total", "ieee"):
-            raise ValueError("nan_semantics must be 'total' or 'ieee'")
+            raise InvalidInputError("nan_semantics must be 'total' or 'ieee'")
         self.sem = nan_semantics
         self.nan_free = set(nan_free)
         self.explain = explain

@@ -42,6 +42,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.dataset as ds
 
+from airflow_zorder.core.errors import InvalidInputError
 from airflow_zorder.core.storage.io.local import LocalFileSystem
 from airflow_zorder.core.tables import open_table
 from airflow_zorder.core.tables.protocol import TableFormat
@@ -110,7 +111,7 @@ def median_value(dataset: ds.Dataset, column: str) -> Any:
     """The middle of the column's sorted non-null values: a value the data holds, picked deterministically."""
     values = pc.drop_null(dataset.to_table(columns=[column]).column(column).combine_chunks())
     if len(values) == 0:
-        raise ValueError(f"column {column!r} holds no values to query")
+        raise InvalidInputError(f"column {column!r} holds no values to query")
     return values.take(pc.array_sort_indices(values))[len(values) // 2].as_py()
 
 

@@ -25,6 +25,7 @@ import pyarrow.compute as pc
 from airflow.sdk import BaseHook
 from pyarrow import fs as pafs
 
+from airflow_zorder.core.errors import InvalidInputError
 from airflow_zorder.core.jobs.options import stats_location_for
 from airflow_zorder.core.policy import history, metrics, recluster_policy
 from airflow_zorder.core.policy.recluster_policy import HealthPolicy, IncrementalParams
@@ -77,7 +78,7 @@ class FileStatsHook(BaseHook):
         per hook (as the amazon provider's ``AwsGenericHook.conn_config``), so a hook is cheap to build and to keep."""
         super().__init__(logger_name=logger_name)
         if not isinstance(table, str) or not table.strip():
-            raise ValueError("table must be a Parquet directory path/URI or a catalog table name, not empty")
+            raise InvalidInputError("table must be a Parquet directory path/URI or a catalog table name, not empty")
         self.table = table.strip()
         self.conn_id = conn_id or None
         self.iceberg_conn_id = iceberg_conn_id or None
@@ -123,7 +124,7 @@ class FileStatsHook(BaseHook):
         home = self._opened.home if self._in_catalog and not self._given_location else None
         location = stats_location_for(self.table, self._given_location, home=home)
         if location is None:
-            raise ValueError(
+            raise InvalidInputError(
                 f"{self.table!r} is a catalog table name (no scheme, no slash): pass stats_location= "
                 "(where spark_jobs/collect_stats.py wrote its statistics, e.g. its --stats-location)"
             )
@@ -376,7 +377,7 @@ class FileStatsHook(BaseHook):
             cols, _ = recluster_policy.default_columns(available, events)
         unknown = [c for c in cols if c not in available]
         if unknown:
-            raise ValueError(f"unknown column(s) {unknown}: the statistics of {self.table} have {available}")
+            raise InvalidInputError(f"unknown column(s) {unknown}: the statistics of {self.table} have {available}")
         return metrics.table_clustering(snap, cols, num_clustering_columns)
 
     def evaluate(

@@ -8,19 +8,17 @@ with ``pip install 'airflow-zorder[iceberg]'``.
 
 from __future__ import annotations
 
-from airflow_zorder.core.errors import InvalidInputError
+from airflow_zorder.core.errors import IcebergConnectionError, InvalidInputError
 
-__all__ = ["IcebergConnectionError", "check_one_catalog", "connection_catalog"]
-
-
-class IcebergConnectionError(InvalidInputError):
-    """The ``iceberg`` connection is missing, of another type, or its catalog cannot be opened."""
+__all__ = ["check_one_catalog", "connection_catalog"]
 
 
 def check_one_catalog(iceberg_catalog: str | None, iceberg_conn_id: str | None) -> None:
     """A table is named in one catalog: a pyiceberg catalog or an ``iceberg`` connection, not both."""
     if iceberg_catalog and iceberg_conn_id:
-        raise ValueError("give iceberg_catalog (a pyiceberg catalog) or iceberg_conn_id (a connection), not both")
+        raise InvalidInputError(
+            "give iceberg_catalog (a pyiceberg catalog) or iceberg_conn_id (a connection), not both"
+        )
 
 
 def connection_catalog(conn_id: str) -> tuple[str, dict[str, str]]:

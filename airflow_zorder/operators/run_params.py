@@ -8,6 +8,7 @@ from typing import Any
 
 from airflow.sdk import Param
 
+from airflow_zorder.core.errors import InvalidInputError
 from airflow_zorder.core.jobs.options import ClusterOptions
 from airflow_zorder.core.policy.file_sizing import DEFAULT_TARGET_FILE_SIZE
 
@@ -26,7 +27,7 @@ def run_params(*names: str, **descriptions: str) -> dict[str, Param]:
     replaces one's description.  The size's description says it sizes a full rewrite too when ``full`` is one."""
     unknown = sorted(set(names) - set(RUN_PARAMS))
     if unknown:
-        raise ValueError(f"run_params: unknown {', '.join(unknown)}; expected some of {', '.join(RUN_PARAMS)}")
+        raise InvalidInputError(f"run_params: unknown {', '.join(unknown)}; expected some of {', '.join(RUN_PARAMS)}")
     size = "output file size target, e.g. 128MB: the sensor's incremental plan sizes its files by it"
     made = {
         "num_files": lambda: Param(

@@ -46,6 +46,7 @@ from airflow.sdk import Asset, BaseHook
 from airflow.sdk.exceptions import AirflowException, AirflowNotFoundException
 
 from airflow_zorder import packaging, spark_jars
+from airflow_zorder.core.errors import InvalidInputError, JarsNotFetchedError
 from airflow_zorder.core.iceberg.catalogs import write_catalog_file
 from airflow_zorder.core.jobs import params
 from airflow_zorder.core.jobs.job_results import read_result, result_location
@@ -145,7 +146,7 @@ def local_connector(
         return jars, conf
     try:
         found = spark_jars.jars_for([store])
-    except spark_jars.JarsNotFetchedError as exc:
+    except JarsNotFetchedError as exc:
         raise AirflowException(f"{table} is on {store}, which the local Spark cannot open yet: {exc}") from exc
     settings = {f"spark.hadoop.{k}": v for k, v in spark_jars.connector_settings([store]).items()}
     return ",".join([*([jars] if jars else []), *found]), {**settings, **conf}
@@ -265,7 +266,7 @@ class SparkZorderJobOperator(ZorderLineageMixin, SparkSubmitOperator):
         **kwargs: Any,
     ) -> None:
         if "application_args" in kwargs:
-            raise ValueError(
+            raise InvalidInputError(
                 f"{type(self).__name__} builds the job's arguments itself: use its typed parameters, "
                 "and extra_args for any other job flag"
             )

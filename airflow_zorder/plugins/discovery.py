@@ -23,6 +23,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
+from airflow_zorder.core.errors import InvalidInputError
 from airflow_zorder.core.jobs.options import stats_location_for
 from airflow_zorder.table_access import CATALOG_KEYS
 
@@ -71,7 +72,7 @@ def parse_tables_option(text: str) -> list[TableRef]:
         parts = [p.strip() for p in entry.split("|")]
         key, _, value = parts[3].partition("=") if len(parts) == 4 else ("", "", "")
         if len(parts) > 4 or not parts[0] or (len(parts) == 4 and (key not in CATALOG_KEYS or not value.strip())):
-            raise ValueError(
+            raise InvalidInputError(
                 f"bad [zorder] tables entry {entry!r}: expected '<table>', '<table>|<stats location>', "
                 "'<table>|<stats location>|<conn id>', or for an Iceberg table a fourth field "
                 "'iceberg_catalog=<name>' or 'iceberg_conn_id=<conn id>'"

@@ -35,6 +35,7 @@ from airflow.sdk.configuration import conf
 from airflow.sdk.exceptions import AirflowException, AirflowSensorTimeout, AirflowSkipException
 
 from airflow_zorder import airflow_metrics
+from airflow_zorder.core.errors import InvalidInputError
 from airflow_zorder.core.jobs.params import is_template
 from airflow_zorder.core.policy.file_sizing import parse_size
 from airflow_zorder.core.policy.recluster_policy import (
@@ -84,7 +85,7 @@ def incremental_params(value: bool | Mapping[str, Any] | None) -> IncrementalPar
     if value is True:
         return IncrementalParams()
     if not isinstance(value, Mapping):
-        raise ValueError(
+        raise InvalidInputError(
             f"incremental_plan must be True, False or a mapping of IncrementalParams fields, not {value!r}"
         )
     _check_plan_keys(value)
@@ -92,7 +93,7 @@ def incremental_params(value: bool | Mapping[str, Any] | None) -> IncrementalPar
     try:
         return IncrementalParams(**{k: _plan_value(k, v) for k, v in given.items()})
     except ValueError as exc:
-        raise ValueError(f"incremental_plan: {exc}") from None
+        raise InvalidInputError(f"incremental_plan: {exc}") from None
 
 
 def _is_unset(value: Any) -> bool:
@@ -111,7 +112,7 @@ def _check_plan_keys(value: Mapping[str, Any]) -> None:
     """Refuse ``incremental_plan`` keys that are not :class:`IncrementalParams` fields."""
     bad = [k for k in _plan_keys(value) if k not in _PLAN_KEYS]
     if bad:
-        raise ValueError(f"incremental_plan: unknown key(s) {bad}; known: {', '.join(_PLAN_KEYS)}")
+        raise InvalidInputError(f"incremental_plan: unknown key(s) {bad}; known: {', '.join(_PLAN_KEYS)}")
 
 
 class FileOverlapSensor(BaseSensorOperator):
@@ -201,7 +202,7 @@ class FileOverlapSensor(BaseSensorOperator):
         super().__init__(**kwargs)
         if decide_once and (deferrable or self.mode == "reschedule"):
             waits = "deferrable=True" if deferrable else "mode='reschedule'"
-            raise ValueError(
+            raise InvalidInputError(
                 f"decide_once=True evaluates once and never waits, so {waits} would do nothing: drop it (the "
                 "schedule is the poll), or drop decide_once to wait until the table degrades"
             )
@@ -278,7 +279,7 @@ class FileOverlapSensor(BaseSensorOperator):
             if size == _D.target_file_size:  # only the plan names a size (DAGs written before): it is the one size
                 size = plan.target_file_size
             elif plan.target_file_size != size:
-                raise ValueError(
+                raise InvalidInputError(
                     f"incremental_plan target_file_size={given!r} differs from target_file_size="
                     f"{self.target_file_size!r}: the decision, the plan and the job use one file size; "
                     "set target_file_size only"

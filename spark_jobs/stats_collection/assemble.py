@@ -9,8 +9,8 @@ from typing import Any
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from airflow_zorder.core.errors import StatsCollectionError
 from airflow_zorder.core.stats import stats_schema as ss
-from spark_jobs.stats_collection.errors import StatsCollectionError
 from spark_jobs.stats_collection.footers import NO_PY_FS, table_columns
 from spark_jobs.stats_collection.listing import ListedFile, ListedTable
 from spark_jobs.stats_collection.scan import spark_columns

@@ -9,11 +9,10 @@ from typing import Any
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from airflow_zorder.core.errors import ConcurrentChangeError
+from airflow_zorder.core.errors import ConcurrentChangeError, StatsCollectionError
 from airflow_zorder.core.jobs.options import STATS_DELTA_KEYS, STATS_RESULT_COUNTS, CollectOptions
 from airflow_zorder.core.stats import stats_store
 from airflow_zorder.core.storage.io.paths import join
-from spark_jobs.stats_collection.errors import StatsCollectionError
 from spark_jobs.stats_collection.listing import ListedTable
 from spark_jobs.stats_collection.plan import ReadPlan
 

@@ -22,6 +22,7 @@ from typing import Any
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from airflow_zorder.core.errors import StatsCollectionError
 from airflow_zorder.core.jobs.options import CollectOptions, stats_location_for
 from airflow_zorder.core.stats import metadata_merge, stats_store
 from airflow_zorder.core.stats import stats_schema as ss
@@ -30,7 +31,6 @@ from airflow_zorder.core.storage.io import FileSystem, filesystem_for
 from spark_jobs.stats_collection import footers, scan
 from spark_jobs.stats_collection.assemble import FileRows, assemble_snapshot, norm, reused_rows, unopenable_rows
 from spark_jobs.stats_collection.commit import commit, run_record
-from spark_jobs.stats_collection.errors import StatsCollectionError
 from spark_jobs.stats_collection.listing import ListedFile, ListedTable
 from spark_jobs.stats_collection.plan import ReadPlan
 

@@ -10,13 +10,13 @@ from typing import Any
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from airflow_zorder.core.errors import StatsCollectionError
 from airflow_zorder.core.jobs.options import CollectOptions, stats_location_for
 from airflow_zorder.core.stats import stats_schema as ss
 from airflow_zorder.core.stats import stats_store
 from airflow_zorder.core.storage.io import FileSystem, filesystem_for, os_path, table_filesystem
 from airflow_zorder.core.storage.io.paths import join
 from airflow_zorder.core.storage.locations import is_path_table
-from spark_jobs.stats_collection.errors import StatsCollectionError
 from spark_jobs.stats_collection.footers import FooterItem, resolve_names
 from spark_jobs.stats_collection.listing import ListedTable
 

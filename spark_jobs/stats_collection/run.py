@@ -8,7 +8,7 @@ from typing import Any
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from airflow_zorder.core.errors import InvalidInputError
+from airflow_zorder.core.errors import InvalidInputError, StatsCollectionError
 from airflow_zorder.core.jobs.options import STATS_METHODS, CollectOptions
 from airflow_zorder.core.stats import stats_store
 from airflow_zorder.core.storage.faults import fault_point
@@ -21,7 +21,6 @@ from spark_jobs.stats_collection.assemble import (
     unopenable_rows,
 )
 from spark_jobs.stats_collection.commit import commit, commit_noop, run_record
-from spark_jobs.stats_collection.errors import StatsCollectionError
 from spark_jobs.stats_collection.listing import ListedTable, resolve_table
 from spark_jobs.stats_collection.metadata import collect_with_metadata
 from spark_jobs.stats_collection.plan import first_collection, plan_reads, requested_columns
@@ -31,8 +30,7 @@ def _list_table(
     spark: Any, table: str, iceberg_catalog: str | None = None, iceberg_catalog_file: str | None = None
 ) -> ListedTable:
     """The table's live files; any unexpected listing failure becomes a TableError naming the table."""
-    from airflow_zorder.core.errors import MissingDependencyError, TableError
-    from airflow_zorder.core.storage.table_formats import ForeignTableFormatError
+    from airflow_zorder.core.errors import ForeignTableFormatError, MissingDependencyError, TableError
 
     try:
         return resolve_table(spark, table, iceberg_catalog, iceberg_catalog_file)

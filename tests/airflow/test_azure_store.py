@@ -20,6 +20,8 @@ from urllib.parse import quote
 
 import pytest
 
+from airflow_zorder.core.errors import StorageConnectionError
+
 pytest.importorskip("airflow.providers.microsoft.azure", reason="the azure extra (Microsoft Azure provider)")
 
 from azurite import ACCOUNT, CONTAINER, KEY, WRONG_KEY, Azurite  # noqa: E402
@@ -263,18 +265,16 @@ def test_missing_stats_and_table_fail_clearly_and_write_nothing(conns, azurite, 
 
 
 def test_mismatched_connections_name_the_supported_ones(conns, lake):
-    with pytest.raises(connections.StorageConnectionError, match=r"type 'http'.*'wasb' \(azure\), 'adls' \(azure\)"):
+    with pytest.raises(StorageConnectionError, match=r"type 'http'.*'wasb' \(azure\), 'adls' \(azure\)"):
         FileStatsHook(lake["events"], conn_id="http_lake").get_snapshot()
-    with pytest.raises(
-        connections.StorageConnectionError, match=r"'wasb' \(azure\) but s3://b/t(/_zorder/stats)? is on s3"
-    ):
+    with pytest.raises(StorageConnectionError, match=r"'wasb' \(azure\) but s3://b/t(/_zorder/stats)? is on s3"):
         FileStatsHook("s3://b/t", conn_id="az_lake").get_snapshot()
     with pytest.raises(
-        connections.StorageConnectionError,
+        StorageConnectionError,
         match=r"'az_other' is for storage account 'otheraccount' but .* 'devstoreaccount1'",
     ):
         FileStatsHook(lake["events"], conn_id="az_other").get_snapshot()
-    with pytest.raises(connections.StorageConnectionError, match=r"'az_noaccount' names no storage account"):
+    with pytest.raises(StorageConnectionError, match=r"'az_noaccount' names no storage account"):
         FileStatsHook(lake["events"], conn_id="az_noaccount").get_snapshot()
     with pytest.raises(locations.StorageError, match=r"no storage account: spell it abfss://container@account"):
         FileStatsHook(f"az://{CONTAINER}/events").get_snapshot()  # no connection: nothing names the account

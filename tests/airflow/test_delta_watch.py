@@ -19,11 +19,11 @@ from dag_bundles import dag_module, forget_xcoms, run_watch
 from moto_s3 import BUCKET, REGION
 from overlap_tables import COLUMNS, FILES_PER_PARTITION, _file_values, count_checks
 
+from airflow_zorder.core.errors import ForeignTableFormatError
 from airflow_zorder.core.policy import recluster_policy
 from airflow_zorder.core.stats import footer_stats, stats_store
 from airflow_zorder.core.stats.stats_location import default_stats_location
 from airflow_zorder.core.storage import locations
-from airflow_zorder.core.storage.table_formats import ForeignTableFormatError
 from airflow_zorder.hooks.file_stats import FileStatsHook
 
 deltalake = pytest.importorskip("deltalake")

@@ -213,4 +213,6 @@ def test_errors_become_error_events(tmp_path, no_loading):
     assert ev["status"] == "error" and "Not a directory" in ev["message"] and ev["error_type"]
     assert ev["message"].startswith(ev["error_type"] + ": ")
     ev = first_event(FileOverlapTrigger(table="db.events", signal=signal))
-    assert ev["status"] == "error" and ev["error_type"] == "ValueError" and "pass stats_location" in ev["message"]
+    assert (
+        ev["status"] == "error" and ev["error_type"] == "InvalidInputError" and "pass stats_location" in ev["message"]
+    )

@@ -9,10 +9,10 @@ from datetime import timedelta
 import pytest
 from overlap_tables import COLUMNS, collect, record_cluster, write_table
 
+from airflow_zorder.core.errors import StorageConnectionError
 from airflow_zorder.core.policy.recluster_policy import HealthPolicy
 from airflow_zorder.core.stats import stats_store
 from airflow_zorder.core.stats.stats_location import default_stats_location
-from airflow_zorder.hooks.connections import StorageConnectionError
 from airflow_zorder.hooks.file_stats import FileStatsHook
 
 UTC = dt.UTC

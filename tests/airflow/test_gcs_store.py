@@ -27,6 +27,7 @@ from loopback import free_port
 from overlap_tables import _file_values
 from ui_app import signed_in_client
 
+from airflow_zorder.core.errors import StorageConnectionError
 from airflow_zorder.core.stats import stats_store
 from airflow_zorder.core.storage import locations
 from airflow_zorder.hooks import connections
@@ -167,18 +168,18 @@ def test_each_credential_kind_maps_to_pyarrow_delta_rs_and_pyiceberg(gcs, tokens
 def test_credential_errors_name_the_connection_and_touch_nothing(gcs, lake, monkeypatch):
     before = gcs.objects()
     with pytest.raises(
-        connections.StorageConnectionError,
+        StorageConnectionError,
         match=r"connection 'gcp_revoked' \(keyfile dict\) could not get a Google access token.*invalid_grant",
     ):
         FileStatsHook(lake["events"], conn_id="gcp_revoked").check(columns=["a", "b"])
     with pytest.raises(
-        connections.StorageConnectionError, match=r"connection 'gcp_both' has no usable Google credentials.*exclusive"
+        StorageConnectionError, match=r"connection 'gcp_both' has no usable Google credentials.*exclusive"
     ):
         FileStatsHook(lake["events"], conn_id="gcp_both").check(columns=["a", "b"])
     monkeypatch.setenv("GOOGLE_APPLICATION_CREDENTIALS", "/nonexistent/sa.json")
-    with pytest.raises(connections.StorageConnectionError, match=r"'gcp_adc' has no usable Google credentials"):
+    with pytest.raises(StorageConnectionError, match=r"'gcp_adc' has no usable Google credentials"):
         FileStatsHook(lake["events"], conn_id="gcp_adc").check(columns=["a", "b"])
-    with pytest.raises(connections.StorageConnectionError, match=r"'google_cloud_platform' \(gcs\) but s3://b/t"):
+    with pytest.raises(StorageConnectionError, match=r"'google_cloud_platform' \(gcs\) but s3://b/t"):
         FileStatsHook("s3://b/t", conn_id="gcp_lake").get_snapshot()
     assert gcs.objects() == before
 
@@ -268,7 +269,7 @@ def test_refusals_only_google_can_give_are_named_with_the_google_fields():
 def test_hook_reads_a_delta_log_on_gcs_with_the_connections_credentials(gcs, lake, keys, monkeypatch):
     from deltalake import DeltaTable
 
-    from airflow_zorder.core.delta.delta_log import DeltaLogError
+    from airflow_zorder.core.errors import DeltaLogError
     from airflow_zorder.core.storage.io.arrow import ArrowFileSystem
     from airflow_zorder.core.storage.store_options import StoreOptions
     from airflow_zorder.core.tables.delta_table import DeltaTable as ZorderDelta

@@ -14,6 +14,7 @@ import pytest
 from dag_bundles import dag_module, forget_xcoms, run_watch
 from moto_s3 import BUCKET
 
+from airflow_zorder.core.errors import StorageConnectionError
 from airflow_zorder.core.policy import recluster_policy
 from airflow_zorder.core.stats import stats_store
 from airflow_zorder.core.storage import locations
@@ -97,13 +98,11 @@ def test_missing_stats_store_fails_clearly_and_writes_nothing(s3, lake):
 
 
 def test_unsupported_or_mismatched_connections_name_the_supported_ones(lake):
-    with pytest.raises(connections.StorageConnectionError, match=r"type 'http'.*supported: 'aws' \(s3\)"):
+    with pytest.raises(StorageConnectionError, match=r"type 'http'.*supported: 'aws' \(s3\)"):
         FileStatsHook(lake["events"], conn_id="http_lake").get_snapshot()
-    with pytest.raises(
-        connections.StorageConnectionError, match=r"'aws' \(s3\) but gs://b/t(/_zorder/stats)? is on gcs"
-    ):
+    with pytest.raises(StorageConnectionError, match=r"'aws' \(s3\) but gs://b/t(/_zorder/stats)? is on gcs"):
         FileStatsHook("gs://b/t", conn_id="aws_lake").get_snapshot()
-    with pytest.raises(connections.StorageConnectionError, match=r"connection 'nope' is not defined"):
+    with pytest.raises(StorageConnectionError, match=r"connection 'nope' is not defined"):
         FileStatsHook(lake["events"], conn_id="nope").get_snapshot()
 
 
@@ -188,7 +187,7 @@ def test_hook_watches_a_delta_table_through_its_log_and_leaves_it_untouched(tmp_
 
 
 def test_hook_and_sensor_refuse_a_hudi_table_untouched(dags, tmp_path):
-    from airflow_zorder.core.storage.table_formats import ForeignTableFormatError
+    from airflow_zorder.core.errors import ForeignTableFormatError
 
     root = tmp_path / "hudi_events"
     table_format_builders().write_hudi(str(root))

@@ -23,11 +23,12 @@ from collections.abc import Iterator
 import pytest
 from hadoop_settings import hadoop_settings
 
+from airflow_zorder.core.errors import JarsNotFetchedError
 from airflow_zorder.core.jobs.options import CollectOptions
 from airflow_zorder.core.stats import stats_store
 from airflow_zorder.core.storage.io import filesystem_for
 from airflow_zorder.core.storage.io.hadoop import HadoopFileSystem
-from airflow_zorder.spark_jars import JarsNotFetchedError, jars_for
+from airflow_zorder.spark_jars import jars_for
 from spark_jobs.stats_collection.run import run_collect
 
 pytestmark = pytest.mark.spark

@@ -19,6 +19,8 @@ import sys
 import pyarrow as pa
 import pytest
 
+from airflow_zorder.core.errors import DeltaRewriteRefusedError
+
 deltalake = pytest.importorskip("deltalake")
 
 from airflow_zorder.core.delta import delta_commit as dc  # noqa: E402
@@ -239,14 +241,14 @@ def test_deletion_vectors_are_refused_and_the_table_is_untouched(spark, tmp_path
     uri = str(tmp_path / "dv")
     deltalake.write_deltalake(uri, _batch(1, 100), configuration={"delta.enableDeletionVectors": "true"}, mode="append")
     before = files_on_disk(uri) | {os.path.join("_delta_log", f) for f in os.listdir(os.path.join(uri, "_delta_log"))}
-    with pytest.raises(dc.DeltaRewriteRefusedError, match="deletion vectors"):
+    with pytest.raises(DeltaRewriteRefusedError, match="deletion vectors"):
         cluster(spark, uri)
     after = files_on_disk(uri) | {os.path.join("_delta_log", f) for f in os.listdir(os.path.join(uri, "_delta_log"))}
     assert after == before and not os.path.exists(os.path.join(uri, "_zorder"))
 
 
 def test_a_directory_inside_a_delta_table_stays_refused(spark, table):
-    from airflow_zorder.core.storage.table_formats import ForeignTableFormatError
+    from airflow_zorder.core.errors import ForeignTableFormatError
 
     with pytest.raises(ForeignTableFormatError, match="Delta"):
         cluster(spark, os.path.join(table, "day=2024-01-01"))

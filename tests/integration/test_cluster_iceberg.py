@@ -20,11 +20,10 @@ pytest.importorskip("pyiceberg")
 
 from iceberg_tables import CATALOG, catalog, write_table  # noqa: E402
 
-from airflow_zorder.core.errors import ConcurrentChangeError  # noqa: E402
+from airflow_zorder.core.errors import ConcurrentChangeError, IcebergRewriteRefusedError  # noqa: E402
 from airflow_zorder.core.jobs.options import ClusterOptions  # noqa: E402
 from airflow_zorder.core.storage import faults  # noqa: E402
 from airflow_zorder.core.tables import iceberg_table  # noqa: E402
-from airflow_zorder.core.tables.iceberg_table import IcebergRewriteRefusedError  # noqa: E402
 from spark_jobs.cluster_table import run_action, run_cluster  # noqa: E402
 
 pytestmark = pytest.mark.spark

@@ -19,6 +19,7 @@ import pytest
 from table_checks import row_multiset, visible_files
 
 from airflow_zorder.core.delta import delta_commit as dc
+from airflow_zorder.core.errors import ClusteringError
 from airflow_zorder.core.jobs.options import ClusterOptions, CollectOptions
 from airflow_zorder.core.policy import incremental_stats
 from airflow_zorder.core.policy.file_names import run_id_of
@@ -26,7 +27,7 @@ from airflow_zorder.core.stats import stats_store
 from airflow_zorder.core.stats.stats_location import default_stats_location
 from airflow_zorder.core.storage import faults
 from spark_jobs import cluster_table
-from spark_jobs.cluster_table import ClusteringError, run_action, run_cluster
+from spark_jobs.cluster_table import run_action, run_cluster
 from spark_jobs.stats_collection.run import run_collect
 
 pytestmark = pytest.mark.spark

@@ -14,15 +14,15 @@ import pyspark.errors.utils as pyspark_errors
 import pytest
 from table_checks import visible_files
 
-from airflow_zorder.core.errors import TableError, VerificationError
+from airflow_zorder.core.errors import ClusteringError, TableError, TableLockedError, VerificationError
 from airflow_zorder.core.jobs.options import ClusterOptions
 from airflow_zorder.core.stats.stats_location import default_stats_location
 from airflow_zorder.core.storage.io.local import LocalFileSystem
-from airflow_zorder.core.storage.lock import TableLock, TableLockedError
+from airflow_zorder.core.storage.lock import TableLock
 from airflow_zorder.evaluation import sample_data
 from airflow_zorder.evaluation.layout_report import point_query_report
 from spark_jobs import cluster_table
-from spark_jobs.cluster_table import ClusteringError, run_action, run_cluster
+from spark_jobs.cluster_table import run_action, run_cluster
 
 pytestmark = pytest.mark.spark
 

@@ -18,12 +18,11 @@ import pyarrow.parquet as pq
 import pytest
 from table_checks import spark_submit
 
-from airflow_zorder.core.errors import TableError
+from airflow_zorder.core.errors import StatsCollectionError, TableError
 from airflow_zorder.core.jobs.options import CollectOptions
 from airflow_zorder.core.stats import stats_schema, stats_store, value_order
 from airflow_zorder.core.stats.stats_location import default_stats_location
 from airflow_zorder.core.storage.io.hadoop import HadoopFileSystem
-from spark_jobs.stats_collection.errors import StatsCollectionError
 from spark_jobs.stats_collection.run import run_collect
 
 pytestmark = pytest.mark.spark

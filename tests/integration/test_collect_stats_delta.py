@@ -16,10 +16,9 @@ import pyarrow.compute as pc
 import pyarrow.parquet as pq
 import pytest
 
+from airflow_zorder.core.errors import ForeignTableFormatError, StatsCollectionError
 from airflow_zorder.core.jobs.options import CollectOptions
 from airflow_zorder.core.stats import stats_schema, stats_store
-from airflow_zorder.core.storage.table_formats import ForeignTableFormatError
-from spark_jobs.stats_collection.errors import StatsCollectionError
 from spark_jobs.stats_collection.run import run_collect
 
 pytestmark = pytest.mark.spark

@@ -28,9 +28,10 @@ import pytest
 from hadoop_settings import hadoop_settings
 from table_checks import row_multiset
 
+from airflow_zorder.core.errors import JarsNotFetchedError
 from airflow_zorder.core.jobs.options import ClusterOptions, CollectOptions
 from airflow_zorder.core.storage.io.hadoop import HadoopFileSystem
-from airflow_zorder.spark_jars import SPARK_LINES, JarsNotFetchedError, jars_for
+from airflow_zorder.spark_jars import SPARK_LINES, jars_for
 from spark_jobs.cluster_table import run_cluster
 from spark_jobs.stats_collection.run import run_collect
 

@@ -15,10 +15,10 @@ import pytest
 from reliability_kit import COLUMNS, assert_same_rows, assert_untouched, journal_states, record
 from table_checks import read_table, row_multiset, visible_files
 
+from airflow_zorder.core.errors import StatsCollectionError
 from airflow_zorder.core.jobs.options import ClusterOptions, CollectOptions
 from airflow_zorder.core.storage import faults
 from spark_jobs.cluster_table import run_cluster
-from spark_jobs.stats_collection.errors import StatsCollectionError
 from spark_jobs.stats_collection.run import run_collect
 
 pytestmark = [pytest.mark.reliability, pytest.mark.spark]

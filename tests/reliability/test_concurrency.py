@@ -14,12 +14,12 @@ import pytest
 from reliability_kit import COLUMNS, SEEDS, SOAK, assert_same_rows, assert_untouched, journal_states, record, rng_for
 from table_checks import read_table, row_multiset, spark_submit, stats_consistent, visible_files
 
-from airflow_zorder.core.errors import ConcurrentChangeError
+from airflow_zorder.core.errors import ConcurrentChangeError, TableLockedError
 from airflow_zorder.core.jobs.options import ClusterOptions, CollectOptions
 from airflow_zorder.core.storage import commit as commit_mod
 from airflow_zorder.core.storage import lock as lock_mod
 from airflow_zorder.core.storage.io.local import LocalFileSystem
-from airflow_zorder.core.storage.lock import LockInfo, TableLock, TableLockedError, lock_path
+from airflow_zorder.core.storage.lock import LockInfo, TableLock, lock_path
 from spark_jobs import cluster_table
 from spark_jobs.cluster_table import run_cluster
 from spark_jobs.stats_collection.run import run_collect

@@ -24,15 +24,15 @@ from moto_s3 import BUCKET
 from reliability_kit import COLUMNS, SOAK, record
 from table_checks import diff_rows, read_table, row_multiset, spark_submit
 
-from airflow_zorder.core.errors import ConcurrentChangeError
+from airflow_zorder.core.errors import ConcurrentChangeError, ExclusiveCreateUnavailable, TableLockedError
 from airflow_zorder.core.jobs.options import ClusterOptions, CollectOptions
 from airflow_zorder.core.stats import stats_store
 from airflow_zorder.core.stats.stats_location import default_stats_location
 from airflow_zorder.core.storage import commit, faults
 from airflow_zorder.core.storage.faults import SimulatedCrash
 from airflow_zorder.core.storage.io import filesystem_for
-from airflow_zorder.core.storage.io.hadoop import ExclusiveCreateUnavailable, HadoopFileSystem, s3a_arrow_options
-from airflow_zorder.core.storage.lock import TableLock, TableLockedError
+from airflow_zorder.core.storage.io.hadoop import HadoopFileSystem, s3a_arrow_options
+from airflow_zorder.core.storage.lock import TableLock
 from airflow_zorder.spark_jars import apply_hadoop_conf, jars_for
 from spark_jobs.cluster_table import run_action, run_cluster
 from spark_jobs.stats_collection.run import run_collect

@@ -24,7 +24,14 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from airflow_zorder.core.errors import ConcurrentChangeError
+from airflow_zorder.core.errors import (
+    CommitError,
+    ConcurrentChangeError,
+    LockNotOwnedError,
+    PendingRunsError,
+    RecoveryError,
+    TableLockedError,
+)
 from airflow_zorder.core.storage import commit as cm
 from airflow_zorder.core.storage.faults import (
     FAULT_ENV,
@@ -39,7 +46,7 @@ from airflow_zorder.core.storage.io.arrow import ArrowFileSystem
 from airflow_zorder.core.storage.io.file_info import FileInfo
 from airflow_zorder.core.storage.io.local import LocalFileSystem
 from airflow_zorder.core.storage.io.paths import join, relpath
-from airflow_zorder.core.storage.lock import LockInfo, LockNotOwnedError, TableLock, TableLockedError, lock_path
+from airflow_zorder.core.storage.lock import LockInfo, TableLock, lock_path
 
 REPO = Path(__file__).resolve().parents[2]
 FS = LocalFileSystem()
@@ -273,9 +280,9 @@ def test_begin_validates(sc: Scenario, tmp_path: Path) -> None:
     with pytest.raises(ValueError, match="not under table"):
         cm.begin(FS, sc.t, RUN, [FileInfo(str(tmp_path / "elsewhere.parquet"), 1, 1)])
     sc.begin()
-    with pytest.raises(cm.CommitError, match="already has a journal"):
+    with pytest.raises(CommitError, match="already has a journal"):
         cm.begin(FS, sc.t, RUN, [])
-    with pytest.raises(cm.PendingRunsError, match=RUN):
+    with pytest.raises(PendingRunsError, match=RUN):
         cm.begin(FS, sc.t, "run-0002", [])
 
 
@@ -453,7 +460,7 @@ def test_commit_refuses_existing_destination(sc: Scenario) -> None:
     clash = sc.table / relpath(cm.staging_dir(sc.t, RUN), staged[0])
     write_parquet(clash, [7777])
     before = tree_hashes(sc.table, include_hidden=False)
-    with pytest.raises(cm.CommitError, match="already exist"):
+    with pytest.raises(CommitError, match="already exist"):
         cm.commit(FS, j, staged)
     _assert_rolled_back_untouched(sc, before)
 
@@ -463,7 +470,7 @@ def test_commit_refuses_hidden_or_unlisted_staged_files(sc: Scenario, tmp_path: 
     staged = sc.stage()
     hidden = Path(cm.staging_dir(sc.t, RUN)) / "dt=1" / "_hidden.parquet"
     hidden.write_text("x")
-    with pytest.raises(cm.CommitError, match="would not see"):
+    with pytest.raises(CommitError, match="would not see"):
         cm.commit(FS, j, staged + [str(hidden)])
     sc.assert_old()
 
@@ -471,10 +478,10 @@ def test_commit_refuses_hidden_or_unlisted_staged_files(sc: Scenario, tmp_path: 
     s2.snapshot_old()
     j2 = s2.begin()
     staged2 = s2.stage()
-    with pytest.raises(cm.CommitError, match="not in the staged list"):
+    with pytest.raises(CommitError, match="not in the staged list"):
         cm.commit(FS, j2, staged2[:-1])  # one verified file forgotten: its rows would be lost
     s2.assert_old()
-    with pytest.raises(cm.CommitError, match="not 'staging'"):
+    with pytest.raises(CommitError, match="not 'staging'"):
         cm.commit(FS, j2, staged2)  # a rolled-back run cannot be committed later
 
 
@@ -487,7 +494,7 @@ def test_recover_refuses_to_guess(sc: Scenario, monkeypatch: pytest.MonkeyPatch)
     lost = j.moves[-1]  # a staged file not yet moved in: remove it (neither src nor dst)
     Path(join(sc.t, lost.src)).unlink()
     before = tree_hashes(sc.table)
-    with pytest.raises(cm.RecoveryError, match="neither exists") as ei:
+    with pytest.raises(RecoveryError, match="neither exists") as ei:
         cm.recover(FS, sc.t)
     assert lost.src in str(ei.value)
     assert tree_hashes(sc.table) == before  # nothing half-done
@@ -502,7 +509,7 @@ def test_recover_refuses_both_src_and_dst(sc: Scenario, monkeypatch: pytest.Monk
     m = cm.read_journal(FS, sc.t, RUN).moves[0]
     Path(join(sc.t, m.dst)).parent.mkdir(parents=True, exist_ok=True)
     Path(join(sc.t, m.dst)).write_bytes(Path(join(sc.t, m.src)).read_bytes())
-    with pytest.raises(cm.RecoveryError, match="both exist"):
+    with pytest.raises(RecoveryError, match="both exist"):
         cm.recover(FS, sc.t)
     sc.assert_old()
 
@@ -512,7 +519,7 @@ def test_rollback_refused_past_commit_point(sc: Scenario, monkeypatch: pytest.Mo
     with pytest.raises(SimulatedCrash):
         sc.run()
     arm(monkeypatch, None)
-    with pytest.raises(cm.RecoveryError, match="rolled forward"):
+    with pytest.raises(RecoveryError, match="rolled forward"):
         cm.rollback(FS, cm.read_journal(FS, sc.t, RUN))
 
 

@@ -21,6 +21,8 @@ import pyarrow.compute as pc
 import pyarrow.parquet as pq
 import pytest
 
+from airflow_zorder.core.errors import DeltaRewriteRefusedError
+
 deltalake = pytest.importorskip("deltalake")
 
 from airflow_zorder.core.delta import delta_commit as dc  # noqa: E402
@@ -189,7 +191,7 @@ def test_delete_or_overwrite_during_the_run_fails_the_commit_clearly(tmp_path, c
 def test_refuses_what_a_rewrite_cannot_keep_correct(tmp_path, config, match):
     uri = str(tmp_path / "t")
     deltalake.write_deltalake(uri, pa.table({"a": [1, 2]}), configuration=config)
-    with pytest.raises(dc.DeltaRewriteRefusedError, match=match):
+    with pytest.raises(DeltaRewriteRefusedError, match=match):
         dc.check_rewritable(dc.open_table(uri))
 
 

@@ -18,6 +18,7 @@ import pyarrow.parquet as pq
 import pytest
 
 from airflow_zorder.core.delta import delta_log
+from airflow_zorder.core.errors import DeltaLogError
 from airflow_zorder.core.policy import metrics, point_queries
 from airflow_zorder.core.stats import footer_stats, stats_schema, value_order
 from airflow_zorder.evaluation import pruning
@@ -390,7 +391,7 @@ def test_a_missing_deltalake_names_the_extra(monkeypatch, tmp_path):
 
 def test_an_unreadable_log_is_a_clear_error(tmp_path):
     (tmp_path / "nothing" / "_delta_log").mkdir(parents=True)
-    with pytest.raises(delta_log.DeltaLogError, match=r"cannot read the Delta log of .*nothing"):
+    with pytest.raises(DeltaLogError, match=r"cannot read the Delta log of .*nothing"):
         delta_log.snapshot_rows(str(tmp_path / "nothing"))
-    assert isinstance(delta_log.DeltaLogError("x"), OSError)
+    assert isinstance(DeltaLogError("x"), OSError)
     assert os.listdir(tmp_path / "nothing" / "_delta_log") == []

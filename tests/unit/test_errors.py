@@ -7,6 +7,7 @@ import ast
 import builtins
 import importlib
 import json
+import re
 from pathlib import Path
 
 import pytest
@@ -90,6 +91,7 @@ def test_the_source_scan_finds_the_known_errors() -> None:
 @pytest.mark.parametrize("cls", ERROR_CLASSES, ids=lambda c: f"{c.__module__}.{c.__name__}")
 def test_every_error_class_of_the_package_is_a_zorder_error(cls: type[BaseException]) -> None:
     assert issubclass(cls, ZorderError), f"{cls.__module__}.{cls.__name__} is outside airflow_zorder.core.errors"
+    assert cls.__module__ == errors.__name__, f"{cls.__name__} is declared in {cls.__module__}, not with the others"
     assert cls.error_type == cls.__name__  # the result JSON's error_type: the name troubleshooting.md lists
     assert cls.category in {c.category for c in errors.categories()} | {ZorderError.category}
 
@@ -113,6 +115,62 @@ def test_categories_have_unique_names_and_keep_their_builtin() -> None:
     assert issubclass(InvalidInputError, ValueError) and issubclass(errors.StorageError, OSError)
     assert issubclass(errors.StatsNotFoundError, FileNotFoundError)
     assert issubclass(errors.MissingDependencyError, ImportError)
+
+
+def _subclasses_in_order(cls: type[ZorderError]) -> list[type[ZorderError]]:
+    return [c for c in cls.__subclasses__() if c.__module__ == errors.__name__]
+
+
+def _render_tree() -> list[str]:
+    """The class tree of errors.py's docstring, drawn from the classes: categories with their category name and
+    builtin, each concrete error under its category."""
+    lines = [f"{'ZorderError':46}{'category':20}builtin it also is"]
+
+    def walk(cls: type[ZorderError], prefix: str) -> None:
+        children = _subclasses_in_order(cls)
+        for i, child in enumerate(children):
+            last = i == len(children) - 1
+            label = f"{prefix}{'└── ' if last else '├── '}{child.__name__}"
+            if cls is ZorderError:  # a category: its name and the builtin it also is
+                builtin = next(b for b in child.__mro__[1:] if b.__module__ == "builtins")
+                label = f"{label:46}{child.category:20}{builtin.__name__}"
+            lines.append(label)
+            walk(child, prefix + ("    " if last else "│   "))
+
+    walk(ZorderError, "")
+    return lines
+
+
+def _docstring_tree() -> list[str]:
+    doc = errors.__doc__ or ""
+    block = doc.split("::\n\n", 1)[1].split("\n\n", 1)[0]
+    return [line.removeprefix("    ").rstrip() for line in block.splitlines()]
+
+
+def test_the_docstring_tree_names_every_error_under_its_category() -> None:
+    assert _docstring_tree() == _render_tree()
+    declared = {name for name, obj in vars(errors).items() if isinstance(obj, type) and issubclass(obj, ZorderError)}
+    assert declared == {c.__name__ for c in ERROR_CLASSES}  # the source scan finds no error declared elsewhere
+    assert declared <= set(errors.__all__)
+
+
+def test_troubleshooting_lists_every_error_under_its_category() -> None:
+    """docs/troubleshooting.md's table of categories (keyed on error_type names) names each concrete error in its
+    category's row, and nothing else."""
+    text = (REPO / "docs" / "troubleshooting.md").read_text(encoding="utf-8")
+    rows = {}
+    for line in text.splitlines():
+        cells = [c.strip() for c in line.strip().strip("|").split("|")]
+        if (
+            len(cells) == 4
+            and cells[0].startswith("`")
+            and cells[0].strip("`") in {c.category for c in errors.categories()}
+        ):
+            rows[cells[0].strip("`")] = set(re.findall(r"`(\w+)`", cells[2]))
+    for cat in errors.categories():
+        concrete = {c.__name__ for c in _subclasses_in_order(cat)}
+        assert concrete <= rows[cat.category], (cat.category, concrete - rows[cat.category])
+        assert rows[cat.category] <= concrete | {cat.__name__}, (cat.category, rows[cat.category] - concrete)
 
 
 def test_another_writer_changing_the_table_has_one_name() -> None:
@@ -156,8 +214,7 @@ def _run(monkeypatch, tmp_path, raised: BaseException) -> tuple[int, dict]:
 
 
 def _one_of_each_category() -> list[ZorderError]:
-    from airflow_zorder.core.storage.lock import TableLockedError
-    from airflow_zorder.core.storage.table_formats import ForeignTableFormatError
+    from airflow_zorder.core.errors import ForeignTableFormatError, TableLockedError
 
     made = [
         ForeignTableFormatError("iceberg", "/t", "metadata/"),

@@ -93,9 +93,9 @@ def test_what_a_rewrite_cannot_keep_correct_is_refused_before_anything_is_writte
     from iceberg_tables import CATALOG
     from pyiceberg.transforms import BucketTransform, TruncateTransform
 
+    from airflow_zorder.core.errors import IcebergRewriteRefusedError
     from airflow_zorder.core.storage.io.local import LocalFileSystem
     from airflow_zorder.core.tables import open_table
-    from airflow_zorder.core.tables.iceberg_table import IcebergRewriteRefusedError
 
     table, props = write_table(tmp_path, "ns.r", [_batch(0, 50, "a"), _batch(50, 90, "b")])
     expected = {

@@ -225,9 +225,10 @@ def test_each_mode_dependent_parameter_is_honoured_where_it_applies():
 def test_a_given_plan_must_be_sized_like_the_run(tmp_path):
     """The plan's bins carry their file counts: a different target_file_size is refused by the operator's
     conversion and by the job when it reads the plan; unset, the job takes the plan's size."""
+    from airflow_zorder.core.errors import IncrementalError
     from airflow_zorder.core.storage.io.local import LocalFileSystem
     from airflow_zorder.core.tables import open_table
-    from spark_jobs.incremental_units import IncrementalError, incremental_units
+    from spark_jobs.incremental_units import incremental_units
 
     said = "target_file_size (--target-file-size) is 268435456 bytes, but the given plan sized its files for 134217728"
     with pytest.raises(ValueError, match=re.escape(said)):

@@ -7,7 +7,8 @@ from decimal import Decimal
 
 import pytest
 
-from airflow_zorder.evaluation.predicate_sql import ParseError, parse, where_predicate
+from airflow_zorder.core.errors import ParseError
+from airflow_zorder.evaluation.predicate_sql import parse, where_predicate
 from airflow_zorder.evaluation.predicates import And, Compare, Const, In, IsNull, Like, Not, Opaque, Or, col
 from airflow_zorder.evaluation.sql_dialect import quote_identifier
 

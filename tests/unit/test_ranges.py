@@ -16,10 +16,10 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from airflow_zorder.core.errors import UnsupportedColumnType
 from airflow_zorder.core.layout import ranges
 from airflow_zorder.core.layout.ranges import (
     DEFAULT_NUM_RANGES,
-    UnsupportedColumnType,
     bits_for,
     check_arrow_type,
     check_clusterable_type,

@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 
 from airflow_zorder import spark_jars
+from airflow_zorder.core.errors import JarsNotFetchedError
 from airflow_zorder.core.storage.io.hadoop import s3a_arrow_options
 
 
@@ -35,7 +36,7 @@ def test_the_fetched_cache_holds_the_pinned_jars():
 
 def test_an_empty_cache_names_the_command_that_fills_it(tmp_path, monkeypatch):
     monkeypatch.setenv(spark_jars.CACHE_ENV, str(tmp_path))
-    with pytest.raises(spark_jars.JarsNotFetchedError, match=r"run `make jars`.*--line 4\.2 --store s3a"):
+    with pytest.raises(JarsNotFetchedError, match=r"run `make jars`.*--line 4\.2 --store s3a"):
         spark_jars.jars_for(["s3a"], "4.2")
     assert spark_jars.fetched_jars(line="4.2") == []
     assert spark_jars.main(["jars", "s3a", "--line", "4.2"]) == 1

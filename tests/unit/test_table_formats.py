@@ -32,9 +32,9 @@ import pyarrow.dataset as ds
 import pyarrow.parquet as pq
 import pytest
 
+from airflow_zorder.core.errors import ForeignTableFormatError
 from airflow_zorder.core.storage import table_formats as tf
 from airflow_zorder.core.storage.io.local import LocalFileSystem
-from airflow_zorder.core.storage.table_formats import ForeignTableFormatError
 
 # --------------------------------------------------------------------------- builders (real directories)
 

@@ -34,7 +34,11 @@ from airflow_zorder.core.delta.delta_log import (
     deltalake_module,
     string_upper_bound,
 )
-from airflow_zorder.core.errors import ConcurrentChangeError, InvalidInputError, deprecated_aliases
+from airflow_zorder.core.errors import (
+    ConcurrentChangeError,
+    DeltaRewriteRefusedError,
+    deprecated_aliases,
+)
 
 _PURPOSE = "clustering a Delta Lake table"
 # Table features a rewrite of whole data files with dataChange=false keeps valid (delta-rs writes them too).
@@ -55,10 +59,6 @@ SUPPORTED_FEATURES = frozenset(
 DEFAULT_NUM_INDEXED_COLS = 32  # delta.dataSkippingNumIndexedCols
 METADATA_KEY = "zorder"  # custom commit metadata: {"zorder": {"curve": ..., "columns": ..., "run_id": ...}}
 UTC = dt.UTC
-
-
-class DeltaRewriteRefusedError(InvalidInputError):
-    """The Delta table uses a feature a clustering rewrite cannot keep correct; nothing was written."""
 
 
 # Another writer removed or replaced input files of the rewrite while it ran, so nothing was committed:

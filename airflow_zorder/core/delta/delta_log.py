@@ -62,7 +62,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from airflow_zorder.core.errors import MissingDependencyError, StorageError
+from airflow_zorder.core.errors import DeltaLogError, MissingDependencyError
 from airflow_zorder.core.stats import metadata_merge, metadata_rows, value_order
 from airflow_zorder.core.stats import stats_schema as ss
 from airflow_zorder.core.storage import locations
@@ -73,7 +73,6 @@ __all__ = [
     "deltalake_module",
     "METHOD",
     "DeltaLog",
-    "DeltaLogError",
     "commit_time",
     "delta_storage_options",
     "full_path",
@@ -102,10 +101,6 @@ _HIVE_ESCAPED = frozenset(chr(c) for c in range(0x01, 0x20)) | frozenset("\"#%'*
 # a decimal of at most 15 significant digits survives the trip through a double exactly
 _DECIMAL_EXACT_DIGITS = 15
 UTC = dt.UTC
-
-
-class DeltaLogError(StorageError):
-    """The Delta log could not be read (the message names the table and delta-rs's error)."""
 
 
 def deltalake_module(purpose: str = "reading a Delta Lake table through its log") -> Any:

@@ -22,6 +22,7 @@ from pathlib import Path
 import numpy as np
 import pyarrow as pa
 
+from airflow_zorder.core.errors import InvalidInputError
 from airflow_zorder.core.layout import curve_keys, curves
 
 __all__ = ["best_count", "files_read", "preferred_counts"]
@@ -66,7 +67,7 @@ def files_read(curve: str, k: int, d: int) -> np.ndarray:
     """Expected files a point query on each of ``d`` columns (in the curve's column order) reads among ``k``
     files cut along ``curve`` from data spread evenly over those columns; the ideal is ``k ** (1 - 1/d)``."""
     if curve not in curves.CURVES:
-        raise ValueError(f"unknown curve {curve!r}: use one of {', '.join(curves.CURVES)}")
+        raise InvalidInputError(f"unknown curve {curve!r}: use one of {', '.join(curves.CURVES)}")
     if k < 1 or d < 1:
         raise ValueError(f"k and d must be >= 1, not {k!r} and {d!r}")
     if k == 1:

@@ -14,6 +14,7 @@ from dataclasses import dataclass
 import numpy as np
 import pyarrow as pa
 
+from airflow_zorder.core.errors import InvalidInputError
 from airflow_zorder.core.layout import curves, ranges
 
 DEFAULT_SALT_BITS = 16
@@ -78,7 +79,7 @@ def curve_slots(columns: Sequence[str], order: Sequence[str] | None) -> tuple[in
     picked = [lower.index(c.lower()) if c.lower() in lower else -1 for c in order]
     if -1 in picked or len(set(picked)) != len(picked):
         missing = [c for c, i in zip(order, picked) if i < 0]
-        raise ValueError(
+        raise InvalidInputError(
             f"curve order {list(order)} must name distinct clustering columns ({', '.join(columns)})"
             + (f"; not one: {', '.join(missing)}" if missing else "")
         )
@@ -260,7 +261,7 @@ def build_plan(
     ``order``: the curve's column order (see :func:`curve_slots`; None: ``columns``').
     """
     if curve not in curves.CURVES:
-        raise ValueError(f"unknown curve {curve!r}: use one of {', '.join(curves.CURVES)}")
+        raise InvalidInputError(f"unknown curve {curve!r}: use one of {', '.join(curves.CURVES)}")
     if num_files < 1:
         raise ValueError(f"num_files must be >= 1, got {num_files}")
     if not 0 <= salt_bits <= 32:

@@ -12,6 +12,8 @@ from collections.abc import Iterable
 import numpy as np
 import pyarrow as pa
 
+from airflow_zorder.core.errors import InvalidInputError
+
 __all__ = [
     "CURVES",
     "MAX_BITS",
@@ -150,11 +152,11 @@ _DISPATCH = {"zorder": zorder_keys, "hilbert": hilbert_keys, "linear": linear_ke
 
 
 def curve_keys(curve: str, ids: np.ndarray, bits: int) -> np.ndarray:
-    """Keys for ``curve`` (one of CURVES) over ``ids``; raise ValueError for unknown curves."""
+    """Keys for ``curve`` (one of CURVES) over ``ids``; raise InvalidInputError for unknown curves."""
     try:
         fn = _DISPATCH[curve]
     except (KeyError, TypeError):
-        raise ValueError(f"unknown curve {curve!r}; expected one of {', '.join(CURVES)}") from None
+        raise InvalidInputError(f"unknown curve {curve!r}; expected one of {', '.join(CURVES)}") from None
     return fn(ids, bits)
 
 

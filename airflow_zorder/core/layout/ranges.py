@@ -47,14 +47,13 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from airflow_zorder.core.errors import InvalidInputError
+from airflow_zorder.core.errors import UnsupportedColumnType
 from airflow_zorder.core.stats import value_order
 
 __all__ = [
     "DEFAULT_NUM_RANGES",
     "SUPPORTED_ARROW_TYPES",
     "SUPPORTED_SPARK_TYPES",
-    "UnsupportedColumnType",
     "bits_for",
     "check_arrow_type",
     "check_clusterable_type",
@@ -86,10 +85,6 @@ SUPPORTED_SPARK_TYPES: tuple[str, ...] = (
     "date", "timestamp", "timestamp_ntz", "time(p)",
     "string", "varchar(n)", "char(n)", "boolean", "binary",
 )  # fmt: skip
-
-
-class UnsupportedColumnType(InvalidInputError):
-    """A clustering column whose type has no usable order for range ids (e.g. array, map)."""
 
 
 # --------------------------------------------------------------------------- type checks

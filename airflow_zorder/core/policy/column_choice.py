@@ -14,6 +14,7 @@ from typing import Any
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from airflow_zorder.core.errors import InvalidInputError
 from airflow_zorder.core.names import parse_names
 from airflow_zorder.core.policy.events import Events, last_cluster_event
 
@@ -65,7 +66,8 @@ def choose_columns(
     table: str = "",
     num_clustering_columns: int | None = None,
 ) -> ColumnChoice:
-    """The columns to judge among ``available`` (see the module doc); unknown requested columns raise ValueError."""
+    """The columns to judge among ``available`` (see the module doc); unknown requested columns raise
+    InvalidInputError."""
     requested = parse_columns(columns)
     cluster_cols = [str(c) for c in (last_cluster or {}).get("columns") or []]
     notes: list[str] = []
@@ -73,7 +75,7 @@ def choose_columns(
         unknown = [c for c in requested if c not in available]
         if unknown:
             where = f" of {table}" if table else ""
-            raise ValueError(
+            raise InvalidInputError(
                 f"unknown column(s) {unknown}: the statistics{where} have {available or 'no columns'}"
                 + (" (collect stats for them first)" if available else "")
             )

@@ -57,6 +57,7 @@ from typing import Any
 
 import numpy as np
 
+from airflow_zorder.core.errors import InvalidInputError
 from airflow_zorder.core.layout import curve_cost, curves
 from airflow_zorder.core.policy import file_bounds, point_queries
 from airflow_zorder.core.policy.file_sizing import DEFAULT_TARGET_FILE_SIZE
@@ -110,27 +111,29 @@ class IncrementalParams:
 
     def __post_init__(self) -> None:
         if self.curve is not None and self.curve not in curves.CURVES:
-            raise ValueError(f"curve must be one of {', '.join(curves.CURVES)}, not {self.curve!r}")
+            raise InvalidInputError(f"curve must be one of {', '.join(curves.CURVES)}, not {self.curve!r}")
         if self.target_ratio is None:
             pass
         elif not (isinstance(self.target_ratio, (int, float)) and math.isfinite(self.target_ratio)):
-            raise ValueError(f"target_ratio must be a finite number >= 1, not {self.target_ratio!r}")
+            raise InvalidInputError(f"target_ratio must be a finite number >= 1, not {self.target_ratio!r}")
         elif self.target_ratio < 1.0:
-            raise ValueError(f"target_ratio must be >= 1 (1 = a perfect grid), not {self.target_ratio!r}")
+            raise InvalidInputError(f"target_ratio must be >= 1 (1 = a perfect grid), not {self.target_ratio!r}")
         if self.trigger_ratio is not None and not (
             isinstance(self.trigger_ratio, (int, float)) and 1.0 <= self.trigger_ratio < float("inf")
         ):
-            raise ValueError(f"trigger_ratio must be a number >= 1 or None, not {self.trigger_ratio!r}")
+            raise InvalidInputError(f"trigger_ratio must be a number >= 1 or None, not {self.trigger_ratio!r}")
         if not (isinstance(self.lookahead_runs, int) and not isinstance(self.lookahead_runs, bool)) or not (
             0 <= self.lookahead_runs <= _MAX_LOOKAHEAD
         ):
-            raise ValueError(f"lookahead_runs must be an integer in 0..{_MAX_LOOKAHEAD}, not {self.lookahead_runs!r}")
+            raise InvalidInputError(
+                f"lookahead_runs must be an integer in 0..{_MAX_LOOKAHEAD}, not {self.lookahead_runs!r}"
+            )
         for name in ("target_file_size", "min_new_files", "min_new_bytes", "seal_bytes", "max_bytes", "horizon"):
             v = getattr(self, name)
             optional = name in ("seal_bytes", "max_bytes")
             if (v is None and optional) or (isinstance(v, int) and not isinstance(v, bool) and v >= 1):
                 continue
-            raise ValueError(f"{name} must be a positive integer{' or None' if optional else ''}, not {v!r}")
+            raise InvalidInputError(f"{name} must be a positive integer{' or None' if optional else ''}, not {v!r}")
 
 
 @dataclass(frozen=True)
@@ -698,7 +701,7 @@ def plan(
     names = list(unit.bounds)
     d = num_clustering_columns or len(names)
     if d < 1:
-        raise ValueError(f"num_clustering_columns must be >= 1, not {d!r}")
+        raise InvalidInputError(f"num_clustering_columns must be >= 1, not {d!r}")
     cols = [_column(*unit.bounds[c]) for c in names]
     sizes = np.asarray(unit.bytes, dtype=np.int64)
     labels = sorted({m for m in unit.membership if m is not None})

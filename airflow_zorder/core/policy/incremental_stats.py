@@ -25,6 +25,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from airflow_zorder.core.errors import InvalidInputError
 from airflow_zorder.core.layout import curve_keys
 from airflow_zorder.core.policy.file_names import membership_of
 from airflow_zorder.core.policy.incremental import IncrementalParams, IncrementalPlan, PlanBin, UnitFiles, plan
@@ -57,7 +58,9 @@ def unit_files(
     counts = pc.fill_null(rows["file_rows"].take(take), 0).to_numpy(zero_copy_only=False)
     if isinstance(membership, str):
         if membership not in rows.column_names:
-            raise ValueError(f"no membership column {membership!r} in the stats rows; pass a path -> run id mapping")
+            raise InvalidInputError(
+                f"no membership column {membership!r} in the stats rows; pass a path -> run id mapping"
+            )
         runs = rows[membership].take(take).to_pylist()
     elif membership is None:
         runs = [membership_of(x) for x in paths]
@@ -66,7 +69,7 @@ def unit_files(
     split = stats_schema.split_by_column(rows)
     missing = [c for c in columns or () if c not in split]
     if missing:
-        raise ValueError(f"no stats rows for columns {missing}; columns with stats: {sorted(split)}")
+        raise InvalidInputError(f"no stats rows for columns {missing}; columns with stats: {sorted(split)}")
     pos = {x: i for i, x in enumerate(paths)}
     bounds = {}
     for c in columns or sorted(split):
@@ -132,7 +135,7 @@ def plan_table(
     params = params or IncrementalParams()
     cols = list(columns)
     if not cols:
-        raise ValueError("an incremental plan needs the clustering columns")
+        raise InvalidInputError("an incremental plan needs the clustering columns")
     d = num_clustering_columns or len(cols)
     rows = snapshot.filter(pc.is_in(snapshot["column_name"], pa.array(cols, pa.string())))
     labels = rows["partition"].to_pylist()

@@ -143,7 +143,8 @@ def evaluate(
     (``stats_store.load_events``) for the last re-clustering; ``collected_at``: when the stats were last
     confirmed current (the newest collection run), default the snapshot's own time; ``now``: default the
     clock; ``incremental``: attach the incremental plan made with these parameters to a ``recluster``
-    payload (its ``plan``; None: no plan).  Unknown ``columns`` raise ValueError naming the columns with statistics.
+    payload (its ``plan``; None: no plan).  Unknown ``columns`` raise InvalidInputError naming the columns with
+    statistics.
     """
     policy = policy or HealthPolicy()
     now = stats_store.as_datetime(now) or dt.datetime.now(dt.UTC)

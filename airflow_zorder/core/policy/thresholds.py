@@ -10,6 +10,7 @@ from dataclasses import dataclass
 from datetime import timedelta
 from typing import Any
 
+from airflow_zorder.core.errors import InvalidInputError
 from airflow_zorder.core.policy.file_sizing import DEFAULT_TARGET_FILE_SIZE
 
 __all__ = ["AGGREGATES", "HealthPolicy"]
@@ -42,12 +43,12 @@ class HealthPolicy:
             v = getattr(self, name)
             if v is not None and not isinstance(v, timedelta):
                 if isinstance(v, bool) or not isinstance(v, (int, float)):
-                    raise ValueError(f"{name} must be a timedelta or seconds, not {v!r}")
+                    raise InvalidInputError(f"{name} must be a timedelta or seconds, not {v!r}")
                 object.__setattr__(self, name, timedelta(seconds=float(v)))
         if self.per_column is not None:
             object.__setattr__(self, "per_column", {str(k): float(v) for k, v in dict(self.per_column).items()})
         if self.aggregate not in AGGREGATES:
-            raise ValueError(f"aggregate must be one of {AGGREGATES}, not {self.aggregate!r}")
+            raise InvalidInputError(f"aggregate must be one of {AGGREGATES}, not {self.aggregate!r}")
         positive = {
             "max_ratio_to_ideal": self.max_ratio_to_ideal,
             "max_average_depth": self.max_average_depth,
@@ -56,19 +57,19 @@ class HealthPolicy:
         }
         for name, v in positive.items():
             if v is not None and not (isinstance(v, (int, float)) and v > 0 and math.isfinite(v)):
-                raise ValueError(f"{name} must be a positive number, not {v!r}")
+                raise InvalidInputError(f"{name} must be a positive number, not {v!r}")
         if not 0.0 <= self.min_new_data_fraction <= 1.0:
-            raise ValueError(f"min_new_data_fraction must be within [0, 1], not {self.min_new_data_fraction!r}")
+            raise InvalidInputError(f"min_new_data_fraction must be within [0, 1], not {self.min_new_data_fraction!r}")
         if self.target_file_size is not None and (
             isinstance(self.target_file_size, bool)
             or not isinstance(self.target_file_size, int)
             or self.target_file_size < 1
         ):
-            raise ValueError(
+            raise InvalidInputError(
                 f"target_file_size must be a positive number of bytes or None, not {self.target_file_size!r}"
             )
         if self.max_partitions is not None and self.max_partitions < 1:
-            raise ValueError(f"max_partitions must be at least 1 (or None for all), not {self.max_partitions!r}")
+            raise InvalidInputError(f"max_partitions must be at least 1 (or None for all), not {self.max_partitions!r}")
 
     def threshold(self, column: str) -> float:
         """The ratio threshold of ``column``."""
@@ -89,5 +90,5 @@ class HealthPolicy:
         known = {f.name for f in dataclasses.fields(cls)}
         unknown = sorted(set(data) - known)
         if unknown:
-            raise ValueError(f"unknown HealthPolicy field(s) {unknown}; known: {sorted(known)}")
+            raise InvalidInputError(f"unknown HealthPolicy field(s) {unknown}; known: {sorted(known)}")
         return cls(**data)

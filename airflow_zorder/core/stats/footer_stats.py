@@ -98,6 +98,7 @@ from typing import Any
 import numpy as np
 import pyarrow as pa
 
+from airflow_zorder.core.errors import InvalidInputError
 from airflow_zorder.core.stats import parquet_footer, stats_schema, value_order
 from airflow_zorder.core.storage.locations import parse_partition_path
 
@@ -575,7 +576,7 @@ def _normalise_args(paths: Iterable[str] | str, columns: Sequence[str] | str) ->
     paths = [os.fspath(p) for p in paths]
     columns = list(columns)
     if len(set(columns)) != len(columns):
-        raise ValueError(f"duplicate column names: {columns}")
+        raise InvalidInputError(f"duplicate column names: {columns}")
     return paths, columns
 
 
@@ -602,7 +603,7 @@ def read_footers(
     """
     paths, columns = _normalise_args(paths, columns)
     if on_error not in ("raise", "missing"):
-        raise ValueError("on_error must be 'raise' or 'missing'")
+        raise InvalidInputError("on_error must be 'raise' or 'missing'")
     rows: list[FooterRow] = []
     for p in paths:
         rows.extend(read_file_footer(p, columns, filesystem, on_error))
@@ -624,7 +625,7 @@ def read_footers_parallel(
     """
     paths, columns = _normalise_args(paths, columns)
     if on_error not in ("raise", "missing"):
-        raise ValueError("on_error must be 'raise' or 'missing'")
+        raise InvalidInputError("on_error must be 'raise' or 'missing'")
     if (max_workers is not None and max_workers <= 1) or len(paths) <= 1:
         return read_footers(paths, columns, filesystem, on_error)
     # Chunk the work so the pool overhead per file stays small.

@@ -40,7 +40,14 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from airflow_zorder.core.errors import CommitError, ConcurrentChangeError, deprecated_aliases
+from airflow_zorder.core.errors import (
+    CommitError,
+    ConcurrentChangeError,
+    InvalidInputError,
+    PendingRunsError,
+    RecoveryError,
+    deprecated_aliases,
+)
 from airflow_zorder.core.storage.faults import fault_point
 from airflow_zorder.core.storage.io import FileSystem
 from airflow_zorder.core.storage.io.file_info import FileInfo
@@ -58,12 +65,8 @@ __all__ = [
     "ROLLED_BACK",
     "STAGING",
     "SWAPPED",
-    "CommitError",
-    "ConcurrentChangeError",
     "Journal",
     "Move",
-    "PendingRunsError",
-    "RecoveryError",
     "begin",
     "cleanup",
     "commit",
@@ -102,14 +105,6 @@ _MAX_LISTED = 20
 # changed or vanished since the run's snapshot, so the run was rolled back. Both live in airflow_zorder.core.errors;
 # the old name ConcurrentModificationError still answers, with a DeprecationWarning.
 __getattr__ = deprecated_aliases(__name__, {"ConcurrentModificationError": ConcurrentChangeError})
-
-
-class RecoveryError(CommitError):
-    """Recovery found a state it cannot resolve without guessing; an operator must look."""
-
-
-class PendingRunsError(CommitError):
-    """Unfinished runs exist: ``recover`` must run (under the table lock) before a new run begins."""
 
 
 @dataclass(frozen=True)
@@ -222,7 +217,7 @@ def visible_files(fs: FileSystem, table: str) -> list[FileInfo]:
 
 def _check_run_id(run_id: str) -> None:
     if not _RUN_ID_RE.match(run_id):
-        raise ValueError(
+        raise InvalidInputError(
             f"run id {run_id!r} is not a safe path segment: use letters, digits, '.', '_', '-' "
             "(no ':' or '+', e.g. from run_ids.new_run_id())"
         )

@@ -23,7 +23,7 @@ from datetime import UTC, datetime
 from types import TracebackType
 from typing import Self
 
-from airflow_zorder.core.errors import LockError
+from airflow_zorder.core.errors import InvalidInputError, LockNotOwnedError, TableLockedError
 from airflow_zorder.core.storage.io import FileSystem
 from airflow_zorder.core.storage.io.paths import join
 
@@ -31,23 +31,13 @@ log = logging.getLogger(__name__)
 
 __all__ = [
     "LockInfo",
-    "LockNotOwnedError",
     "TableLock",
-    "TableLockedError",
     "lock_path",
     "read_lock",
 ]
 
 ZORDER_DIR = "_zorder"
 LOCK_FILE = "lock.json"
-
-
-class TableLockedError(LockError):
-    """Another live clustering run holds the table's lock."""
-
-
-class LockNotOwnedError(LockError):
-    """We do not (or no longer) hold the lock we are trying to renew, verify or release."""
 
 
 @dataclass
@@ -178,7 +168,7 @@ class TableLock:
         clock: Callable[[], float] = time.time,
     ) -> None:
         if ttl_s <= 0:
-            raise ValueError("ttl_s must be positive")
+            raise InvalidInputError("ttl_s must be positive")
         self.fs = fs
         self.table_path = table_path
         self.run_id = run_id

@@ -33,7 +33,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 
-from airflow_zorder.core.errors import InvalidInputError
+from airflow_zorder.core.errors import ForeignTableFormatError
 from airflow_zorder.core.storage.io.paths import join
 
 __all__ = [
@@ -42,7 +42,6 @@ __all__ = [
     "HUDI",
     "ICEBERG",
     "Detection",
-    "ForeignTableFormatError",
     "catalog_table_format",
     "detect_table_format",
     "find_table_format",
@@ -68,43 +67,6 @@ HUDI_PARTITION_MARKERS = (".hoodie_partition_metadata", ".hoodie_partition_metad
 Exists = Callable[[str], bool]
 ListNames = Callable[[str], Iterable[str]]
 
-_NAMES = {DELTA: "Delta Lake", HUDI: "Apache Hudi", ICEBERG: "Apache Iceberg"}
-
-_WHY = {
-    DELTA: (
-        "its truth is _delta_log/, not the files in the directory: rewriting the directory would break "
-        "Delta readers (the log names every data file) and bring back deleted rows (files removed by a "
-        "delete or an overwrite stay in the directory until VACUUM)"
-    ),
-    HUDI: (
-        "its truth is the .hoodie/ timeline, not the files in the directory: rewriting the directory would "
-        "break Hudi readers (file names carry file-group ids and commit times) and bring back updated or "
-        "deleted rows (older file slices stay in the directory until the cleaner removes them)"
-    ),
-    ICEBERG: (
-        "its truth is metadata/ (table metadata, snapshots and manifests), not the files in the directory: "
-        "rewriting the directory would break Iceberg readers (manifests name every data file by path) and "
-        "bring back deleted rows (files of older snapshots stay until the snapshots are expired)"
-    ),
-}
-
-_INSTEAD = {
-    DELTA: (
-        "point the job (or the sensor) at the Delta table's root directory, the one holding _delta_log/, by "
-        "its path: both jobs read a Delta table's files from its log and the clustering commits through it "
-        "(a catalog table over Delta is not resolved yet: give its location)"
-    ),
-    HUDI: (
-        "use Hudi's own clustering for now (hoodie.clustering.* with "
-        "hoodie.layout.optimize.strategy=z-order or hilbert)"
-    ),
-    ICEBERG: (
-        "name the table through its catalog, not its path: table='namespace.table' with iceberg_catalog='<catalog>' "
-        "(the jobs: --iceberg-catalog), and the provider reads its manifests and commits through its metadata "
-        "(docs/iceberg.md); or use Iceberg's own rewrite_data_files procedure"
-    ),
-}
-
 
 @dataclass(frozen=True)
 class Detection:
@@ -113,40 +75,6 @@ class Detection:
     format: str  # "delta" | "hudi" | "iceberg"
     root: str  # the foreign table's directory (the path itself, or the table it lies inside)
     evidence: str  # what was found, e.g. "_delta_log/", for the error message
-
-
-class ForeignTableFormatError(InvalidInputError):
-    """A Delta Lake, Hudi or Iceberg table was given where a plain Parquet table is expected.
-
-    Raised before anything is locked, staged, listed or written: the table is untouched. The
-    message names the format, the table, why it is refused and what to use instead. The parts
-    stay available: ``format``, ``table`` (as named by the caller), ``evidence`` (what was found)
-    and ``enclosing`` (the foreign table's root when ``table`` only lies inside it, else None).
-    """
-
-    def __init__(self, format: str, table: str, evidence: str, enclosing: str | None = None) -> None:
-        self.format = format
-        self.table = table
-        self.evidence = evidence
-        self.enclosing = enclosing
-        super().__init__(_message(format, table, evidence, enclosing))
-
-    def __reduce__(self):  # keep the parts when pickled (a worker or a trigger may ship the error)
-        return (type(self), (self.format, self.table, self.evidence, self.enclosing))
-
-
-def _message(fmt: str, table: str, evidence: str, enclosing: str | None) -> str:
-    name = _NAMES.get(fmt, fmt)
-    kind = f"{'an' if name[0] in 'AEIOU' else 'a'} {name} table"
-    if enclosing:
-        what = f"table {table} lies inside {kind}, {enclosing} (found: {evidence}), so it is not"
-    else:
-        what = f"table {table} is {kind} (found: {evidence}), not"
-    return (
-        f"{what} a plain Parquet directory. Refused: {_WHY.get(fmt, 'its own metadata is its truth')}. "
-        "The table was left untouched (nothing was locked, moved or written). "
-        f"What to do: {_INSTEAD.get(fmt, 'use its own maintenance')}."
-    )
 
 
 def _basename(name: str) -> str:

@@ -15,6 +15,7 @@ import time
 from collections.abc import Sequence
 from typing import Any
 
+from airflow_zorder.core.errors import InvalidInputError
 from airflow_zorder.core.storage import commit as commit_mod
 from airflow_zorder.core.storage.faults import fault_point
 from airflow_zorder.core.storage.io import FileSystem
@@ -199,5 +200,7 @@ def _same_dir(a: str, b: str) -> bool:
 def open_format(table: str, root: str, fs: FileSystem, *, metastore: Metastore | None = None, **_: Any) -> CatalogTable:
     """The registry's loader: a catalog table described by ``metastore`` (the engine's side)."""
     if metastore is None:
-        raise ValueError(f"{table!r} names a catalog table: opening it needs the engine's catalog (a SparkSession)")
+        raise InvalidInputError(
+            f"{table!r} names a catalog table: opening it needs the engine's catalog (a SparkSession)"
+        )
     return CatalogTable(table, fs, metastore)

@@ -25,7 +25,7 @@ from typing import Any
 
 from airflow_zorder.core.delta import delta_commit as dc
 from airflow_zorder.core.delta import delta_log as dlog
-from airflow_zorder.core.errors import ConcurrentChangeError, TableError
+from airflow_zorder.core.errors import CommitError, ConcurrentChangeError, DeltaLogError, TableError
 from airflow_zorder.core.storage import commit as commit_mod
 from airflow_zorder.core.storage.faults import fault_point
 from airflow_zorder.core.storage.io import FileSystem
@@ -62,7 +62,7 @@ class DeltaTable(placed_files.RunJournals):
         # the log is read with the store's credentials in delta-rs's names (none: its default chain)
         why_not = storage_options.unusable.get("delta") if storage_options else None
         if why_not:  # never read it as someone else (delta-rs's default chain) instead
-            raise dlog.DeltaLogError(f"cannot read the Delta log of {table}: {why_not}")
+            raise DeltaLogError(f"cannot read the Delta log of {table}: {why_not}")
         if storage_options and storage_options.delta:
             options = dict(storage_options.delta)
         else:  # in a job: the credentials the driver's Hadoop reaches the store with (fs.s3a.*), else the default chain
@@ -205,7 +205,7 @@ class DeltaTable(placed_files.RunJournals):
             commit_mod.rollback(fs, journal)
             raise ConcurrentChangeError(f"{exc} The files this run wrote were deleted.", exc.files) from exc
         except Exception as exc:  # noqa: BLE001 - the journal decides later whether the commit landed
-            raise commit_mod.CommitError(
+            raise CommitError(
                 f"committing to the Delta log of {self.root} failed: {type(exc).__name__}: {exc}. Delta readers do "
                 "not see the files this run placed; the next run (or --action recover) removes them, or marks the "
                 "run done if its commit is in the table's history."

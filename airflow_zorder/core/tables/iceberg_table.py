@@ -24,7 +24,7 @@ import time
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from airflow_zorder.core.errors import ConcurrentChangeError, InvalidInputError
+from airflow_zorder.core.errors import CommitError, ConcurrentChangeError, IcebergRewriteRefusedError, InvalidInputError
 from airflow_zorder.core.iceberg import catalogs, manifest_stats
 from airflow_zorder.core.iceberg.replace_commit import RUN_ID_KEY, commit_replace, committed_run
 from airflow_zorder.core.storage import commit as commit_mod
@@ -35,14 +35,10 @@ from airflow_zorder.core.storage.io.paths import join
 from airflow_zorder.core.tables import placed_files
 from airflow_zorder.core.tables.model import CommitOutcome, RewriteRun, StagedUnit, TableSnapshot, Unit
 
-__all__ = ["FORMAT", "IcebergRewriteRefusedError", "IcebergTable", "open_format"]
+__all__ = ["FORMAT", "IcebergTable", "open_format"]
 
 FORMAT = "iceberg"
 PLACEABLE_TRANSFORMS = ("identity", "year", "month", "day", "hour")  # a file of one partition: from its values
-
-
-class IcebergRewriteRefusedError(InvalidInputError):
-    """The Iceberg table uses something a rewrite of whole files cannot keep correct; nothing was written."""
 
 
 class IcebergTable(placed_files.RunJournals):
@@ -286,7 +282,7 @@ class IcebergTable(placed_files.RunJournals):
                 [],
             ) from exc
         except Exception as exc:  # noqa: BLE001 - the journal and the snapshots decide later whether it landed
-            raise commit_mod.CommitError(
+            raise CommitError(
                 f"committing to Iceberg table {self.table} failed: {type(exc).__name__}: {exc}. Iceberg readers do "
                 "not see the files this run placed; the next run (or --action recover) removes them, or marks the "
                 "run done if its snapshot is in the table's lineage."

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 
+from airflow_zorder.core.errors import RecoveryError
 from airflow_zorder.core.storage import commit as commit_mod
 from airflow_zorder.core.storage.faults import fault_point
 from airflow_zorder.core.storage.io import FileSystem
@@ -117,7 +118,7 @@ def settle_placed(
             commit_mod.finish(fs, journal)
         else:
             if journal.state != commit_mod.STAGING:
-                raise commit_mod.RecoveryError(
+                raise RecoveryError(
                     f"run {journal.run_id} of {what} is {journal.state!r} but its commit is not in the table's "
                     "history; inspect the journal and the table's metadata by hand, nothing was changed"
                 )

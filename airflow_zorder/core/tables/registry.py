@@ -13,11 +13,11 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from airflow_zorder.core.errors import MissingDependencyError
+from airflow_zorder.core.errors import ForeignTableFormatError, MissingDependencyError
 from airflow_zorder.core.storage.io import FileSystem
 from airflow_zorder.core.storage.locations import is_path_table
 from airflow_zorder.core.storage.store_options import StoreOptions
-from airflow_zorder.core.storage.table_formats import Detection, ForeignTableFormatError, find_table_format
+from airflow_zorder.core.storage.table_formats import Detection, find_table_format
 from airflow_zorder.core.tables.protocol import TableFormat
 
 __all__ = ["FORMATS", "FormatEntry", "detect", "open_table", "probe_names"]

@@ -13,11 +13,11 @@ from collections.abc import Callable
 from importlib import import_module
 from typing import Any
 
+from airflow_zorder.core.errors import StorageConnectionError
 from airflow_zorder.core.storage import locations
 from airflow_zorder.core.storage.store_options import StoreOptions
-from airflow_zorder.hooks.connections.errors import StorageConnectionError
 
-__all__ = ["SUPPORTED_CONN_TYPES", "StorageConnectionError", "StoreOptions", "store_options"]
+__all__ = ["SUPPORTED_CONN_TYPES", "StoreOptions", "store_options"]
 
 #: connection type -> (the store it opens, "module:function(conn_id, location)" resolving it into StoreOptions)
 SUPPORTED_CONN_TYPES: dict[str, tuple[str, str]] = {

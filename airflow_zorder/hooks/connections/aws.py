@@ -11,9 +11,9 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from airflow_zorder.core.delta.delta_log import delta_storage_options
+from airflow_zorder.core.errors import StorageConnectionError
 from airflow_zorder.core.storage.locations import Location
 from airflow_zorder.core.storage.store_options import StoreOptions
-from airflow_zorder.hooks.connections.errors import StorageConnectionError
 
 __all__ = ["aws_store_options"]
 

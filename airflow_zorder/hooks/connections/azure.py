@@ -13,9 +13,9 @@ import os
 from typing import Any
 from urllib.parse import parse_qsl, urlsplit
 
+from airflow_zorder.core.errors import StorageConnectionError
 from airflow_zorder.core.storage.locations import Location
 from airflow_zorder.core.storage.store_options import StoreOptions
-from airflow_zorder.hooks.connections.errors import StorageConnectionError
 
 __all__ = ["DELTA_RETRIES", "ICEBERG_IO_IMPL", "azure_store_options"]
 

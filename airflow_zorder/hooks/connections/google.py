@@ -16,6 +16,7 @@ import json
 from typing import Any
 from urllib.parse import urlsplit
 
+from airflow_zorder.core.errors import StorageConnectionError
 from airflow_zorder.core.storage.locations import (
     GCS_DELTA_RETRIES,
     GCS_RETRY_TIME_LIMIT_S,
@@ -23,7 +24,6 @@ from airflow_zorder.core.storage.locations import (
     gcs_emulator_endpoint,
 )
 from airflow_zorder.core.storage.store_options import StoreOptions
-from airflow_zorder.hooks.connections.errors import StorageConnectionError
 
 __all__ = ["ICEBERG_IO_IMPL", "credential_kind", "delta_options", "gcs_store_options"]
 

@@ -14,7 +14,7 @@ import os
 import uuid
 from typing import Any
 
-from airflow_zorder.core.errors import InvalidInputError, StorageError
+from airflow_zorder.core.errors import ExclusiveCreateUnavailable, InvalidInputError
 from airflow_zorder.core.storage.io.file_info import FileInfo
 from airflow_zorder.core.storage.io.local import LocalFileSystem, as_bytes, list_os_files, silent_unlink
 from airflow_zorder.core.storage.io.paths import join, relpath, scheme_of
@@ -39,10 +39,6 @@ CONDITIONAL_CREATE = "fs.option.create.conditional.overwrite"
 #: Object stores whose connectors make ``create(path, overwrite=false)`` itself a conditional write (GCS:
 #: ``ifGenerationMatch=0``; ABFS: ``If-None-Match: *``).
 _EXCLUSIVE_CREATE_SCHEMES = frozenset({"gs", "abfs", "abfss"})
-
-
-class ExclusiveCreateUnavailable(StorageError):
-    """The store cannot create a file only-if-absent in one step, so a lock or a snapshot would not be exclusive."""
 
 
 class HadoopFileSystem:
