@@ -13,6 +13,7 @@ from typing import Any
 import numpy as np
 import pyarrow as pa
 
+from airflow_zorder.core.errors import InvalidInputError
 from airflow_zorder.core.policy.file_bounds import ArrayLike, FileBounds, prepare_bounds
 from airflow_zorder.core.stats import footer_stats, stats_schema
 
@@ -153,7 +154,7 @@ def files_fraction_for_columns(
     if isinstance(values_per_column, Mapping):
         missing = [c for c in columns if c not in values_per_column]
         if missing:
-            raise ValueError(f"no query values for columns {missing}")
+            raise InvalidInputError(f"no query values for columns {missing}")
         vals = {c: values_per_column[c] for c in columns}
     else:
         if len(values_per_column) != len(columns):
@@ -166,7 +167,7 @@ def files_fraction_for_columns(
         if isinstance(table_dir_or_files, (str, os.PathLike)):
             files = footer_stats.list_parquet_files(os.fspath(table_dir_or_files), filesystem)
             if not files:
-                raise ValueError(f"no Parquet files under {table_dir_or_files!r}")
+                raise InvalidInputError(f"no Parquet files under {table_dir_or_files!r}")
         else:
             files = [os.fspath(p) for p in table_dir_or_files]
         stats = footer_stats.read_footers_parallel(files, columns, max_workers, filesystem)
@@ -175,6 +176,6 @@ def files_fraction_for_columns(
     for c in columns:
         mins, maxs, has = stats_schema.column_bounds(stats, c)
         if len(mins) == 0:
-            raise ValueError(f"no footer statistics rows for column {c!r} (a partition column?)")
+            raise InvalidInputError(f"no footer statistics rows for column {c!r} (a partition column?)")
         out[c] = mean_point_query_fraction(mins, maxs, has, vals[c])
     return out
