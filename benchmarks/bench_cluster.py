@@ -420,9 +420,10 @@ def write_delta_input(src: Path, dst: Path, mon: MemoryMonitor, first: int | Non
     w: dict[str, Any] = {}
     with phase(mon, f"delta-rs write_deltalake -> {dst.name}", w):
         for f in files:
-            write_deltalake(
-                str(dst), ds.dataset(f, format="parquet").scanner(batch_size=128 * 1024).to_reader(), mode="append"
-            )
+            # one thread: a threaded scan hands the batches over in any order, so each run's Delta input (and
+            # every Delta layout measured from it) would differ; in file order it is the same every run
+            scan = ds.dataset(f, format="parquet").scanner(batch_size=128 * 1024, use_threads=False)
+            write_deltalake(str(dst), scan.to_reader(), mode="append")
     t = DeltaTable(str(dst))
     return {"write": w, "written_files": len(t.file_uris()), "version": t.version(), "input_files": len(files)}
 
