@@ -263,6 +263,10 @@ class HadoopFileSystem:
             stream.close()
         return bytes(data)
 
+    def _temp_beside(self, jp: Any) -> Any:
+        """A hidden, unique temp path in ``jp``'s directory (a rename from it stays in one directory)."""
+        return self._jvm.org.apache.hadoop.fs.Path(jp.getParent(), f".{jp.getName()}.tmp-{uuid.uuid4().hex}")
+
     def _write_new(self, fs: Any, jp: Any, data: bytes, overwrite: bool) -> None:
         out = fs.create(jp, overwrite)
         try:
@@ -286,7 +290,7 @@ class HadoopFileSystem:
             return
         if parent is not None:
             fs.mkdirs(parent)
-        tmp = self._jvm.org.apache.hadoop.fs.Path(parent, f".{jp.getName()}.tmp-{uuid.uuid4().hex}")
+        tmp = self._temp_beside(jp)
         self._write_new(fs, tmp, payload, overwrite=False)
         try:
             if scheme == "file":
@@ -352,13 +356,8 @@ class HadoopFileSystem:
         return True
 
     def _create_by_rename(self, fs: Any, jp: Any, payload: bytes) -> bool:
-        tmp = self._jvm.org.apache.hadoop.fs.Path(jp.getParent(), f".{jp.getName()}.tmp-{uuid.uuid4().hex}")
-        out = fs.create(tmp, False)
-        try:
-            out.write(bytearray(payload))
-            out.hflush()
-        finally:
-            out.close()
+        tmp = self._temp_beside(jp)
+        self._write_new(fs, tmp, payload, overwrite=False)
         try:
             if fs.rename(tmp, jp):
                 return True
