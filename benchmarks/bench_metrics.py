@@ -8,7 +8,7 @@ default -- directly as Arrow arrays (no Parquet files, no footers), in the
 same text encoding ``read_footers`` writes, then times
 :func:`~airflow_zorder.core.policy.metrics.table_clustering` on it (best and all of
 ``--repeat`` runs; the goal is < 3 s for 1M rows), then one
-:func:`~airflow_zorder.evaluation.pruning.prune` over all files.
+:func:`~airflow_zorder.core.skipping.pruning.prune` over all files.
 
 Columns (numbers, so every bound goes through the text decoding of
 ``column_bounds``):
@@ -36,8 +36,8 @@ import pyarrow.compute as pc
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from airflow_zorder.core.policy import metrics
+from airflow_zorder.core.skipping import pruning  # noqa: E402
 from airflow_zorder.core.stats.stats_schema import file_stats_table  # noqa: E402
-from airflow_zorder.evaluation import pruning  # noqa: E402
 
 COLUMNS = ("id", "k", "x", "d")
 

@@ -3,7 +3,7 @@
 Used by ``run_all.py``; no Spark. One query set per data set (:func:`build_queries`, values drawn
 from the data with a seed), evaluated on every layout of that data set (:func:`evaluate_layout`):
 
-* the project's pruning evaluator (``airflow_zorder.evaluation.pruning.prune``) over the layout's footer
+* the project's pruning evaluator (``airflow_zorder.core.skipping.pruning.prune``) over the layout's footer
   statistics (``footer_stats.read_footers_parallel``) says which files a query must read;
 * DuckDB counts the matching rows of every file (``filename``), on the rows loaded into a native
   DuckDB table first -- not through ``read_parquet``'s own row-group pruning, which would check the
@@ -36,8 +36,9 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
+from airflow_zorder.core.skipping import predicates, pruning
 from airflow_zorder.core.stats import footer_stats
-from airflow_zorder.evaluation import layout_report, predicates, pruning
+from airflow_zorder.evaluation import layout_report
 
 RANGE_WIDTHS = (0.001, 0.01, 0.1)
 MULTI_RANGE_WIDTH = {2: 0.1, 3: 0.2}  # per column: about 1% of rows jointly if independent

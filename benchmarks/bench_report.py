@@ -624,7 +624,7 @@ def render_doc(res: dict, out_dir: Path, doc: Path) -> str:
     p("## Files read by point and range queries")
     p("")
     p(
-        "Counted by the project's pruning evaluator (`airflow_zorder.evaluation.pruning.prune`) over each layout's "
+        "Counted by the project's pruning evaluator (`airflow_zorder.core.skipping.pruning.prune`) over each layout's "
         "footer statistics (`airflow_zorder.core.stats.footer_stats.read_footers_parallel`). Each range query is `c BETWEEN lo AND hi` "
         "with `lo`, `hi` sample quantiles covering the stated share of rows at a random position; on a skewed "
         "column a range that meets a hot value covers more rows than its nominal share. Multi-column "

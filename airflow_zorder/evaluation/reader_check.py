@@ -43,10 +43,10 @@ import pyarrow.compute as pc
 import pyarrow.dataset as ds
 
 from airflow_zorder.core.errors import InvalidInputError
+from airflow_zorder.core.skipping.predicates import col, sql_literal
 from airflow_zorder.core.storage.io.local import LocalFileSystem
 from airflow_zorder.core.tables import open_table
 from airflow_zorder.core.tables.protocol import TableFormat
-from airflow_zorder.evaluation.predicates import col, sql_literal
 
 DUCKDB = "DuckDB"  # the cross-check (EXPLAIN ANALYZE) of formats without a scan planner of their own
 

@@ -15,7 +15,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "benchmarks"))
 import bench_queries as bq  # noqa: E402
 import skewed_data  # noqa: E402
 
-from airflow_zorder.evaluation import layout_report, predicate_sql  # noqa: E402
+from airflow_zorder.core.skipping import predicate_sql  # noqa: E402
+from airflow_zorder.evaluation import layout_report  # noqa: E402
 
 duckdb = pytest.importorskip("duckdb")
 

@@ -20,9 +20,9 @@ import pytest
 from airflow_zorder.core.delta import delta_log
 from airflow_zorder.core.errors import DeltaLogError
 from airflow_zorder.core.policy import metrics, point_queries
+from airflow_zorder.core.skipping import pruning
+from airflow_zorder.core.skipping.predicates import col
 from airflow_zorder.core.stats import footer_stats, stats_schema, value_order
-from airflow_zorder.evaluation import pruning
-from airflow_zorder.evaluation.predicates import col
 
 deltalake = pytest.importorskip("deltalake")
 from deltalake import DeltaTable, write_deltalake  # noqa: E402 - after the importorskip

@@ -1,4 +1,4 @@
-"""Tests for airflow_zorder.evaluation.predicate_sql: SQL text (sqlglot's tree) to predicates, and back."""
+"""Tests for airflow_zorder.core.skipping.predicate_sql: SQL text (sqlglot's tree) to predicates, and back."""
 
 from __future__ import annotations
 
@@ -8,9 +8,9 @@ from decimal import Decimal
 import pytest
 
 from airflow_zorder.core.errors import ParseError
-from airflow_zorder.evaluation.predicate_sql import parse, where_predicate
-from airflow_zorder.evaluation.predicates import And, Compare, Const, In, IsNull, Like, Not, Opaque, Or, col
-from airflow_zorder.evaluation.sql_dialect import quote_identifier
+from airflow_zorder.core.skipping.predicate_sql import parse, where_predicate
+from airflow_zorder.core.skipping.predicates import And, Compare, Const, In, IsNull, Like, Not, Opaque, Or, col
+from airflow_zorder.core.skipping.sql_dialect import quote_identifier
 
 
 def test_parser() -> None:

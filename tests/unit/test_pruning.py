@@ -1,4 +1,4 @@
-"""Tests for airflow_zorder.evaluation.pruning: no pruned file may hold a matching row.
+"""Tests for airflow_zorder.core.skipping.pruning: no pruned file may hold a matching row.
 
 Ground truth is the data itself: random Parquet files are written with
 pyarrow, their footers read with footer_stats, and every predicate is checked
@@ -23,9 +23,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from airflow_zorder.core.stats import footer_stats
-from airflow_zorder.evaluation.predicate_sql import parse
-from airflow_zorder.evaluation.predicates import (
+from airflow_zorder.core.skipping.predicate_sql import parse
+from airflow_zorder.core.skipping.predicates import (
     And,
     Compare,
     Const,
@@ -39,7 +38,8 @@ from airflow_zorder.evaluation.predicates import (
     col,
     like_prefix,
 )
-from airflow_zorder.evaluation.pruning import prune
+from airflow_zorder.core.skipping.pruning import prune
+from airflow_zorder.core.stats import footer_stats
 
 # --------------------------------------------------------------------------
 # Reference: SQL three-valued logic, one row at a time

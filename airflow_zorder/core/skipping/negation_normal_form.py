@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from airflow_zorder.evaluation.predicates import And, Compare, Const, Expr, In, IsNull, Like, Not, Opaque, Or
+from airflow_zorder.core.skipping.predicates import And, Compare, Const, Expr, In, IsNull, Like, Not, Opaque, Or
 
 __all__ = ["Atom", "negation_normal_form"]
 

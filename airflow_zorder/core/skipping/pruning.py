@@ -1,8 +1,8 @@
 """Data-skipping (file pruning) evaluator over per-file footer statistics.
 
 Airflow-free and Spark-free: numpy + pyarrow.  Given a predicate
-(:mod:`~airflow_zorder.evaluation.predicates`, or SQL text read by
-:mod:`~airflow_zorder.evaluation.predicate_sql`) and a stats table
+(:mod:`~airflow_zorder.core.skipping.predicates`, or SQL text read by
+:mod:`~airflow_zorder.core.skipping.predicate_sql`) and a stats table
 (:data:`~airflow_zorder.core.stats.stats_schema.FILE_STATS_SCHEMA`, one row per
 (file, column)), :func:`prune` lists the files that *may* contain a row for
 which the predicate is TRUE; every other file provably contains none.
@@ -81,10 +81,9 @@ import pyarrow.compute as pc
 
 from airflow_zorder.core.errors import InvalidInputError
 from airflow_zorder.core.policy import file_bounds
-from airflow_zorder.core.stats import stats_schema
-from airflow_zorder.evaluation.negation_normal_form import Atom, negation_normal_form
-from airflow_zorder.evaluation.predicate_sql import parse
-from airflow_zorder.evaluation.predicates import (
+from airflow_zorder.core.skipping.negation_normal_form import Atom, negation_normal_form
+from airflow_zorder.core.skipping.predicate_sql import parse
+from airflow_zorder.core.skipping.predicates import (
     NEGATED_COMPARISON,
     And,
     Compare,
@@ -98,6 +97,7 @@ from airflow_zorder.evaluation.predicates import (
     as_expr,
     like_prefix,
 )
+from airflow_zorder.core.stats import stats_schema
 
 __all__ = ["PruneResult", "prune"]
 
@@ -440,8 +440,8 @@ def prune(
     ``stats_table``: :data:`~airflow_zorder.core.stats.stats_schema.FILE_STATS_SCHEMA`
     rows (:func:`~airflow_zorder.core.stats.footer_stats.read_footers`, or a snapshot); files are
     its distinct ``path`` values in order of appearance.  ``predicate``: an
-    :class:`~airflow_zorder.evaluation.predicates.Expr` or SQL
-    text (:func:`~airflow_zorder.evaluation.predicate_sql.parse`).  ``nan_semantics`` /
+    :class:`~airflow_zorder.core.skipping.predicates.Expr` or SQL
+    text (:func:`~airflow_zorder.core.skipping.predicate_sql.parse`).  ``nan_semantics`` /
     ``nan_free_columns``: see the module docstring.  ``explain=True`` fills
     :attr:`PruneResult.reasons` (one line per pruned file).
 

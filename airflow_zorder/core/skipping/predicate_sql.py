@@ -1,7 +1,7 @@
 """SQL text to the project's predicate expressions, through sqlglot's syntax tree.
 
 :func:`parse` reads a WHERE condition, :func:`where_predicate` the WHERE clause of a SELECT statement (a
-user's query), both in the dialect of :mod:`~airflow_zorder.evaluation.sql_dialect`::
+user's query), both in the dialect of :mod:`~airflow_zorder.core.skipping.sql_dialect`::
 
     "a = 5 AND (b < 'x' OR s LIKE 'ab%') AND NOT c IN (1, 2)"
 
@@ -11,7 +11,7 @@ Literals: integers, exact decimals (``1.50`` -> ``Decimal``), floats with an exp
 (``CAST`` to DOUBLE/FLOAT, DATE or TIMESTAMP).  Operators: ``= == != <> < <= > >=``, ``[NOT] IN (...)``,
 ``[NOT] BETWEEN a AND b``, ``[NOT] LIKE 'p' [ESCAPE 'c']``, ``IS [NOT] NULL|TRUE|FALSE``, ``NOT``, ``AND``,
 ``OR``, parentheses, and a bare boolean column (``flag`` = ``flag = TRUE``).  Column-to-column comparisons,
-``ILIKE`` and literal-only comparisons become :class:`~airflow_zorder.evaluation.predicates.Opaque` (never
+``ILIKE`` and literal-only comparisons become :class:`~airflow_zorder.core.skipping.predicates.Opaque` (never
 prunes); anything else (functions, arithmetic, subqueries, ...) is a :class:`ParseError` that names it.
 """
 
@@ -27,7 +27,7 @@ from sqlglot.errors import ParseError as SqlglotParseError
 from sqlglot.errors import SqlglotError
 
 from airflow_zorder.core.errors import ParseError
-from airflow_zorder.evaluation.predicates import (
+from airflow_zorder.core.skipping.predicates import (
     MIRRORED_COMPARISON,
     And,
     Compare,
@@ -40,7 +40,7 @@ from airflow_zorder.evaluation.predicates import (
     Opaque,
     Or,
 )
-from airflow_zorder.evaluation.sql_dialect import DIALECT
+from airflow_zorder.core.skipping.sql_dialect import DIALECT
 
 __all__ = ["parse", "where_predicate"]
 

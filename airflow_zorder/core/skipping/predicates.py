@@ -2,14 +2,14 @@
 
 ::
 
-    from airflow_zorder.evaluation.predicates import col
+    from airflow_zorder.core.skipping.predicates import col
     p = (col("a") == 5) & (col("b") < "x") | ~col("c").isin([1, 2])
     p = col("s").startswith("ab") & col("d").between(date(2024, 1, 1), date(2024, 1, 31))
     p = col("x").is_null() | col("x").is_not_null() & col("s").like("ab%c")
 
 Atoms: :class:`Compare`, :class:`In`, :class:`IsNull`, :class:`Like`; :class:`Const` (TRUE, FALSE, NULL),
 :class:`Not`, :class:`And`, :class:`Or`; :class:`Opaque` for what cannot be translated (never prunes).
-:meth:`Expr.to_sql` writes the Spark/DuckDB text that :mod:`~airflow_zorder.evaluation.predicate_sql` reads back.
+:meth:`Expr.to_sql` writes the Spark/DuckDB text that :mod:`~airflow_zorder.core.skipping.predicate_sql` reads back.
 """
 
 from __future__ import annotations
@@ -24,7 +24,7 @@ from typing import Any
 import numpy as np
 
 from airflow_zorder.core.errors import InvalidInputError
-from airflow_zorder.evaluation.sql_dialect import quote_identifier
+from airflow_zorder.core.skipping.sql_dialect import quote_identifier
 
 __all__ = [
     "COMPARISONS",
@@ -91,7 +91,7 @@ def as_expr(x: Any) -> Expr:
 
 
 def sql_literal(v: Any) -> str:
-    """SQL text of a Python literal (Spark/DuckDB syntax, which :mod:`~airflow_zorder.evaluation.predicate_sql` reads)."""
+    """SQL text of a Python literal (Spark/DuckDB syntax, which :mod:`~airflow_zorder.core.skipping.predicate_sql` reads)."""
     if v is None:
         return "NULL"
     if isinstance(v, bool) or isinstance(v, np.bool_):

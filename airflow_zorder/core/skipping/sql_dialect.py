@@ -1,8 +1,8 @@
 """The SQL dialect of the project's predicates: sqlglot's default with ``"..."`` and `````...````` identifiers and
 ``X'..'`` bytes.
 
-Spark and DuckDB read what :mod:`~airflow_zorder.evaluation.predicates` writes in it, and
-:mod:`~airflow_zorder.evaluation.predicate_sql` reads it back; both sides take it from here.
+Spark and DuckDB read what :mod:`~airflow_zorder.core.skipping.predicates` writes in it, and
+:mod:`~airflow_zorder.core.skipping.predicate_sql` reads it back; both sides take it from here.
 """
 
 from __future__ import annotations
