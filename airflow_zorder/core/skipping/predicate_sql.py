@@ -42,7 +42,7 @@ from airflow_zorder.core.skipping.predicates import (
 )
 from airflow_zorder.core.skipping.sql_dialect import DIALECT
 
-__all__ = ["parse", "where_predicate"]
+__all__ = ["parse", "translate", "where_predicate"]
 
 
 _COMPARISONS: dict[type[exp.Expression], str] = {
@@ -59,6 +59,14 @@ _CAST_FLOAT = {"DOUBLE", "FLOAT"}  # sqlglot's names for DOUBLE, FLOAT, REAL, FL
 def parse(text: str) -> Expr:
     """A WHERE condition (SQL text, see the module docstring) as a predicate expression."""
     return _Translator(text).predicate(_parse_one(text))
+
+
+def translate(node: exp.Expression, text: str = "") -> Expr:
+    """A condition already parsed by sqlglot (in any dialect) as a predicate; ``text`` is quoted in errors.
+
+    The workload advisor (:mod:`airflow_zorder.core.advisor`) parses whole statements in their engine's
+    dialect and hands each condition here, so that both read predicates through this one translator."""
+    return _Translator(text or node.sql()).predicate(node)
 
 
 def where_predicate(statement: str) -> Expr:

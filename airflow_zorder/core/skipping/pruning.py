@@ -71,7 +71,7 @@ from __future__ import annotations
 
 import datetime as dt
 import math
-from collections.abc import Collection
+from collections.abc import Collection, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -99,7 +99,7 @@ from airflow_zorder.core.skipping.predicates import (
 )
 from airflow_zorder.core.stats import stats_schema
 
-__all__ = ["PruneResult", "prune"]
+__all__ = ["PruneResult", "kept_fractions", "prune"]
 
 
 @dataclass
@@ -114,6 +114,8 @@ class _ColumnStats:
     fb: file_bounds.FileBounds  # status masks (bounded / empty / unknown)
     min_text: pa.Array
     max_text: pa.Array
+    # literals prepared ahead (:meth:`_Evaluator.prime`): per literal type, the bounds and each literal's key
+    primed: dict[type, tuple[file_bounds.FileBounds, dict[Any, Any]]] = field(default_factory=dict)
 
 
 class _Evaluator:
@@ -247,6 +249,37 @@ class _Evaluator:
             return op == "!="
         return op in ("<", "<=", "!=")
 
+    def prime(self, trees: Sequence[Any]) -> None:
+        """Prepare the literals of many predicates (NNF ``trees``) at once, per column and literal type: one
+        :func:`~airflow_zorder.core.policy.file_bounds.prepare_bounds` call each instead of one per atom."""
+        wanted: dict[str, dict[type, set]] = {}
+
+        def walk(node: Any) -> None:
+            if isinstance(node, (And, Or)):
+                for c in node.children:
+                    walk(c)
+            elif isinstance(node, Atom) and isinstance(node.expr, (Compare, In)):
+                values = (node.expr.value,) if isinstance(node.expr, Compare) else node.expr.values
+                per_type = wanted.setdefault(node.expr.column, {})
+                for v in values:
+                    if v is not None:
+                        per_type.setdefault(type(v), set()).add(v)
+
+        for t in trees:
+            walk(t)
+        for name, per_type in wanted.items():
+            cs = self.column(name)
+            if cs is None:
+                continue
+            for ty, values in per_type.items():
+                vals = list(values)
+                try:
+                    fb, vk, _ = file_bounds.prepare_bounds(cs.mins, cs.maxs, cs.has, vals)
+                except (TypeError, ValueError, OverflowError, pa.ArrowException):
+                    continue  # each atom prepares (and warns about) its own literal
+                assert vk is not None
+                cs.primed[ty] = (fb, dict(zip(vals, vk)))
+
     def _prepare(self, cs: _ColumnStats, values: list, e: Expr) -> tuple[file_bounds.FileBounds, np.ndarray] | None:
         t = cs.type
         if pa.types.is_timestamp(t):
@@ -257,6 +290,10 @@ class _Evaluator:
                         f"{e.to_sql()}: literal {v!r} and column type {t} disagree on time zones: never prunes"
                     )
                     return None
+        primed = cs.primed.get(type(values[0])) if values else None
+        if primed is not None and all(type(v) is type(values[0]) and v in primed[1] for v in values):
+            keys = primed[1]
+            return primed[0], np.array([keys[v] for v in values])
         try:
             fb, vk, _ = file_bounds.prepare_bounds(cs.mins, cs.maxs, cs.has, values)
         except (TypeError, ValueError, OverflowError, pa.ArrowException) as exc:
@@ -464,3 +501,19 @@ def prune(
         reasons=reasons,
         warnings=list(dict.fromkeys(ev.warnings)),
     )
+
+
+def kept_fractions(
+    stats_table: pa.Table,
+    predicates: Sequence[Expr],
+    *,
+    nan_semantics: str = "total",
+) -> np.ndarray:
+    """The share of files :func:`prune` keeps for each of many ``predicates`` over one stats table: the table's
+    columns are read once for all of them (a workload of thousands of queries); NaN for a table without files."""
+    ev = _Evaluator(stats_table, nan_semantics, (), False)
+    if ev.F == 0:
+        return np.full(len(predicates), np.nan)
+    trees = [negation_normal_form(as_expr(p)) for p in predicates]
+    ev.prime(trees)
+    return np.array([ev.eval(t).mean() for t in trees], dtype=np.float64)
