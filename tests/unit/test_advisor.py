@@ -16,7 +16,8 @@ from airflow_zorder.core.advisor import query_history, spark_events
 from airflow_zorder.core.advisor.extraction import Extractor, TableName, extract
 from airflow_zorder.core.advisor.recommend import advise, partition_columns
 from airflow_zorder.core.advisor.selectivity import profiles, restriction
-from airflow_zorder.core.advisor.workload import Statement, read_sql, read_workload, split_statements
+from airflow_zorder.core.advisor.sources import read_workload
+from airflow_zorder.core.advisor.workload import Statement, read_sql, split_statements
 from airflow_zorder.core.skipping import pruning
 from airflow_zorder.core.skipping.predicates import And, Compare, In, Like, col
 from airflow_zorder.core.stats import footer_stats

@@ -1,8 +1,8 @@
 """A workload: the statements run against a table, each with its engine's SQL dialect and where it was read.
 
-Sources: a ``.sql`` file or a directory of them (split into statements by sqlglot), and the readers of
-:mod:`~airflow_zorder.core.advisor.spark_events` and :mod:`~airflow_zorder.core.advisor.query_history`;
-:func:`read_workload` picks one from a path's shape.
+Here: a ``.sql`` file or a directory of them (split into statements by sqlglot's tokenizer); the other sources
+are :mod:`~airflow_zorder.core.advisor.spark_events` and :mod:`~airflow_zorder.core.advisor.query_history`, and
+:func:`~airflow_zorder.core.advisor.sources.read_workload` picks one from a path's shape.
 """
 
 from __future__ import annotations
@@ -19,7 +19,7 @@ from sqlglot.tokens import TokenType
 
 from airflow_zorder.core.errors import InvalidInputError
 
-__all__ = ["ENGINES", "Statement", "dialect_of", "read_sql", "read_workload", "split_statements"]
+__all__ = ["ENGINES", "Statement", "dialect_of", "read_sql", "split_statements"]
 
 #: engine name -> sqlglot dialect name (the engines whose histories the advisor reads, and plain SQL)
 ENGINES = {"spark": "spark", "trino": "trino", "athena": "athena", "presto": "presto", "duckdb": "duckdb", "sql": ""}
@@ -68,18 +68,3 @@ def read_sql(path: str | os.PathLike[str], engine: str = "sql") -> Iterator[Stat
     for f in files:
         for i, sql in enumerate(split_statements(f.read_text(errors="replace"), engine)):
             yield Statement(sql, engine, f"{f}#{i + 1}")
-
-
-def read_workload(path: str | os.PathLike[str], engine: str | None = None) -> Iterator[Statement]:
-    """Statements from ``path`` by its shape: a Spark event log (a file or directory of JSON lines with
-    ``SparkListener`` events), a Trino or Athena history export (``.json``/``.jsonl``/``.csv``), or SQL files."""
-    from airflow_zorder.core.advisor import query_history, spark_events
-
-    p = Path(path)
-    if not p.exists():
-        raise InvalidInputError(f"no workload at {str(p)!r}: give SQL files, a Spark event log or a history export")
-    if spark_events.is_event_log(p):
-        return spark_events.read_event_log(p)
-    if p.is_file() and p.suffix.lower() in (".json", ".jsonl", ".csv"):
-        return query_history.read_history(p, engine or "trino")
-    return read_sql(p, engine or "sql")
