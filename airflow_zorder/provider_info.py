@@ -64,6 +64,7 @@ def get_provider_info() -> dict[str, Any]:
                 "python-modules": [
                     "airflow_zorder.operators.cluster_table",
                     "airflow_zorder.operators.collect_stats",
+                    "airflow_zorder.operators.recommend_columns",
                 ],
             }
         ],
@@ -76,7 +77,11 @@ def get_provider_info() -> dict[str, Any]:
         "hooks": [
             {
                 "integration-name": INTEGRATION,
-                "python-modules": ["airflow_zorder.hooks.file_stats", "airflow_zorder.hooks.spark_job"],
+                "python-modules": [
+                    "airflow_zorder.hooks.file_stats",
+                    "airflow_zorder.hooks.spark_job",
+                    "airflow_zorder.hooks.athena_history",
+                ],
             }
         ],
         "triggers": [{"integration-name": INTEGRATION, "python-modules": ["airflow_zorder.triggers.file_overlap"]}],

@@ -27,7 +27,9 @@ from pyarrow import fs as pafs
 
 from airflow_zorder.core.errors import InvalidInputError
 from airflow_zorder.core.jobs.options import stats_location_for
+from airflow_zorder.core.policy import events as policy_events
 from airflow_zorder.core.policy import history, metrics, recluster_policy
+from airflow_zorder.core.policy.plan_defaults import DEFAULT_CURVE
 from airflow_zorder.core.policy.recluster_policy import HealthPolicy, IncrementalParams
 from airflow_zorder.core.stats import metadata_merge, stats_schema, stats_store
 from airflow_zorder.core.storage import locations
@@ -465,3 +467,67 @@ class FileStatsHook(BaseHook):
         if not cols:
             return hist
         return history.with_clustering(hist, [history.clustering_summary(snap, cols)])
+
+    # ------------------------------------------------------------------ the workload advisor (core.advisor)
+
+    def recommend_columns(
+        self,
+        workload: Any,
+        *,
+        table_name: str | None = None,
+        engine: str | None = None,
+        curve: str = DEFAULT_CURVE,
+        max_columns: int = 4,
+        current: Sequence[str] | None = None,
+        record: bool = False,
+        source: str | None = None,
+    ) -> dict[str, Any]:
+        """Clustering columns for this table from ``workload`` (paths of SQL files, Spark event logs, Trino or
+        Athena history exports, or statements) and its latest statistics: the advisor's recommendation as a dict
+        (:func:`airflow_zorder.core.advisor.recommend.advise`). ``table_name``: the table as the queries name it
+        (default ``table``); ``record``: keep it as an ``advice`` event (the UI's table page shows the last)."""
+        from airflow_zorder.core.advisor import advice_events, recommend, sources
+
+        rec = recommend.advise(
+            sources.statements_of(workload, engine),
+            self.get_snapshot(),
+            table_name or self.table,
+            curve=curve,
+            max_columns=max_columns,
+            current=current,
+        )
+        advice = rec.to_dict()
+        if record:
+            self._record_advice(advice_events.record_advice, advice, source)
+        return advice
+
+    def auto_columns(
+        self,
+        workload: Any,
+        *,
+        margin: float | None = None,
+        source: str | None = None,
+        **kwargs: Any,
+    ) -> dict[str, Any]:
+        """The sensor's ``columns="auto"``: :meth:`recommend_columns` against the columns chosen last time (the last
+        ``advice`` event's, else the last clustering's), switched only when the gain clears ``margin``
+        (:func:`airflow_zorder.core.advisor.hysteresis.choose_columns`); the advice with ``chosen``, ``changed``
+        and ``reason``, recorded when the choice is new."""
+        from airflow_zorder.core.advisor import advice_events, hysteresis
+
+        events = self.get_events()
+        prev = advice_events.last_advice(self.stats_location, self._fs, events=events)
+        cluster = policy_events.last_cluster_event(events)
+        current = (prev or {}).get("chosen") or list((cluster or {}).get("columns") or []) or None
+        advice = self.recommend_columns(workload, current=current, **kwargs)
+        choice = hysteresis.choose_columns(advice, current, hysteresis.DEFAULT_MARGIN if margin is None else margin)
+        advice.update(chosen=choice.columns, changed=choice.changed, reason=choice.reason)
+        if prev is None or prev.get("chosen") != choice.columns:
+            self._record_advice(advice_events.record_advice, advice, source)
+        return advice
+
+    def _record_advice(self, record: Any, advice: dict[str, Any], source: str | None) -> None:
+        try:
+            record(self.stats_location, advice, self._fs, source=source)
+        except Exception as exc:  # noqa: BLE001 - the advice stands without its history entry
+            self.log.warning("could not record the advice at %s: %s", self.stats_location, exc)

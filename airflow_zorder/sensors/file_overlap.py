@@ -35,6 +35,7 @@ from airflow.sdk.configuration import conf
 from airflow.sdk.exceptions import AirflowException, AirflowSensorTimeout, AirflowSkipException
 
 from airflow_zorder import airflow_metrics
+from airflow_zorder.core.advisor.hysteresis import DEFAULT_MARGIN
 from airflow_zorder.core.errors import InvalidInputError
 from airflow_zorder.core.jobs.params import is_template
 from airflow_zorder.core.policy.file_sizing import parse_size
@@ -55,6 +56,8 @@ if TYPE_CHECKING:
     from airflow.sdk import Context
 
 _D = HealthPolicy()  # the defaults, in one place
+AUTO = "auto"  # columns="auto": the workload advisor's columns
+_ADVICE_KEYS = ("chosen", "changed", "reason", "columns", "served", "files_before", "files_after", "saving", "scans")
 _PLAN_KEYS = tuple(IncrementalParams.__dataclass_fields__)
 _PLAN_SIZES = ("target_file_size", "min_new_bytes", "seal_bytes", "max_bytes")  # bytes, or sizes like "512MB"
 _PLAN_RENAMED = {"target_file_bytes": "target_file_size"}  # the key DAGs written before #49 name the size with
@@ -119,7 +122,9 @@ class FileOverlapSensor(BaseSensorOperator):
     """Succeed when ``table``'s stats say file overlap warrants re-clustering (``recluster_policy.evaluate``).
 
     :param table: Parquet directory path/URI, or catalog table ``db.table`` (then ``stats_location`` is required)
-    :param columns: columns to judge (list or comma-separated); default the last clustering's, else all with stats
+    :param columns: columns to judge (list or comma-separated); default the last clustering's, else all with stats;
+        ``"auto"``: the columns the workload advisor recommends from ``workload`` (``core.advisor``), changed only
+        when the recommendation reads ``auto_margin`` fewer files than the columns chosen last time
     :param stats_location: the stats store (default ``<table>/_zorder/stats``)
     :param conn_id: a standard connection that opens the store (``aws`` for S3); none: the store's default credentials
     :param iceberg_catalog: ``table`` is ``namespace.table`` of this pyiceberg catalog (statistics from its manifests)
@@ -155,11 +160,17 @@ class FileOverlapSensor(BaseSensorOperator):
         may be text like ``"512MB"``; values may be templates); False: no plan (``plan`` is None).  The plan is
         amortised against ``max_ratio_to_ideal`` (the ratio at which this sensor re-clusters again) unless
         ``trigger_ratio`` says otherwise
+    :param workload: with ``columns="auto"``: paths of SQL files, Spark event logs, Trino or Athena exports
+    :param workload_engine: the SQL dialect of the workload's SQL files and exports (``spark``, ``trino``, ...)
+    :param workload_table: the table as the workload's queries name it (default ``table``)
+    :param auto_margin: with ``columns="auto"``: the share of files read the recommendation must save over the
+        columns chosen last time before they change (hysteresis: columns do not flap between runs)
     """
 
     template_fields: Sequence[str] = (
         "table",
         "columns",
+        "workload",
         "stats_location",
         "conn_id",
         "incremental_plan",
@@ -197,9 +208,22 @@ class FileOverlapSensor(BaseSensorOperator):
         deferrable: bool | None = None,
         record_decisions: bool = True,
         incremental_plan: bool | Mapping[str, Any] = True,
+        workload: str | Sequence[str] | None = None,
+        workload_engine: str | None = None,
+        workload_table: str | None = None,
+        auto_margin: float = DEFAULT_MARGIN,
         **kwargs: Any,
     ) -> None:
         super().__init__(**kwargs)
+        if columns == AUTO and not workload:
+            raise InvalidInputError(
+                'columns="auto" picks the columns from a workload: give workload= (SQL files, Spark event logs, '
+                "Trino or Athena exports), or name the columns"
+            )
+        if not 0 <= auto_margin < 1:
+            raise InvalidInputError(f"auto_margin must be in [0, 1), not {auto_margin!r}")
+        self.workload, self.workload_engine, self.workload_table = workload, workload_engine, workload_table
+        self.auto_margin = auto_margin
         if decide_once and (deferrable or self.mode == "reschedule"):
             waits = "deferrable=True" if deferrable else "mode='reschedule'"
             raise InvalidInputError(
@@ -289,11 +313,27 @@ class FileOverlapSensor(BaseSensorOperator):
             return policy, plan
         return policy, dataclasses.replace(plan, target_file_size=size)
 
+    def _auto_columns(self) -> tuple[list[str] | None, dict[str, Any] | None]:
+        """``columns="auto"``: the advisor's choice from the workload (with its margin) and its summary."""
+        if self.columns != AUTO:
+            return parse_columns(self.columns), None
+        advice = self.hook.auto_columns(
+            self.workload,
+            table_name=self.workload_table or None,
+            engine=self.workload_engine or None,
+            margin=self.auto_margin,
+            source=self._source,
+        )
+        self.log.info("columns=auto: %s", advice["reason"])
+        summary = {k: advice.get(k) for k in _ADVICE_KEYS}
+        return advice["chosen"] or None, summary
+
     def _check(self) -> dict[str, Any]:
         policy, plan = self.sized()
+        columns, advice = self._auto_columns()
         payload = self.hook.check(
             policy,
-            parse_columns(self.columns),
+            columns,
             num_clustering_columns=self.num_clustering_columns,
             record=self.record_decisions,
             final_decisions=self._final_decisions(),
@@ -301,6 +341,8 @@ class FileOverlapSensor(BaseSensorOperator):
             incremental=plan,
         )
         payload.update(table_access(self.conn_id, self.iceberg_catalog, self.iceberg_conn_id))  # for the UI
+        if advice is not None:
+            payload["advice"] = advice
         for line in payload["reasons"]:
             self.log.info("%s: %s", payload["decision"], line)
         airflow_metrics.emit_decision(payload, dag_id=self.dag_id if self.has_dag() else None, task_id=self.task_id)

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import itertools
 from collections import Counter
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
@@ -59,6 +59,8 @@ class Recommendation:
     candidates: list[dict[str, Any]] = field(default_factory=list)  # best sets of each size, predicted files
     queries: list[dict[str, Any]] = field(default_factory=list)  # the most run filters: before and after
     failures: list[dict[str, str]] = field(default_factory=list)  # first statements not parsed or resolved
+    current_columns: list[str] | None = None  # the columns the table is clustered on now, when given
+    current_files_after: float | None = None  # mean files a scan reads clustered on them (same estimate)
 
     @property
     def saving(self) -> float:
@@ -86,6 +88,7 @@ def advise(
     max_columns: int = MAX_COLUMNS,
     num_files: int | None = None,
     tolerance: float = 0.02,
+    current: Sequence[str] | None = None,
 ) -> Recommendation:
     """Recommend clustering columns for ``table`` (its name as the statements write it) from ``statements`` and
     its statistics ``stats`` (FILE_STATS_SCHEMA rows); ``num_files``: files per clustering unit after the
@@ -111,7 +114,7 @@ def advise(
         for scan in out.scans:
             scans[_signature(scan)] += runs
     return _Search(stats, table, curve, max_columns, num_files, tolerance).run(
-        scans, status, failures, sum(texts.values())
+        scans, status, failures, sum(texts.values()), list(current) if current else None
     )
 
 
@@ -140,7 +143,12 @@ class _Search:
         self.num_files = int(num_files or max(1, round(self.total_files / max(units, 1))))
 
     def run(
-        self, scans: Counter[tuple], status: Counter[str], failures: list[dict[str, str]], n: int
+        self,
+        scans: Counter[tuple],
+        status: Counter[str],
+        failures: list[dict[str, str]],
+        n: int,
+        current: list[str] | None,
     ) -> Recommendation:
         keys = list(scans)
         weights = np.array([scans[k] for k in keys], dtype=np.float64)
@@ -179,6 +187,13 @@ class _Search:
         served = float(weights[(pieces[:, best] > 0).any(axis=1)].sum() / total_w) if best and total_w else 0.0
         per_file = self.total_files
         order = np.argsort(-weights, kind="stable")[:_EXAMPLES]
+        current_after = None
+        if current and total_w:
+            # a current column no query filters still takes its share of the curve: it keeps every slice
+            cs = np.column_stack([share[:, cands.index(c)] if c in cands else np.ones(len(keys)) for c in current])
+            ks = np.column_stack([pieces[:, cands.index(c)] if c in cands else np.zeros(len(keys)) for c in current])
+            f = clustered_reads.clustered_fraction(cs, ks, self.curve, self.num_files)
+            current_after = float(np.dot(f, weights) / total_w * per_file)
         return Recommendation(
             table=self.table,
             columns=chosen,
@@ -205,6 +220,8 @@ class _Search:
                 for i in order
             ],
             failures=failures,
+            current_columns=current,
+            current_files_after=current_after,
         )
 
     def cost(self, share: np.ndarray, pieces: np.ndarray, weights: np.ndarray, order: tuple[int, ...]) -> float:

@@ -3,8 +3,8 @@
 Each file's rows are taken as spread evenly between its column's min and max, so the share of the table's rows
 below a value is the sum over files of ``rows * clip((v - min) / (max - min), 0, 1)``: exact for a table clustered
 on the column (narrow files), the uniform assumption over the column's range for a table that is not. A point
-(``=``, each ``IN`` value) selects the rows of the files holding only that value, or one of the column's
-distinct values when the bounds show few. What a filter costs after clustering is that share plus one file slice
+(``=``, each ``IN`` value) selects the rows of the files holding only that value, and at least one of the
+column's values when it has few (an integer, date or boolean column's range bounds how many it has). What a filter costs after clustering is that share plus one file slice
 per separate piece it asks for (:mod:`~airflow_zorder.core.policy.clustered_reads`), so a filter is reduced to
 ``(share, pieces)``; a filter it cannot read (``!=``, ``NOT``, ``IS NULL``, ``LIKE`` not a prefix) selects
 everything (``(1, 0)``, the column does not help it).
@@ -29,6 +29,7 @@ __all__ = ["ColumnProfile", "UNRESTRICTED", "profiles", "restriction"]
 UNRESTRICTED = (1.0, 0.0)  # (share of rows, pieces): a filter the column cannot serve
 _PREFIX_BYTES = 7  # strings compare on this many leading bytes, as one integer (exact in a float64)
 _BLOCK = 2048  # values per block of the (values x files) share computation
+_MAX_DISTINCT = 1 << 20  # a discrete column's range up to this many values bounds a value's share of the rows
 
 
 @dataclass(frozen=True)
@@ -42,7 +43,7 @@ class ColumnProfile:
     rows: np.ndarray  # their row counts
     unknown_rows: float  # rows of files without usable bounds (they may hold any value)
     total_rows: float
-    distinct: int | None  # distinct bound values when they look like all of the column's values (few)
+    distinct: int | None  # at most this many distinct values: an integer, date or boolean column's range
 
     def numbers(self, values: list[Any]) -> np.ndarray:
         """``values`` (a filter's literals) on the column's number line; NaN where one does not convert."""
@@ -78,8 +79,8 @@ def profiles(stats: pa.Table, columns: list[str] | None = None) -> dict[str, Col
         n_rows = pc.fill_null(rows["file_rows"], 0).to_numpy(zero_copy_only=False).astype(np.float64)
         lo, hi = _numbers(mins, mins.type), _numbers(maxs, maxs.type)
         ok = has & ~np.isnan(lo) & ~np.isnan(hi) & (lo <= hi)
-        bounds = np.unique(np.concatenate([lo[ok], hi[ok]]))
-        n_files = int(ok.sum())
+        span = float(hi[ok].max() - lo[ok].min() + 1) if ok.any() else 0.0
+        discrete = pa.types.is_integer(mins.type) or pa.types.is_date(mins.type) or pa.types.is_boolean(mins.type)
         out[name] = ColumnProfile(
             name=name,
             type=mins.type,
@@ -88,7 +89,7 @@ def profiles(stats: pa.Table, columns: list[str] | None = None) -> dict[str, Col
             rows=n_rows[ok],
             unknown_rows=float(n_rows[~ok].sum()),
             total_rows=float(n_rows.sum()),
-            distinct=int(bounds.size) if 0 < bounds.size < max(n_files, 2) // 2 else None,
+            distinct=int(span) if discrete and 0 < span <= _MAX_DISTINCT else None,
         )
     return out
 

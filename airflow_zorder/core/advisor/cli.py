@@ -1,0 +1,107 @@
+"""The advisor's command line: recommend clustering columns for a table from the SQL run against it.
+
+    python -m airflow_zorder.core.advisor TABLE_NAME WORKLOAD [WORKLOAD ...]
+        (--stats-location LOC | --table-dir DIR) [--engine trino] [--curve zorder] [--max-columns 4]
+        [--current a,b] [--json]
+
+``TABLE_NAME``: the table as the queries name it (``lineitem``, ``tpch.sf1.lineitem``, or a path for Spark's
+path tables). ``WORKLOAD``: SQL files or directories of them, Spark event logs, Trino ``system.runtime.queries``
+or Athena exports (:func:`~airflow_zorder.core.advisor.sources.read_workload`). The statistics come from the
+table's stats store (``--stats-location``, what the statistics job writes) or, for a Parquet directory, from its
+footers (``--table-dir``). Prints the recommendation (``--json``: the dict the operator returns as XCom).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from collections.abc import Sequence
+from typing import Any
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+from airflow_zorder.core.advisor import recommend, sources
+from airflow_zorder.core.errors import InvalidInputError
+from airflow_zorder.core.layout import curves
+from airflow_zorder.core.names import parse_names
+from airflow_zorder.core.policy.formatting import format_percent
+from airflow_zorder.core.policy.plan_defaults import DEFAULT_CURVE
+from airflow_zorder.core.stats import footer_stats, stats_store
+
+__all__ = ["main", "render"]
+
+
+def _stats(args: argparse.Namespace) -> pa.Table:
+    if args.stats_location:
+        return stats_store.load_latest(args.stats_location)
+    files = footer_stats.list_parquet_files(args.table_dir)
+    if not files:
+        raise InvalidInputError(f"no Parquet files under {args.table_dir!r}")
+    columns = [f.name for f in pq.read_schema(files[0])]
+    return footer_stats.read_footers_parallel(files, columns, 8, None)
+
+
+def render(advice: dict[str, Any]) -> str:
+    """The recommendation as text: the columns, files read before and after, the statements' outcomes."""
+    lines = [
+        f"table {advice['table']}: {advice['statements']} statements "
+        + ", ".join(f"{n} {k}" for k, n in sorted(advice["status"].items())),
+        f"scans of the table: {advice['scans']}; filters on: "
+        + (", ".join(f"{c} ({n})" for c, n in advice["column_use"].items()) or "nothing"),
+    ]
+    if advice["partition_use"]:
+        lines.append(
+            "partition filters (apart): " + ", ".join(f"{c} ({n})" for c, n in advice["partition_use"].items())
+        )
+    if advice["columns"]:
+        lines.append(
+            f"recommended: {advice['curve']} on {', '.join(advice['columns'])} (in this order), serving "
+            f"{format_percent(advice['served'])} of the scans"
+        )
+        lines.append(
+            f"files read per scan: {advice['files_before']:.1f} now -> {advice['files_after']:.1f} after "
+            f"(estimate, {advice['num_files']} files per unit; saving {format_percent(advice['saving'])})"
+        )
+    else:
+        lines.append("no recommendation: no scan filters a column with statistics")
+    if advice.get("current_columns"):
+        lines.append(
+            f"clustered on {', '.join(advice['current_columns'])}: {advice['current_files_after']:.1f} files per scan"
+        )
+    for c in advice["candidates"]:
+        lines.append(f"  best of {len(c['columns'])}: {', '.join(c['columns'])} -> {c['files_after']:.1f} files")
+    for f in advice["failures"]:
+        lines.append(f"  {f['status']}: {f['error']} in {f['sql'][:80]!r}")
+    return "\n".join(lines)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    p = argparse.ArgumentParser(prog="python -m airflow_zorder.core.advisor", description=__doc__.split("\n")[0])
+    p.add_argument("table_name", help="the table as the queries name it")
+    p.add_argument("workload", nargs="+", help="SQL files/directories, Spark event logs, Trino or Athena exports")
+    where = p.add_mutually_exclusive_group(required=True)
+    where.add_argument("--stats-location", help="the table's stats store")
+    where.add_argument("--table-dir", help="a Parquet directory: statistics from its footers")
+    p.add_argument("--engine", help="SQL dialect of SQL files and exports (spark, trino, athena, ...)")
+    p.add_argument("--curve", default=DEFAULT_CURVE, choices=curves.CURVES)
+    p.add_argument("--max-columns", type=int, default=recommend.MAX_COLUMNS)
+    p.add_argument("--current", help="the columns the table is clustered on now (a,b)")
+    p.add_argument("--json", action="store_true", help="print the recommendation as JSON")
+    args = p.parse_args(argv)
+    try:
+        rec = recommend.advise(
+            sources.statements_of(args.workload, args.engine),
+            _stats(args),
+            args.table_name,
+            curve=args.curve,
+            max_columns=args.max_columns,
+            current=parse_names(args.current, "columns"),
+        )
+    except InvalidInputError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    advice = rec.to_dict()
+    print(json.dumps(advice, indent=1, default=str) if args.json else render(advice))
+    return 0
