@@ -27,6 +27,7 @@ from collections import OrderedDict
 from collections.abc import Callable, Sequence
 from typing import Any
 
+from airflow_zorder.core.advisor import advice_events
 from airflow_zorder.core.jobs.options import stats_location_for
 from airflow_zorder.core.policy import history as run_history
 from airflow_zorder.core.policy import metrics, recluster_policy, write_amplification
@@ -448,4 +449,5 @@ def detail(ref: TableRef) -> dict[str, Any]:
         "run_totals": runs["totals"],
         "last_decision": st["last_decision"],
         "latest_plan": latest_plan(st["last_decision"]),
+        "advice": advice_events.last_advice(st["location"], st["fs"], events=st["events"]),
     }

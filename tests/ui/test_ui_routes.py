@@ -626,3 +626,29 @@ def test_tables_watched_by_the_sensor_are_discovered(api, auth, airflow_db, tmp_
     recorded = recluster_policy.last_decision(orders.location)
     assert last.find("span", data_field="decision").text == recorded["decision"] == "recluster"
     assert [li.text for li in last.find_all("li")] == recorded["reasons"]
+
+
+# --------------------------------------------------------------------------- the workload advice
+
+
+def test_table_page_shows_the_last_workload_advice(api, auth, tmp_path, monkeypatch, stores):
+    from airflow_zorder.core.advisor.workload import Statement
+
+    s = build_events_store(tmp_path)
+    monkeypatch.setenv("AIRFLOW__ZORDER__TABLES", tables_option({**stores, "events": s}))
+    doc = parse(api.get(table_access.table_page_path(s.table), headers=auth).text)
+    assert doc.find(id="advice").attrs["data-state"] == "none"
+    workload = [Statement(f"SELECT * FROM ev WHERE x = {i}") for i in range(30)]
+    workload += [Statement("SELECT * FROM ev e JOIN other o ON e.y = o.y WHERE o.z = 1"), Statement("SELECT (")]
+    advice = FileStatsHook(s.table, s.location).recommend_columns(workload, table_name="ev", record=True)
+    assert advice["columns"] == ["x"] and advice["scans"] == 31
+    doc = parse(api.get(table_access.table_page_path(s.table), headers=auth).text)
+    panel = doc.find(id="advice")
+    assert panel.attrs["data-state"] == "advice"
+    f = cells(panel)
+    assert f["columns"].attrs["data-value"] == "x"
+    assert num(f["served"].attrs["data-value"]) == pytest.approx(advice["served"]) == pytest.approx(30 / 31)
+    assert f["served"].text == format_percent(30 / 31)
+    assert num(f["files_after"].attrs["data-value"]) == pytest.approx(advice["files_after"])
+    assert num(f["statements"].attrs["data-value"]) == 32 and num(f["failed"].attrs["data-value"]) == 1
+    assert api.get(table_url(s.table, "api"), headers=auth).json()["advice"]["columns"] == ["x"]
