@@ -4,7 +4,7 @@ Each file's rows are taken as spread evenly between its column's min and max, so
 below a value is the sum over files of ``rows * clip((v - min) / (max - min), 0, 1)``: exact for a table clustered
 on the column (narrow files), the uniform assumption over the column's range for a table that is not. A point
 (``=``, each ``IN`` value) selects the rows of the files holding only that value, and at least one of the
-column's values when it has few (an integer, date or boolean column's range bounds how many it has). What a filter costs after clustering is that share plus one file slice
+column's values when it has few (:func:`_distinct`). What a filter costs after clustering is that share plus one file slice
 per separate piece it asks for (:mod:`~airflow_zorder.core.policy.clustered_reads`), so a filter is reduced to
 ``(share, pieces)``; a filter it cannot read (``!=``, ``NOT``, ``IS NULL``, ``LIKE`` not a prefix) selects
 everything (``(1, 0)``, the column does not help it).
@@ -30,6 +30,7 @@ UNRESTRICTED = (1.0, 0.0)  # (share of rows, pieces): a filter the column cannot
 _PREFIX_BYTES = 7  # strings compare on this many leading bytes, as one integer (exact in a float64)
 _BLOCK = 2048  # values per block of the (values x files) share computation
 _MAX_DISTINCT = 1 << 20  # a discrete column's range up to this many values bounds a value's share of the rows
+_FEW_VALUES = 10  # the values a column whose files all share a few bounds is taken to hold
 
 
 @dataclass(frozen=True)
@@ -43,7 +44,7 @@ class ColumnProfile:
     rows: np.ndarray  # their row counts
     unknown_rows: float  # rows of files without usable bounds (they may hold any value)
     total_rows: float
-    distinct: int | None  # at most this many distinct values: an integer, date or boolean column's range
+    distinct: int | None  # about this many distinct values, when few (:func:`_distinct`)
 
     def numbers(self, values: list[Any]) -> np.ndarray:
         """``values`` (a filter's literals) on the column's number line; NaN where one does not convert."""
@@ -79,8 +80,7 @@ def profiles(stats: pa.Table, columns: list[str] | None = None) -> dict[str, Col
         n_rows = pc.fill_null(rows["file_rows"], 0).to_numpy(zero_copy_only=False).astype(np.float64)
         lo, hi = _numbers(mins, mins.type), _numbers(maxs, maxs.type)
         ok = has & ~np.isnan(lo) & ~np.isnan(hi) & (lo <= hi)
-        span = float(hi[ok].max() - lo[ok].min() + 1) if ok.any() else 0.0
-        discrete = pa.types.is_integer(mins.type) or pa.types.is_date(mins.type) or pa.types.is_boolean(mins.type)
+        distinct = _distinct(mins.type, lo[ok], hi[ok])
         out[name] = ColumnProfile(
             name=name,
             type=mins.type,
@@ -89,9 +89,28 @@ def profiles(stats: pa.Table, columns: list[str] | None = None) -> dict[str, Col
             rows=n_rows[ok],
             unknown_rows=float(n_rows[~ok].sum()),
             total_rows=float(n_rows.sum()),
-            distinct=int(span) if discrete and 0 < span <= _MAX_DISTINCT else None,
+            distinct=distinct,
         )
     return out
+
+
+def _distinct(type_: pa.DataType, lo: np.ndarray, hi: np.ndarray) -> int | None:
+    """About how many values a column holds, when few: an integer, date or boolean column's range says at most
+    how many; a column whose files all share a few bounds (every file spans the same few values, the mark of a
+    column far poorer than a file's rows: a status, a mode, a flag) holds at least those, taken as
+    :data:`_FEW_VALUES` when the bounds cannot say more (a decimal's range in its units caps it)."""
+    if lo.size == 0:
+        return None
+    span = float(hi.max() - lo.min() + 1)
+    if pa.types.is_integer(type_) or pa.types.is_date(type_) or pa.types.is_boolean(type_):
+        return int(span) if span <= _MAX_DISTINCT else None
+    bounds = np.unique(np.concatenate([lo, hi])).size
+    if bounds > max(2, lo.size // 8):
+        return None
+    few = max(bounds, _FEW_VALUES)
+    if pa.types.is_decimal(type_):
+        few = min(few, int((hi.max() - lo.min()) * 10**type_.scale) + 1)
+    return few
 
 
 def restriction(profile: ColumnProfile, e: Expr) -> tuple[float, float]:
