@@ -257,3 +257,20 @@ def test_partition_columns_of_a_hive_table(tmp_path: Path) -> None:
     assert partition_columns(stats) == ["dt"]
     rec = advise([Statement("SELECT * FROM sales WHERE dt = '2024-01-01' AND k = 1")], stats, "sales")
     assert rec.partition_use == {"dt": 1} and rec.columns == ["k"] and rec.num_files == 1
+
+
+def test_command_line(table, tmp_path: Path, capsys) -> None:
+    from airflow_zorder.core.advisor.cli import main
+
+    root, _, _ = table
+    (tmp_path / "w.sql").write_text(
+        "SELECT * FROM sales WHERE amount = 7; SELECT * FROM sales WHERE amount IN (1, 2); SELECT ("
+    )
+    assert main(["sales", str(tmp_path / "w.sql"), "--table-dir", str(root), "--json", "--current", "k"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert out["columns"] == ["amount"] and out["status"] == {"ok": 2, "unparsed": 1}
+    assert out["current_columns"] == ["k"] and out["current_files_after"] == pytest.approx(64.0)
+    assert main(["sales", str(tmp_path / "w.sql"), "--table-dir", str(root)]) == 0
+    text = capsys.readouterr().out
+    assert "recommended: zorder on amount" in text and "unparsed" in text
+    assert main(["sales", str(tmp_path / "nothing.sql"), "--table-dir", str(root)]) == 2
