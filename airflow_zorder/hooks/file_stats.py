@@ -481,20 +481,34 @@ class FileStatsHook(BaseHook):
         current: Sequence[str] | None = None,
         record: bool = False,
         source: str | None = None,
+        sample_rows: int = 0,
     ) -> dict[str, Any]:
         """Clustering columns for this table from ``workload`` (paths of SQL files, Spark event logs, Trino or
         Athena history exports, or statements) and its latest statistics: the advisor's recommendation as a dict
         (:func:`airflow_zorder.core.advisor.recommend.advise`). ``table_name``: the table as the queries name it
-        (default ``table``); ``record``: keep it as an ``advice`` event (the UI's table page shows the last)."""
-        from airflow_zorder.core.advisor import advice_events, recommend, sources
+        (default ``table``); ``record``: keep it as an ``advice`` event (the UI's table page shows the last);
+        ``sample_rows``: lay the best sets out on that many of the table's rows, read with the hook's credentials
+        (:mod:`airflow_zorder.core.advisor.sample_layout`)."""
+        from airflow_zorder.core.advisor import advice_events, recommend, sample_layout, sources
+
+        snapshot = self.get_snapshot()
+        paths = [p for p in pc.unique(snapshot["path"]).to_pylist() if p]
+
+        def opened(path: str) -> Any:
+            fs, where = self._fs_for(path)
+            return fs.open_input_file(where)
+
+        def sample(columns: list[str]) -> pa.Table:
+            return sample_layout.read_sample(paths, columns, sample_rows, open_file=opened)
 
         rec = recommend.advise(
             sources.statements_of(workload, engine),
-            self.get_snapshot(),
+            snapshot,
             table_name or self.table,
             curve=curve,
             max_columns=max_columns,
             current=current,
+            sample=sample if sample_rows > 0 else None,
         )
         advice = rec.to_dict()
         if record:

@@ -32,6 +32,8 @@ class RecommendClusteringColumnsOperator(BaseOperator):
     :param curve: the curve the estimate assumes (``zorder``, ``hilbert``, ``linear``)
     :param max_columns: recommend at most this many columns (1 to 4)
     :param record: keep the recommendation as an ``advice`` event of the table (the UI shows the last one)
+    :param sample_rows: lay the best column sets out on this many of the table's rows (whole row groups drawn at
+        random, read with ``conn_id``'s credentials) and judge them there; 0: from the statistics alone
     """
 
     template_fields: Sequence[str] = ("table", "workload", "table_name", "stats_location", "conn_id")
@@ -52,13 +54,14 @@ class RecommendClusteringColumnsOperator(BaseOperator):
         curve: str = DEFAULT_CURVE,
         max_columns: int = 4,
         record: bool = True,
+        sample_rows: int = 0,
         **kwargs: Any,
     ) -> None:
         super().__init__(**kwargs)
         self.table, self.workload, self.table_name, self.engine = table, workload, table_name, engine
         self.athena_conn_id, self.athena_workgroup = athena_conn_id, athena_workgroup
         self.stats_location, self.conn_id = stats_location, conn_id
-        self.curve, self.max_columns, self.record = curve, max_columns, record
+        self.curve, self.max_columns, self.record, self.sample_rows = curve, max_columns, record, sample_rows
 
     def execute(self, context: Any) -> dict[str, Any]:
         from airflow_zorder.core.advisor.sources import statements_of
@@ -75,6 +78,7 @@ class RecommendClusteringColumnsOperator(BaseOperator):
             curve=self.curve,
             max_columns=self.max_columns,
             record=self.record,
+            sample_rows=self.sample_rows,
             source=f"{self.dag_id}.{self.task_id}" if self.has_dag() else self.task_id,
         )
         self.log.info(

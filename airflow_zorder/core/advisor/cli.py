@@ -2,27 +2,30 @@
 
     python -m airflow_zorder.core.advisor TABLE_NAME WORKLOAD [WORKLOAD ...]
         (--stats-location LOC | --table-dir DIR) [--engine trino] [--curve zorder] [--max-columns 4]
-        [--current a,b] [--json]
+        [--current a,b] [--sample-rows 20000] [--json]
 
 ``TABLE_NAME``: the table as the queries name it (``lineitem``, ``tpch.sf1.lineitem``, or a path for Spark's
 path tables). ``WORKLOAD``: SQL files or directories of them, Spark event logs, Trino ``system.runtime.queries``
 or Athena exports (:func:`~airflow_zorder.core.advisor.sources.read_workload`). The statistics come from the
 table's stats store (``--stats-location``, what the statistics job writes) or, for a Parquet directory, from its
-footers (``--table-dir``). Prints the recommendation (``--json``: the dict the operator returns as XCom).
+footers (``--table-dir``); ``--sample-rows`` reads that many rows of the table's local files to lay the best sets
+out on (:mod:`~airflow_zorder.core.advisor.sample_layout`). Prints the recommendation (``--json``: the dict the operator returns as XCom).
 """
 
 from __future__ import annotations
 
 import argparse
+import functools
 import json
 import sys
 from collections.abc import Sequence
 from typing import Any
 
 import pyarrow as pa
+import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
-from airflow_zorder.core.advisor import recommend, sources
+from airflow_zorder.core.advisor import recommend, sample_layout, sources
 from airflow_zorder.core.errors import InvalidInputError
 from airflow_zorder.core.layout import curves
 from airflow_zorder.core.names import parse_names
@@ -43,6 +46,10 @@ def _stats(args: argparse.Namespace) -> pa.Table:
     return footer_stats.read_footers_parallel(files, columns, 8, None)
 
 
+def _sample(paths: list[str], rows: int, columns: list[str]) -> pa.Table:
+    return sample_layout.read_sample(paths, columns, rows)
+
+
 def render(advice: dict[str, Any]) -> str:
     """The recommendation as text: the columns, files read before and after, the statements' outcomes."""
     lines = [
@@ -60,9 +67,12 @@ def render(advice: dict[str, Any]) -> str:
             f"recommended: {advice['curve']} on {', '.join(advice['columns'])} (in this order), serving "
             f"{format_percent(advice['served'])} of the scans"
         )
+        how = (
+            "from the statistics" if advice["estimate"] == "statistics" else f"on {advice['sample_rows']:,} sample rows"
+        )
         lines.append(
             f"files read per scan: {advice['files_before']:.1f} now -> {advice['files_after']:.1f} after "
-            f"(estimate, {advice['num_files']} files per unit; saving {format_percent(advice['saving'])})"
+            f"(estimated {how}, {advice['num_files']} files per unit; saving {format_percent(advice['saving'])})"
         )
     else:
         lines.append("no recommendation: no scan filters a column with statistics")
@@ -88,16 +98,28 @@ def main(argv: Sequence[str] | None = None) -> int:
     p.add_argument("--curve", default=DEFAULT_CURVE, choices=curves.CURVES)
     p.add_argument("--max-columns", type=int, default=recommend.MAX_COLUMNS)
     p.add_argument("--current", help="the columns the table is clustered on now (a,b)")
+    p.add_argument(
+        "--sample-rows",
+        type=int,
+        default=0,
+        help="lay the best sets out on this many rows of the table (whole row groups drawn at random) and judge them there",
+    )
     p.add_argument("--json", action="store_true", help="print the recommendation as JSON")
     args = p.parse_args(argv)
     try:
+        stats = _stats(args)
+        sample = None
+        if args.sample_rows > 0:
+            paths = [p[len("file:") :] if p.startswith("file:") else p for p in pc.unique(stats["path"]).to_pylist()]
+            sample = functools.partial(_sample, paths, args.sample_rows)
         rec = recommend.advise(
             sources.statements_of(args.workload, args.engine),
-            _stats(args),
+            stats,
             args.table_name,
             curve=args.curve,
             max_columns=args.max_columns,
             current=parse_names(args.current, "columns"),
+            sample=sample,
         )
     except InvalidInputError as exc:
         print(f"error: {exc}", file=sys.stderr)

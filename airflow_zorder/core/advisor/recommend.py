@@ -5,14 +5,16 @@ clustered-reads estimate, :mod:`~airflow_zorder.core.policy.clustered_reads`).
 Each scan of the table is weighed by how often its statement ran and by how much its filters select
 (:mod:`~airflow_zorder.core.advisor.selectivity`); every set of 1 to 3 of the filtered columns is tried in every
 order, and the best sets are extended by a fourth column. The smallest set within ``tolerance`` of the best is
-recommended: a column that buys almost nothing costs curve resolution on the others.
+recommended: a column that buys almost nothing costs curve resolution on the others. Given a sample of the
+table's rows, the best few sets of each size are then laid out on it and judged by the pruning evaluator
+(:mod:`~airflow_zorder.core.advisor.sample_layout`), which sees what the statistics cannot: correlated columns.
 """
 
 from __future__ import annotations
 
 import itertools
 from collections import Counter
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
@@ -20,6 +22,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from airflow_zorder.core.advisor import sample_layout
 from airflow_zorder.core.advisor.extraction import Extractor, Scan, TableName
 from airflow_zorder.core.advisor.selectivity import profiles, restriction
 from airflow_zorder.core.advisor.workload import Statement
@@ -36,6 +39,7 @@ MAX_COLUMNS = 4
 _EXHAUSTIVE = 3  # every set up to this many columns is tried in every order
 _MAX_CANDIDATES = 24  # the most used filtered columns searched
 _EXAMPLES = 10  # failed statements and distinct queries listed
+_SHORTLIST = 4  # with a sample: the statistics' best sets of each size laid out on it
 
 
 @dataclass
@@ -61,6 +65,8 @@ class Recommendation:
     failures: list[dict[str, str]] = field(default_factory=list)  # first statements not parsed or resolved
     current_columns: list[str] | None = None  # the columns the table is clustered on now, when given
     current_files_after: float | None = None  # mean files a scan reads clustered on them (same estimate)
+    estimate: str = "statistics"  # how ``files_after`` was estimated: from the statistics, or laid out on a sample
+    sample_rows: int = 0  # rows of that sample
 
     @property
     def saving(self) -> float:
@@ -89,6 +95,7 @@ def advise(
     num_files: int | None = None,
     tolerance: float = 0.02,
     current: Sequence[str] | None = None,
+    sample: pa.Table | Callable[[list[str]], pa.Table] | None = None,
 ) -> Recommendation:
     """Recommend clustering columns for ``table`` (its name as the statements write it) from ``statements`` and
     its statistics ``stats`` (FILE_STATS_SCHEMA rows); ``num_files``: files per clustering unit after the
@@ -113,7 +120,7 @@ def advise(
             failures.append({"status": out.status, "error": out.error, "sql": sql[:300]})
         for scan in out.scans:
             scans[_signature(scan)] += runs
-    return _Search(stats, table, curve, max_columns, num_files, tolerance).run(
+    return _Search(stats, table, curve, max_columns, num_files, tolerance, sample).run(
         scans, status, failures, sum(texts.values()), list(current) if current else None
     )
 
@@ -133,9 +140,17 @@ def _signature(scan: Scan) -> tuple:
 
 class _Search:
     def __init__(
-        self, stats: pa.Table, table: str, curve: str, max_columns: int, num_files: int | None, tolerance: float
+        self,
+        stats: pa.Table,
+        table: str,
+        curve: str,
+        max_columns: int,
+        num_files: int | None,
+        tolerance: float,
+        sample: Any = None,
     ) -> None:
-        self.stats, self.table, self.curve = stats, table, curve
+        self.stats, self.table, self.curve, self.sample = stats, table, curve, sample
+        self.by_size: dict[int, list[tuple[float, tuple[int, ...]]]] = {}
         self.max_columns, self.tolerance = max_columns, tolerance
         paths = stats["path"]
         self.total_files = len(pc.unique(paths))
@@ -176,12 +191,18 @@ class _Search:
         before = pruning.kept_fractions(self.stats, predicates) if keys else np.zeros(0)
         total_w = weights.sum()
         best, ranked = self.search(share, pieces, weights, cands)
-        chosen = [cands[j] for j in best]
         after = (
             clustered_reads.clustered_fraction(share[:, best], pieces[:, best], self.curve, self.num_files)
             if best and keys
             else np.ones(len(keys))
         )
+        estimate, sample_rows = "statistics", 0
+        if best and self.sample is not None:
+            rows = self.sample(cands) if callable(self.sample) else self.sample
+            if rows.num_rows:
+                best, ranked, after = self.measure(rows, cands, predicates, weights)
+                estimate, sample_rows = "sample", rows.num_rows
+        chosen = [cands[j] for j in best]
         if not best:
             after = np.asarray(before, dtype=np.float64)
         served = float(weights[(pieces[:, best] > 0).any(axis=1)].sum() / total_w) if best and total_w else 0.0
@@ -222,7 +243,32 @@ class _Search:
             failures=failures,
             current_columns=current,
             current_files_after=current_after,
+            estimate=estimate,
+            sample_rows=sample_rows,
         )
+
+    def measure(
+        self, rows: pa.Table, cands: list[str], predicates: list[Expr], weights: np.ndarray
+    ) -> tuple[list[int], list[tuple[float, tuple[int, ...]]], np.ndarray]:
+        """The statistics' best sets of each size laid out on the sample rows and judged by the pruning
+        evaluator: the set that reads the fewest files there (the smallest within ``tolerance``), the best set
+        of each size as measured, and the chosen set's files read per query."""
+        have = set(rows.column_names)
+        measured: dict[int, list[tuple[float, tuple[int, ...], np.ndarray]]] = {}
+        for d, options in self.by_size.items():
+            for _, order in options[:_SHORTLIST]:
+                names = [cands[j] for j in order]
+                if not have.issuperset(names):
+                    continue
+                stats = sample_layout.layout_stats(rows.select(names), names, self.curve, self.num_files)
+                kept = pruning.kept_fractions(stats, predicates)
+                measured.setdefault(d, []).append((float(np.dot(kept, weights) / weights.sum()), order, kept))
+        if not measured:
+            return [], [], np.ones(len(predicates))
+        best_of = {d: min(m, key=lambda x: x[0]) for d, m in measured.items()}
+        overall = min(b[0] for b in best_of.values())
+        pick = next(best_of[d] for d in sorted(best_of) if best_of[d][0] <= overall * (1 + self.tolerance) + 1e-12)
+        return list(pick[1]), [(best_of[d][0], best_of[d][1]) for d in sorted(best_of)], pick[2]
 
     def cost(self, share: np.ndarray, pieces: np.ndarray, weights: np.ndarray, order: tuple[int, ...]) -> float:
         f = clustered_reads.clustered_fraction(share[:, order], pieces[:, order], self.curve, self.num_files)
@@ -256,6 +302,7 @@ class _Search:
                         if p not in tried:
                             tried.add(p)
                             by_size.setdefault(_EXHAUSTIVE + 1, []).append((self.cost(s, k, w, p), p))
+        self.by_size = {d: sorted(o) for d, o in by_size.items()}
         for d, options in by_size.items():
             best_of[d] = min(options)
         overall = min(c for c, _ in best_of.values())
