@@ -318,3 +318,24 @@ def test_a_sample_sees_correlated_columns(tmp_path: Path) -> None:
     got, plain_got = real(sampled.columns), real(plain.columns)
     assert got <= plain_got
     assert abs(sampled.files_after - got) < 0.5 * abs(plain.files_after - plain_got)  # independence overestimates
+
+
+def test_any_statement_is_counted_never_raised(table) -> None:
+    _, stats, _ = table
+    odd = [
+        "INSERT INTO out SELECT * FROM sales WHERE k = 1",
+        "SELECT k FROM sales WHERE amount = 2 UNION ALL SELECT k FROM sales WHERE amount = 3",
+        "CREATE TABLE x AS SELECT * FROM sales WHERE day > DATE '2024-01-01'",
+        "SELECT k, row_number() OVER (PARTITION BY name ORDER BY day) FROM sales WHERE amount IN (SELECT 1)",
+        "MERGE INTO sales USING upd ON sales.k = upd.k WHEN MATCHED THEN UPDATE SET amount = upd.amount",
+        "DROP TABLE sales",
+        "SELECT * FROM sales WHERE day < DATE 'not a date' AND k = 1 / 0",
+        "SELECT * FROM sales WHERE amount > (SELECT max(amount) FROM sales WHERE k = 4)",
+        "EXPLAIN SELECT 1",
+        "",
+        "-- only a comment",
+    ]
+    rec = advise([Statement(s, e) for s in odd for e in ("trino", "spark", "athena")], stats, "sales")
+    assert sum(rec.status.values()) == rec.statements == 3 * len(odd)
+    assert rec.column_use["amount"] == 2 * 3  # the UNION's two blocks, in each dialect (not a subquery's value)
+    assert rec.status["unparsed"] == 3  # EXPLAIN: sqlglot's fallback

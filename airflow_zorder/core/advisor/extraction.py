@@ -160,7 +160,7 @@ class Extractor:
         try:
             for tree in trees:
                 scans.extend(_Resolver(self.table, self.known).scans(tree))
-        except (SqlglotError, RecursionError, KeyError, AttributeError) as exc:
+        except Exception as exc:  # noqa: BLE001 - sqlglot's scopes on any SQL: a statement never stops the advice
             return _Recipe("unresolved", [], {}, f"{type(exc).__name__}: {exc}"[:200])
         starts = {t.start: i for i, t in enumerate(tokens) if t.token_type in _LITERALS}
         literals: dict[int, list[exp.Literal]] = {}
@@ -204,7 +204,7 @@ def _translate(cond: exp.Expression, text: str) -> Expr | None:
         pass
     try:
         return predicate_sql.translate(_fold(cond), text)
-    except (ParseError, SqlglotError):
+    except (ParseError, SqlglotError, ValueError, TypeError, ArithmeticError):  # what folding may raise
         return None
 
 
