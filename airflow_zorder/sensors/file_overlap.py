@@ -170,13 +170,13 @@ class FileOverlapSensor(BaseSensorOperator):
     template_fields: Sequence[str] = (
         "table",
         "columns",
-        "workload",
         "stats_location",
         "conn_id",
         "incremental_plan",
         "target_file_size",
         "iceberg_catalog",
         "iceberg_conn_id",
+        "workload",
     )
     ui_color = "#d8ecf3"
     operator_extra_links = (TableHealthLink(),)

@@ -371,6 +371,7 @@ def test_parameters():
         "target_file_size",
         "iceberg_catalog",
         "iceberg_conn_id",
+        "workload",
     )
     assert s.deferrable is False  # [operators] default_deferrable is off here
     with pytest.raises(ValueError, match="aggregate"):
