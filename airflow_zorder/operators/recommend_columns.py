@@ -12,6 +12,7 @@ from typing import Any
 
 from airflow.sdk import BaseOperator
 
+from airflow_zorder.core.advisor.sample_layout import DEFAULT_SAMPLE_ROWS
 from airflow_zorder.core.policy.plan_defaults import DEFAULT_CURVE
 from airflow_zorder.hooks.file_stats import FileStatsHook
 from airflow_zorder.links.table_health import TableHealthLink
@@ -33,7 +34,8 @@ class RecommendClusteringColumnsOperator(BaseOperator):
     :param max_columns: recommend at most this many columns (1 to 4)
     :param record: keep the recommendation as an ``advice`` event of the table (the UI shows the last one)
     :param sample_rows: lay the best column sets out on this many of the table's rows (whole row groups drawn at
-        random, read with ``conn_id``'s credentials) and judge them there; 0: from the statistics alone
+        random, read with ``conn_id``'s credentials) and judge them there (default 20,000); 0: from the statistics
+        alone
     """
 
     template_fields: Sequence[str] = ("table", "workload", "table_name", "stats_location", "conn_id")
@@ -54,7 +56,7 @@ class RecommendClusteringColumnsOperator(BaseOperator):
         curve: str = DEFAULT_CURVE,
         max_columns: int = 4,
         record: bool = True,
-        sample_rows: int = 0,
+        sample_rows: int = DEFAULT_SAMPLE_ROWS,
         **kwargs: Any,
     ) -> None:
         super().__init__(**kwargs)

@@ -165,6 +165,8 @@ class FileOverlapSensor(BaseSensorOperator):
     :param workload_table: the table as the workload's queries name it (default ``table``)
     :param auto_margin: with ``columns="auto"``: the share of files read the recommendation must save over the
         columns chosen last time before they change (hysteresis: columns do not flap between runs)
+    :param auto_sample_rows: with ``columns="auto"``: lay the best column sets out on this many of the table's rows
+        at each evaluation (0, the default: from the statistics alone; ``core.advisor.sample_layout``)
     """
 
     template_fields: Sequence[str] = (
@@ -212,6 +214,7 @@ class FileOverlapSensor(BaseSensorOperator):
         workload_engine: str | None = None,
         workload_table: str | None = None,
         auto_margin: float = DEFAULT_MARGIN,
+        auto_sample_rows: int = 0,
         **kwargs: Any,
     ) -> None:
         super().__init__(**kwargs)
@@ -223,7 +226,7 @@ class FileOverlapSensor(BaseSensorOperator):
         if not 0 <= auto_margin < 1:
             raise InvalidInputError(f"auto_margin must be in [0, 1), not {auto_margin!r}")
         self.workload, self.workload_engine, self.workload_table = workload, workload_engine, workload_table
-        self.auto_margin = auto_margin
+        self.auto_margin, self.auto_sample_rows = auto_margin, auto_sample_rows
         if decide_once and (deferrable or self.mode == "reschedule"):
             waits = "deferrable=True" if deferrable else "mode='reschedule'"
             raise InvalidInputError(
@@ -323,6 +326,7 @@ class FileOverlapSensor(BaseSensorOperator):
             engine=self.workload_engine or None,
             margin=self.auto_margin,
             source=self._source,
+            sample_rows=self.auto_sample_rows,
         )
         self.log.info("columns=auto: %s", advice["reason"])
         summary = {k: advice.get(k) for k in _ADVICE_KEYS}

@@ -40,11 +40,13 @@ def test_hook_and_operator_recommend_and_record(airflow_db, table: Path, tmp_pat
     assert advice["columns"] == ["b"] and advice["scans"] == 20 and advice["served"] == 1.0
     assert advice["files_before"] == 16 and advice["files_after"] < 2
     assert advice_events.last_advice(default_stats_location(str(table))) is None  # record=False by default
+    sampled = FileStatsHook(str(table)).recommend_columns(str(wl), table_name="events", sample_rows=300)
+    assert sampled["estimate"] == "sample" and sampled["sample_rows"] == 300 and sampled["columns"] == ["b"]
 
     op = RecommendClusteringColumnsOperator(task_id="advise", table=str(table), workload=[str(wl)], table_name="events")
     xcom = op.execute({})
     json.dumps(xcom)
-    assert xcom["columns"] == ["b"]
+    assert xcom["columns"] == ["b"] and xcom["estimate"] == "sample"  # the operator samples by default
     last = advice_events.last_advice(default_stats_location(str(table)))
     assert last["chosen"] == ["b"] and last["files_after"] == pytest.approx(xcom["files_after"])
 

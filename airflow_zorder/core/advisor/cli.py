@@ -8,8 +8,9 @@
 path tables). ``WORKLOAD``: SQL files or directories of them, Spark event logs, Trino ``system.runtime.queries``
 or Athena exports (:func:`~airflow_zorder.core.advisor.sources.read_workload`). The statistics come from the
 table's stats store (``--stats-location``, what the statistics job writes) or, for a Parquet directory, from its
-footers (``--table-dir``); ``--sample-rows`` reads that many rows of the table's local files to lay the best sets
-out on (:mod:`~airflow_zorder.core.advisor.sample_layout`). Prints the recommendation (``--json``: the dict the operator returns as XCom).
+footers (``--table-dir``); ``--sample-rows`` (default 20,000; 0: none) reads that many of the table's rows (the
+store's default credentials) to lay the best sets out on (:mod:`~airflow_zorder.core.advisor.sample_layout`).
+Prints the recommendation (``--json``: the dict the operator returns as XCom).
 """
 
 from __future__ import annotations
@@ -47,7 +48,7 @@ def _stats(args: argparse.Namespace) -> pa.Table:
 
 
 def _sample(paths: list[str], rows: int, columns: list[str]) -> pa.Table:
-    return sample_layout.read_sample(paths, columns, rows)
+    return sample_layout.read_sample(paths, columns, rows, open_file=sample_layout.open_uri)
 
 
 def render(advice: dict[str, Any]) -> str:
@@ -101,8 +102,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     p.add_argument(
         "--sample-rows",
         type=int,
-        default=0,
-        help="lay the best sets out on this many rows of the table (whole row groups drawn at random) and judge them there",
+        default=sample_layout.DEFAULT_SAMPLE_ROWS,
+        help="lay the best sets out on this many rows of the table (whole row groups drawn at random) and judge "
+        "them there; 0: from the statistics alone",
     )
     p.add_argument("--json", action="store_true", help="print the recommendation as JSON")
     args = p.parse_args(argv)
@@ -110,7 +112,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         stats = _stats(args)
         sample = None
         if args.sample_rows > 0:
-            paths = [p[len("file:") :] if p.startswith("file:") else p for p in pc.unique(stats["path"]).to_pylist()]
+            paths = [p for p in pc.unique(stats["path"]).to_pylist() if p]
             sample = functools.partial(_sample, paths, args.sample_rows)
         rec = recommend.advise(
             sources.statements_of(args.workload, args.engine),

@@ -21,7 +21,9 @@ from airflow_zorder.core.layout import curve_keys
 from airflow_zorder.core.stats import value_order
 from airflow_zorder.core.stats.stats_schema import file_stats_table
 
-__all__ = ["bounds_stats", "layout_stats", "read_sample"]
+__all__ = ["DEFAULT_SAMPLE_ROWS", "bounds_stats", "layout_stats", "open_uri", "read_sample"]
+
+DEFAULT_SAMPLE_ROWS = 20_000  # the operator's and the command line's sample unless told otherwise
 
 
 def layout_stats(rows: pa.Table, order: Sequence[str], curve: str, num_files: int) -> pa.Table:
@@ -101,3 +103,13 @@ def read_sample(
     if table.num_rows > rows:
         table = table.take(pa.array(np.sort(rng.choice(table.num_rows, rows, replace=False))))
     return table
+
+
+def open_uri(path: str) -> Any:
+    """A Parquet file by its path or URI (``s3://``, ``gs://``, ``file:``...) with the store's default credentials."""
+    from pyarrow import fs as pafs
+
+    if "://" not in path and not path.startswith("file:"):
+        return path
+    filesystem, where = pafs.FileSystem.from_uri(path if "://" in path else "file://" + path[len("file:") :])
+    return filesystem.open_input_file(where)
