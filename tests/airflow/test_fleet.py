@@ -4,11 +4,13 @@ example DAG ``zorder_fleet`` re-clusters what its byte budget buys in a real ``d
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import pytest
 
 from airflow_zorder.core.fleet.budget import Budget
 from airflow_zorder.core.fleet.spec import expand
+from tests.airflow import overlap_tables
 from tests.airflow.fleet_tables import write_fleet
 
 pytest.importorskip("deltalake")
@@ -71,3 +73,59 @@ def test_the_hook_plans_a_real_fleet_without_spark(fleet):
     free = FleetHook(max_workers=4, record_decisions=False).plan(tables, Budget())
     assert {d["table"] for d in free.chosen} == {d["table"] for d in degraded}
     assert free.totals()["bytes"] == sum(d["planned_bytes"] for d in degraded) > budget
+
+
+@pytest.mark.spark
+def test_the_fleet_dag_rewrites_what_its_byte_budget_buys(fleet, airflow_db, tmp_path):
+    """``zorder_fleet`` in a real ``dag.test()`` (spark-submit on local Spark): the plan task's choice holds the
+    budget and the ranking, errors are recorded with their reason, each chosen table is rewritten by its (trimmed)
+    plan, and the record written for the UI says so; tables not chosen are untouched."""
+    from airflow_zorder.core.fleet import records
+    from airflow_zorder.hooks.fleet import FleetHook
+    from tests.airflow.test_dags import load_dagbag, xcoms
+
+    root, entries = fleet
+    budget = 400 << 10
+    home = str(tmp_path / "records")
+    tables, _ = expand(entries)
+    before = {t.table: FleetHook(record_decisions=False).evaluate_table(t) for t in tables[:2] + tables[5:]}
+    mp = pytest.MonkeyPatch()
+    mp.setenv("ZORDER_FLEET_SPEC", str(root / "fleet.json"))
+    mp.setenv("ZORDER_FLEET_BUDGET", str(budget))
+    mp.setenv("ZORDER_FLEET_HOME", home)
+    mp.setenv("AIRFLOW_CONN_SPARK_DEFAULT", '{"conn_type": "spark", "host": "local[2]"}')
+    try:
+        bag, _ = load_dagbag()
+        run = bag.dags["zorder_fleet"].test()
+    finally:
+        mp.undo()
+    from airflow.utils.session import create_session
+
+    with create_session() as session:
+        states = {(ti.task_id, ti.map_index): ti.state for ti in run.get_task_instances(session=session)}
+    assert run.state == "success", states
+    record = xcoms(run, "plan")["record"]
+    by = _check_choice(record, budget)
+    chosen = [d for d in record["decisions"] if d["reason"] == "chosen"]
+    assert 2 <= len(chosen) < 6 and {s for (t, _), s in states.items() if t == "recluster"} == {"success"}
+    assert len([k for k in states if k[0] == "recluster"]) == len(chosen)
+    for name in ("p_nostats", "p_missing"):
+        assert by[str(root / name)]["reason"] == "error"
+    # what the UI reads: the record with each rewrite's outcome, and the state of the tables skipped for budget
+    (kept,) = records.load_runs(home)
+    assert kept["run_id"] == run.run_id
+    outcomes = {d["table"]: d["outcome"] for d in kept["decisions"] if d["reason"] == "chosen"}
+    for d in chosen:
+        assert outcomes[d["table"]]["status"] == "clustered" and outcomes[d["table"]]["bytes"] == d["chosen_bytes"]
+    assert kept["totals"]["bytes_rewritten"] == record["totals"]["bytes"] <= budget
+    skipped = {d["table"] for d in record["decisions"] if d["reason"] == "budget"}
+    assert set(records.load_state(home)["skipped_runs"]) == skipped
+    # independently of the record: the chosen tables read fewer files now, the others are as they were
+    for t in tables[:2] + tables[5:]:
+        if t.table.endswith(("p_events", "p_small")) and t.table in outcomes:
+            overlap_tables.collect(Path(t.table), columns=list(t.columns))  # a Parquet table's stats, read again
+        now = FleetHook(record_decisions=False).evaluate_table(t)
+        if t.table in outcomes:
+            assert now["headline"] < before[t.table]["headline"], t.table
+        else:
+            assert (now["headline"], now["num_files"]) == (before[t.table]["headline"], before[t.table]["num_files"])
