@@ -24,15 +24,19 @@ def plan_gain(plan: Mapping[str, Any] | None) -> float:
     return sum(partition_gain(e) for e in (plan or {}).get("partitions") or [])
 
 
-def trim_plan(plan: Mapping[str, Any], fits: Callable[[int], bool]) -> dict[str, Any] | None:
-    """The plan keeping only partitions that fit (``fits(bytes so far)``), best saved files per byte first; its
-    totals recomputed (the job checks them against the bins). None: not one partition fits."""
+def trim_plan(
+    plan: Mapping[str, Any], fits: Callable[[int], bool], max_partitions: int | None = None
+) -> dict[str, Any] | None:
+    """The plan keeping only partitions that fit (``fits(bytes so far)``), best saved files per byte first, at most
+    ``max_partitions``; its totals recomputed (the job checks them against the bins). None: not one partition fits."""
     entries = sorted(
         plan.get("partitions") or [],
         key=lambda e: (-partition_gain(e) / max(1, int(e.get("bytes") or 0)), str(e.get("partition"))),
     )
     kept, total = [], 0
     for e in entries:
+        if max_partitions is not None and len(kept) >= max_partitions:
+            break
         size = int(e.get("bytes") or 0)
         if fits(total + size):
             kept.append(e)

@@ -4,7 +4,8 @@ ranking (trimming a plan that does not fit whole), and give every table its deci
 Reasons: ``chosen``; ``budget`` (degraded, but nothing of its plan fits what is left); ``healthy``; ``hold`` (the
 sensor's guards: stale stats, too small, re-clustered too recently, or a plan with nothing to rewrite); ``error``
 (its evaluation failed: the rest of the fleet goes on). Starvation guard: a table skipped for budget
-``starvation_runs`` runs in a row is served before the ranking.
+``starvation_runs`` runs in a row is served before the ranking, its best partition (savings per byte) only, so that
+the guard costs the ranking little; a starved table whose plan is one partition is served whole when it fits.
 """
 
 from __future__ import annotations
@@ -161,9 +162,14 @@ def select(
     for rank, d in enumerate(candidates, start=1):
         d["rank"] = rank
         plan = next(e.plan for e in evaluations if e.table.table == d["table"])
-        chosen = plan if budget.fits(d["planned_bytes"], spent_bytes, spent_s) else None
+        fits = lambda n, b=spent_bytes, s=spent_s: budget.fits(n, b, s)  # noqa: E731
+        if d["starved"] and budget.bounded and len(plan["partitions"]) > 1:
+            chosen = trim_plan(plan, fits, max_partitions=1)  # served first, its best partition; the rest waits
+            d["trimmed"] = chosen is not None
+        else:
+            chosen = plan if fits(d["planned_bytes"]) else None
         if chosen is None:
-            chosen = trim_plan(plan, lambda n, b=spent_bytes, s=spent_s: budget.fits(n, b, s))
+            chosen = trim_plan(plan, fits)
             d["trimmed"] = chosen is not None
         if chosen is None:
             d["reason"] = "budget"

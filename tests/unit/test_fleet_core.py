@@ -122,6 +122,13 @@ def test_a_table_skipped_for_budget_n_runs_in_a_row_is_served_first():
     assert waits == [["/t/best"], ["/t/best"], ["/t/poor"], ["/t/best"], ["/t/best"], ["/t/poor"]]
     starved = select(evals, budget, skipped_runs={"/t/poor": 2}, starvation_runs=2)
     assert starved.chosen[0]["starved"] and "starved" in starved.chosen[0]["detail"]
+    # a starved table of several partitions is served its best one first; the rest of its plan waits its rank
+    wide = _eval("/t/wide", "recluster", _plan(_partition("d=1", 60, 1.0), _partition("d=2", 60, 2.0)))
+    plan = select([evals[0], wide], Budget(max_bytes=200), skipped_runs={"/t/wide": 2}, starvation_runs=2)
+    assert [(d["table"], d["partitions"], d["chosen_bytes"]) for d in plan.chosen] == [
+        ("/t/wide", ["d=2"], 60),
+        ("/t/best", [], 100),
+    ]
 
 
 def test_evaluations_run_on_threads_and_an_error_never_stops_the_fleet():
