@@ -57,4 +57,5 @@ bench-s3: install jars
 # docs/benchmarks.md and its key "fleet" in docs/benchmarks/results.json.
 .PHONY: bench-fleet
 bench-fleet: install
-	nice -n 10 .venv/bin/python benchmarks/sim_fleet.py --real --merge-into docs/benchmarks/results.json --doc docs/benchmarks.md
+	nice -n 10 .venv/bin/python benchmarks/sim_fleet.py --real --merge-into docs/benchmarks/results.json --doc docs/benchmarks.md \
+		--fleet-doc docs/fleet.md
