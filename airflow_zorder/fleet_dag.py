@@ -1,12 +1,14 @@
 """``fleet_dag``: one DAG that keeps a fleet of tables clustered under one budget per run.
 
-    plan -> recluster[i] (SparkClusterTableOperator, mapped over the chosen tables; a pool bounds them) -> record
+    plan -> recluster[i] (SparkClusterTableOperator, mapped over the chosen tables; a pool bounds them)
+         -> to_collect -> collect_stats[j] (the rewritten tables whose statistics the stats job keeps) -> record
 
 ``plan`` reads the fleet's tables (a JSON/YAML spec file, an Airflow Variable, and/or ``[zorder] tables``; discovery
 rules expanded), evaluates each with the sensor's rules and its incremental plan (:class:`~airflow_zorder.hooks.fleet.
 FleetHook`: pyarrow, no Spark, several tables at a time), ranks the degraded ones by read savings per byte rewritten
 and spends the budget down the ranking (``core.fleet.selection``). ``recluster`` runs each chosen table's (possibly
-trimmed) plan. ``record`` writes the run's record (every table's decision and reason, the budget spent, each
+trimmed) plan; ``collect_stats`` refreshes the statistics of the rewritten Parquet tables (Delta and Iceberg tables keep
+theirs in their metadata), so that the next run judges them on their new files. ``record`` writes the run's record (every table's decision and reason, the budget spent, each
 rewrite's outcome) and the state the next run starts from, where the UI's fleet page reads them
 (:mod:`airflow_zorder.fleet_records`). docs/fleet.md.
 """
@@ -20,7 +22,7 @@ from typing import Any
 
 from airflow_zorder.core.fleet.selection import DEFAULT_STARVATION_RUNS
 
-__all__ = ["fleet_dag", "load_entries", "recluster_kwargs"]
+__all__ = ["collect_kwargs", "fleet_dag", "load_entries", "recluster_kwargs"]
 
 
 def load_entries(
@@ -71,6 +73,19 @@ def recluster_kwargs(decision: Mapping[str, Any]) -> dict[str, Any]:
     return kwargs
 
 
+def collect_kwargs(decision: Mapping[str, Any]) -> dict[str, Any] | None:
+    """The stats task's arguments for a chosen table whose statistics live in the stats store (a Parquet table: its
+    next evaluation needs them fresh); None for a format whose metadata keeps them (Delta, Iceberg)."""
+    if (decision.get("health") or {}).get("stats_source") != "store":
+        return None
+    kwargs = recluster_kwargs(decision)
+    return {
+        "table": kwargs["table"],
+        "clustering_columns": kwargs["columns"],
+        "stats_location": kwargs["stats_location"],
+    }
+
+
 def _outcome(result: Mapping[str, Any]) -> dict[str, Any]:
     rewritten = result.get("rewritten") or {}
     return {
@@ -100,6 +115,7 @@ def fleet_dag(
     spark_conf: Mapping[str, str] | None = None,
     max_workers: int = 8,
     policy: Any = None,
+    collect_stats: bool = True,
     schedule: Any = "@daily",
     start_date: dt.datetime | None = None,
     tags: Sequence[str] = ("zorder", "fleet"),
@@ -121,11 +137,12 @@ def fleet_dag(
         the re-cluster tasks' spark-submit
     :param max_workers: tables evaluated at a time by ``plan``
     :param policy: the sensor's thresholds (``HealthPolicy``; default its defaults)
+    :param collect_stats: refresh the statistics of the rewritten tables that keep them in the stats store
     """
     import pendulum
     from airflow.sdk import DAG, Param, get_current_context, task
 
-    from airflow_zorder.operators import SparkClusterTableOperator
+    from airflow_zorder.operators import SparkClusterTableOperator, SparkCollectFileStatsOperator
 
     params = {
         "budget_bytes": Param(None if budget_bytes is None else str(budget_bytes), type=["null", "string"]),
@@ -222,5 +239,24 @@ def fleet_dag(
             print(f"recorded at {where}")
             return {"record": where, "totals": rec["totals"]}
 
-        planned >> recluster >> record()
+        if not collect_stats:
+            planned >> recluster >> record()
+            return dag
+
+        @task(trigger_rule="all_done")
+        def to_collect() -> list[dict[str, Any]]:
+            """The rewritten tables whose statistics the stats job keeps (collected again whatever the rewrite did)."""
+            ti = get_current_context()["ti"]
+            chosen = (ti.xcom_pull(task_ids="plan", key="record") or {}).get("decisions") or []
+            return [k for k in (collect_kwargs(d) for d in chosen if d["reason"] == "chosen") if k]
+
+        collecting = to_collect()
+        collect = SparkCollectFileStatsOperator.partial(
+            task_id="collect_stats",
+            conn_id=spark_conn_id,
+            conf=dict(spark_conf or {"spark.sql.shuffle.partitions": "8"}),
+            max_active_tis_per_dagrun=max_parallel,
+            **extra,
+        ).expand_kwargs(collecting)
+        planned >> recluster >> collecting >> collect >> record()
     return dag

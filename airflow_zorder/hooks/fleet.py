@@ -58,15 +58,19 @@ class FleetHook(BaseHook):
         )
 
     def evaluate_table(self, table: FleetTable) -> dict[str, Any]:
-        """The sensor's payload of one table with its incremental plan, sized by the table's ``target_file_size``."""
+        """The sensor's payload of one table with its incremental plan, sized by the table's ``target_file_size``, and
+        ``stats_source``: ``metadata`` (a Delta log, Iceberg manifests) or ``store`` (the stats job's)."""
         size = parse_size(table.target_file_size) if table.target_file_size else self.policy.target_file_size
         policy = dataclasses.replace(self.policy, target_file_size=size)
         params = IncrementalParams(target_file_size=size, curve=table.curve or None)
         hook = self.stats_hook(table)
         columns = list(table.columns) or None
         if self.record_decisions:
-            return hook.check(policy, columns, record=True, source=FLEET_SOURCE, incremental=params)
-        return hook.evaluate(policy, columns, incremental=params)
+            payload = hook.check(policy, columns, record=True, source=FLEET_SOURCE, incremental=params)
+        else:
+            payload = hook.evaluate(policy, columns, incremental=params)
+        # where its statistics come from: its format's metadata (Delta, Iceberg), or the stats job's store
+        return {**payload, "stats_source": "metadata" if hook.metadata_format is not None else "store"}
 
     def plan(
         self,

@@ -54,6 +54,7 @@ class TableEvaluation:
             "num_files": p.get("num_files"),
             "total_bytes": p.get("total_bytes"),
             "stats_location": p.get("stats_location"),
+            "stats_source": p.get("stats_source"),
             "reasons": list(p.get("reasons") or [])[:4],
         }
 
