@@ -58,4 +58,4 @@ bench-s3: install jars
 .PHONY: bench-fleet
 bench-fleet: install
 	nice -n 10 .venv/bin/python benchmarks/sim_fleet.py --real --merge-into docs/benchmarks/results.json --doc docs/benchmarks.md \
-		--fleet-doc docs/fleet.md
+		--fleet-doc docs/fleet.md --hook-tables 200
