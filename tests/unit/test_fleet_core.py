@@ -214,5 +214,8 @@ def test_records_keep_each_run_and_the_state_the_next_run_starts_from(tmp_path):
         records.write_run(home, json.loads(json.dumps(plan.to_dict())))
     runs = records.load_runs(home)
     assert [r["run_id"] for r in runs] == ["manual__0", "manual__1", "manual__2"]
+    kept = runs[0]["decisions"][0]  # the chosen plan is counted, its file lists are not kept
+    assert kept["reason"] == "chosen" and kept["plan"]["bytes"] == 100
+    assert "bins" not in kept["plan"]["partitions"][0] and "bins" in evals[0].plan["partitions"][0]
     assert records.load_state(home) == {"run_id": "manual__2", "skipped_runs": {"/t/b": 3}}
     assert [r["run_id"] for r in records.load_runs(home, limit=1)] == ["manual__2"]

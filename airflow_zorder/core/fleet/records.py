@@ -28,10 +28,25 @@ def load_state(home: str, filesystem: Any = None) -> dict[str, Any]:
     return json.loads(fs.read_text(path))
 
 
+def _without_files(record: dict[str, Any]) -> dict[str, Any]:
+    """The record without its plans' file lists (the bins): what was rewritten is counted, not listed, so that a
+    fleet's records stay small however many files its tables hold (the jobs keep their plans)."""
+    decisions = []
+    for d in record.get("decisions") or []:
+        plan = d.get("plan")
+        if plan:
+            parts = [{k: v for k, v in p.items() if k != "bins"} for p in plan.get("partitions") or []]
+            d = {**d, "plan": {**plan, "partitions": parts}}
+        decisions.append(d)
+    return {**record, "decisions": decisions}
+
+
 def write_run(home: str, record: dict[str, Any], filesystem: Any = None) -> str:
-    """Write a run's record, then the state the next run starts from (each atomically); returns the record's path."""
+    """Write a run's record (without its plans' file lists), then the state the next run starts from (each
+    atomically); returns the record's path."""
     fs = filesystem_for(home, filesystem=filesystem)
     fs.mkdirs(join(home, "runs"))
+    record = _without_files(record)
     path = join(home, "runs", _file_name(record))
     fs.write_atomic(path, json.dumps(record, indent=1, sort_keys=True, default=str))
     skipped = {d["table"]: d["skipped_runs"] for d in record.get("decisions") or [] if d.get("skipped_runs")}

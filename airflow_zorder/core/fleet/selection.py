@@ -149,7 +149,7 @@ def select(
     skipped = dict(skipped_runs or {})
     now = now or dt.datetime.now(dt.UTC)
     rows = [_decision(e, int(skipped.get(e.table.table, 0))) for e in evaluations]
-    candidates = []
+    candidates, plans = [], {}
     for e, d in zip(evaluations, rows):
         if e.decision != "recluster":
             continue
@@ -158,11 +158,12 @@ def select(
             continue
         d["starved"] = d["skipped_runs_before"] >= starvation_runs
         candidates.append(d)
+        plans[d["table"]] = e.plan
     candidates.sort(key=lambda d: (not d["starved"], -d["skipped_runs_before"] if d["starved"] else 0, -d["score"]))
     spent_bytes, spent_s = 0, 0.0
     for rank, d in enumerate(candidates, start=1):
         d["rank"] = rank
-        plan = next(e.plan for e in evaluations if e.table.table == d["table"])
+        plan = plans[d["table"]]
         fits = lambda n, b=spent_bytes, s=spent_s: budget.fits(n, b, s)  # noqa: E731
         if d["starved"] and budget.bounded and len(plan["partitions"]) > 1:
             chosen = trim_plan(plan, fits, max_partitions=1)  # served first, its best partition; the rest waits
