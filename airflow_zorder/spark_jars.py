@@ -43,6 +43,7 @@ __all__ = [
     "jars_for",
     "line_of",
     "local_spark_line",
+    "resolve",
     "store_of",
     "update_doc",
 ]
@@ -243,6 +244,39 @@ def _spark_jar_names() -> set[str]:
     return names
 
 
+def resolve(artifacts: Sequence[Artifact], folder: Path, what: str, *, quiet: bool = True) -> list[Path]:
+    """Resolve ``artifacts`` with ``mvn`` into ``folder`` (replaced; a ``.complete`` marker written last) and return
+    its jars; ``what`` names them in the error. Jars the local pyspark already ships are left out."""
+    mvn = shutil.which("mvn")
+    if mvn is None:
+        raise JarsNotFetchedError("mvn (Apache Maven) is not on PATH: install it to fetch connector jars")
+    folder.parent.mkdir(parents=True, exist_ok=True)
+    tmp = Path(tempfile.mkdtemp(prefix=f".fetch-{folder.name}-", dir=folder.parent))  # same disk: moved, not copied
+    try:
+        (tmp / "pom.xml").write_text(_pom(artifacts), encoding="utf-8")
+        cmd = [mvn, "-B", "dependency:copy-dependencies", "-DincludeScope=runtime", f"-DoutputDirectory={tmp / 'jars'}"]
+        if quiet:
+            cmd.insert(2, "-q")
+        done = subprocess.run(cmd, cwd=tmp, capture_output=True, text=True)
+        if done.returncode != 0:
+            raise JarsNotFetchedError(
+                f"mvn could not resolve {what} ({', '.join(a.coordinate for a in artifacts)}):\n"
+                f"{(done.stdout + done.stderr)[-3000:]}"
+            )
+        shipped = _spark_jar_names()
+        if folder.exists():
+            shutil.rmtree(folder)
+        folder.mkdir(parents=True)
+        for jar in sorted((tmp / "jars").glob("*.jar")):
+            if jar.stem.rsplit("-", 1)[0] in shipped:
+                continue
+            jar.rename(folder / jar.name)
+        (folder / ".complete").write_text("\n".join(a.coordinate for a in artifacts) + "\n", encoding="utf-8")
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+    return sorted(folder.glob("*.jar"))
+
+
 def fetch(stores: Iterable[str] | None = None, line: str | None = None, *, quiet: bool = True) -> dict[str, list[str]]:
     """Resolve ``stores``' artifacts for ``line`` with ``mvn`` into the cache (skipped when already there).
 
@@ -251,47 +285,10 @@ def fetch(stores: Iterable[str] | None = None, line: str | None = None, *, quiet
     """
     line = line or local_spark_line()
     spec = SPARK_LINES[line]
-    mvn = shutil.which("mvn")
     out: dict[str, list[str]] = {}
     for store in stores or spec.stores:
-        folder = _folder(line, store)
         if not _complete_marker(line, store).exists():
-            if mvn is None:
-                raise JarsNotFetchedError("mvn (Apache Maven) is not on PATH: install it to fetch connector jars")
-            cache_dir().mkdir(parents=True, exist_ok=True)
-            tmp = Path(
-                tempfile.mkdtemp(prefix=f".fetch-{line}-{store}-", dir=cache_dir())
-            )  # same disk: moved, not copied
-            try:
-                (tmp / "pom.xml").write_text(_pom(spec.stores[store]), encoding="utf-8")
-                cmd = [
-                    mvn,
-                    "-B",
-                    "dependency:copy-dependencies",
-                    "-DincludeScope=runtime",
-                    f"-DoutputDirectory={tmp / 'jars'}",
-                ]
-                if quiet:
-                    cmd.insert(2, "-q")
-                done = subprocess.run(cmd, cwd=tmp, capture_output=True, text=True)
-                if done.returncode != 0:
-                    raise JarsNotFetchedError(
-                        f"mvn could not resolve the {store} jars for Spark {line} "
-                        f"({', '.join(a.coordinate for a in spec.stores[store])}):\n{(done.stdout + done.stderr)[-3000:]}"
-                    )
-                shipped = _spark_jar_names()
-                if folder.exists():
-                    shutil.rmtree(folder)
-                folder.mkdir(parents=True)
-                for jar in sorted((tmp / "jars").glob("*.jar")):
-                    if jar.stem.rsplit("-", 1)[0] in shipped:
-                        continue
-                    jar.rename(folder / jar.name)
-                _complete_marker(line, store).write_text(
-                    "\n".join(a.coordinate for a in spec.stores[store]) + "\n", encoding="utf-8"
-                )
-            finally:
-                shutil.rmtree(tmp, ignore_errors=True)
+            resolve(spec.stores[store], _folder(line, store), f"the {store} jars for Spark {line}", quiet=quiet)
         out[store] = jars_for([store], line)
     return out
 

@@ -849,6 +849,10 @@ def render_doc(res: dict, out_dir: Path, doc: Path) -> str:
         lines += s3_section(res["s3"]) + ([""] if _has_incremental(res) else [])
     if _has_incremental(res):
         lines += incremental_section(res["incremental"], rel)
+    if res.get("fleet", {}).get("sim"):  # issue 52's section, rendered by its own script (benchmarks/sim_fleet.py)
+        from sim_fleet import fleet_section
+
+        lines += [""] + fleet_section(res["fleet"])
     if res.get("advisor", {}).get("tables"):  # bench_advisor.py's own section (issue #53)
         from bench_advisor import advisor_section
 

@@ -5,7 +5,8 @@
 # and what real readers read for one point query per clustering column, before and after
 # (airflow_zorder.evaluation.reader_check); then the same rows as a Delta Lake table through
 # zorder_recluster_delta_table; then as an Apache Iceberg table (a SQL catalog on SQLite, .demo/.pyiceberg.yaml)
-# through zorder_recluster_iceberg_table.
+# through zorder_recluster_iceberg_table; last, the plan of one fleet run over those tables and three more
+# (scripts/demo_fleet.py: the zorder_fleet DAG's plan task, no Spark).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 REPO=$(pwd)
@@ -97,3 +98,7 @@ snap = load_catalog(os.environ["ZORDER_ICEBERG_CATALOG"]).load_table(os.environ[
 summary = {k: v for k, v in snap.summary.additional_properties.items() if k.startswith(("zorder.", "added-data", "deleted-data"))}
 print(f"Iceberg snapshot {snap.snapshot_id}: {snap.summary.operation.value}, {summary}")
 PY
+
+echo
+echo "a fleet under one budget: one run of the zorder_fleet DAG's plan over the demo's tables and three more (no Spark)"
+python scripts/demo_fleet.py "$DEMO" --budget 2MB 2> "$DEMO/fleet.log" || { tail -20 "$DEMO/fleet.log"; exit 1; }

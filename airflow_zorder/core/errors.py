@@ -10,6 +10,7 @@ category (the raisers import it from here; tests/unit/test_errors.py checks this
     │   ├── ForeignTableFormatError
     │   ├── DeltaRewriteRefusedError
     │   ├── IcebergRewriteRefusedError
+    │   ├── HudiRewriteRefusedError
     │   ├── UnsupportedColumnType
     │   ├── IncrementalError
     │   ├── StorageConnectionError
@@ -73,6 +74,7 @@ __all__ = [
     "DeltaRewriteRefusedError",
     "ExclusiveCreateUnavailable",
     "ForeignTableFormatError",
+    "HudiRewriteRefusedError",
     "IcebergConnectionError",
     "IcebergRewriteRefusedError",
     "IncrementalError",
@@ -183,8 +185,8 @@ _FOREIGN_INSTEAD = {
         "(a catalog table over Delta is not resolved yet: give its location)"
     ),
     "hudi": (
-        "use Hudi's own clustering for now (hoodie.clustering.* with "
-        "hoodie.layout.optimize.strategy=z-order or hilbert)"
+        "point the task at the Hudi table's base path, the directory holding .hoodie/: the provider reads a Hudi "
+        "table's latest file slices from its timeline and re-clusters it through Hudi's own clustering (docs/hudi.md)"
     ),
     "iceberg": (
         "name the table through its catalog, not its path: table='namespace.table' with iceberg_catalog='<catalog>' "
@@ -214,6 +216,10 @@ class DeltaRewriteRefusedError(InvalidInputError):
 
 class IcebergRewriteRefusedError(InvalidInputError):
     """The Iceberg table uses something a rewrite of whole files cannot keep correct; nothing was written."""
+
+
+class HudiRewriteRefusedError(InvalidInputError):
+    """The Hudi table (or the file groups a run would replace) cannot be re-clustered now; nothing was written."""
 
 
 class UnsupportedColumnType(InvalidInputError):

@@ -1,7 +1,8 @@
 """The FastAPI app mounted at ``/zorder`` in the Airflow API server: HTML pages and their JSON twins.
 
 Routes (all behind :func:`~airflow_zorder.plugins.auth.authenticated_user`):
-``/`` all tables, ``/table?table=...`` one table, ``/api/tables`` and ``/api/table?table=...`` the same data as JSON.
+``/`` all tables, ``/table?table=...`` one table, ``/api/tables`` and ``/api/table?table=...`` the same data as JSON;
+``/fleet?name=...`` and ``/api/fleet?name=...`` a fleet DAG's runs (:mod:`~airflow_zorder.plugins.fleet_page`).
 Every Airflow process loads plugins (schedulers, workers), so the data modules (pyarrow, numpy) and the
 templates are imported on the first request, not with the plugin.
 """
@@ -110,5 +111,32 @@ def create_app() -> FastAPI:
         except (LookupError, OSError, ValueError) as exc:  # no stats, storage, connection, foreign table format
             raise HTTPException(status.HTTP_409_CONFLICT, f"{type(exc).__name__}: {exc}") from exc
         return JSONResponse(jsonable_encoder(d))
+
+    @app.get("/fleet", response_class=HTMLResponse)
+    def fleet(name: str | None = Query(None), user: Any = user_dep) -> HTMLResponse:
+        from airflow_zorder.plugins import fleet_page
+
+        names = fleet_page.fleets(auth.readable_dag_ids(user))
+        name = name or (names[0] if names else None)
+        if name is None:
+            return render("fleet.html", names=names, d=None, error=None)
+        if name not in names:
+            raise HTTPException(status.HTTP_404_NOT_FOUND, f"no fleet {name!r} you can read has recorded a run")
+        try:
+            d = fleet_page.fleet_detail(name)
+        except Exception as exc:  # noqa: BLE001 - show why (unreadable records, ...)
+            return render("fleet.html", names=names, d=None, error=f"{type(exc).__name__}: {exc}")
+        shown = fleet_page.fleet_charts(d)
+        return render(
+            "fleet.html", names=names, d=d, error=None, spent_chart=shown["spent"], savings_chart=shown["savings"]
+        )
+
+    @app.get("/api/fleet")
+    def api_fleet(name: str = Query(..., min_length=1), user: Any = user_dep) -> JSONResponse:
+        from airflow_zorder.plugins import fleet_page
+
+        if name not in fleet_page.fleets(auth.readable_dag_ids(user)):
+            raise HTTPException(status.HTTP_404_NOT_FOUND, f"no fleet {name!r} you can read has recorded a run")
+        return JSONResponse(jsonable_encoder(fleet_page.fleet_detail(name)))
 
     return app

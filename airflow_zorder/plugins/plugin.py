@@ -9,7 +9,8 @@ from airflow_zorder.table_access import URL_PREFIX
 
 
 class ZorderPlugin(AirflowPlugin):
-    """Table health pages (``/zorder/``), shown inside Airflow's UI under Browse → Table health."""
+    """Table health pages (``/zorder/``) and the fleet page (``/zorder/fleet``), shown inside Airflow's UI under
+    Browse → Table health and Browse → Fleet."""
 
     name = "zorder"
     fastapi_apps = [{"app": create_app(), "url_prefix": URL_PREFIX, "name": TITLE}]
@@ -20,5 +21,12 @@ class ZorderPlugin(AirflowPlugin):
             "url_route": "zorder",  # embedded in the UI at /plugin/zorder
             "destination": "nav",
             "category": "browse",
-        }
+        },
+        {
+            "name": "Fleet",
+            "href": f"{URL_PREFIX}/fleet",
+            "url_route": "zorder-fleet",  # the fleet DAGs' runs: decisions, budget spent, savings
+            "destination": "nav",
+            "category": "browse",
+        },
     ]

@@ -73,11 +73,16 @@ def write_table(root: Path, layouts: Mapping[str, str], seed: int = 0) -> Path:
 
 
 def collect(
-    root: Path, stats_location: str | None = None, collected_at: dt.datetime | None = None, filesystem: object = None
+    root: Path,
+    stats_location: str | None = None,
+    collected_at: dt.datetime | None = None,
+    filesystem: object = None,
+    columns: list[str] | None = None,
 ) -> int:
-    """Read the table's footers and commit a stats snapshot; returns its id."""
+    """Read the table's footers (of ``columns``, default ``COLUMNS``) and commit a stats snapshot; returns its id."""
+    columns = columns or COLUMNS
     paths = footer_stats.list_parquet_files(str(root))
-    ft = footer_stats.read_footers(paths, COLUMNS)
+    ft = footer_stats.read_footers(paths, columns)
     at = collected_at or dt.datetime.now(dt.UTC)
     n = ft.num_rows
     parts = ft["partition"].to_pylist()
@@ -98,7 +103,7 @@ def collect(
         "table_kind": "path",
         "status": "ok",
         "method": "footer",
-        "columns": COLUMNS,
+        "columns": columns,
         "collected_at": stats_store.iso_utc(at),
         "files_total": len(paths),
     }

@@ -41,7 +41,15 @@ def test_every_dag_loads_without_errors_or_warnings(airflow_db):
         "zorder_recluster_delta_table",
         "zorder_recluster_iceberg_table",
         "zorder_maintain_tables",
+        "zorder_fleet",
     }
+    assert [t.task_id for t in bag.dags["zorder_fleet"].topological_sort()] == [
+        "plan",
+        "recluster",
+        "to_collect",
+        "collect_stats",
+        "record",
+    ]
     assert [t.task_id for t in bag.dags["zorder_recluster_delta_table"].topological_sort()] == [
         "check_overlap",
         "recluster",

@@ -182,10 +182,12 @@ def test_part_of_a_delta_table_and_hudi_or_iceberg_stay_refused(tmp_path):
     (iceberg / "metadata" / "v1.metadata.json").write_text("{}")
     hudi = tmp_path / "hudi"
     (hudi / ".hoodie").mkdir(parents=True)
+    (hudi / "region=us").mkdir()
+    (hudi / "region=us" / ".hoodie_partition_metadata").write_text("#partition metadata\n")
     cases = [
         (part / "day=1", r"lies inside a Delta Lake table"),
         (iceberg, r"is an Apache Iceberg table"),
-        (hudi, r"is an Apache Hudi table"),
+        (hudi / "region=us", r"lies inside an Apache Hudi table"),  # a Hudi base path opens as Hudi (test_hudi_*)
     ]
     for path, msg in cases:
         before = tree(path.parent)

@@ -95,10 +95,10 @@ def build(case: str, base: Path) -> tuple[str, str, str, object]:
 
 
 # A Delta table's root is clustered and collected through its log (test_cluster_delta,
-# test_collect_stats_delta); a directory inside one stays refused.
+# test_collect_stats_delta), a Hudi table's base path through its timeline (tests/integration/test_hudi_tables.py);
+# a directory inside either stays refused.
 CASES = [
     "delta-partition-dir",
-    "hudi",
     "hudi-partition-dir",
     "iceberg",
     "iceberg-data-dir",

@@ -149,9 +149,11 @@ def test_table_page_shows_an_iceberg_table_read_from_its_manifests(api, iceberg_
     assert rows["ns.events"]["error"] is None and rows["ns.events"]["decision"] == "recluster"
 
 
-def test_table_page_refuses_a_hudi_table(api, hudi_table):
+def test_table_page_shows_why_a_hudi_table_cannot_be_read(api, hudi_table):
+    # hand-laid Hudi table whose commits carry no schema: hudi-rs refuses it, the page says so (a real Hudi table's
+    # page: tests/integration/test_hudi_tables.py)
     r = api.get(f"/zorder/api/table?table={quote(hudi_table, safe='')}")
-    assert r.status_code == 409 and "is an Apache Hudi table" in r.json()["detail"]
+    assert r.status_code in (404, 409, 422) and "with hudi-rs" in r.json()["detail"], r.text
     page = api.get(f"/zorder/table?table={quote(hudi_table, safe='')}")
-    assert "ForeignTableFormatError" in parse(page.text).find(id="table-error").text
+    assert "TableError" in parse(page.text).find(id="table-error").text
     assert not (Path(hudi_table) / "_zorder").exists()

@@ -37,6 +37,7 @@ FORMATS: dict[str, FormatEntry] = {
     "catalog": FormatEntry("airflow_zorder.core.tables.catalog_table"),
     "delta": FormatEntry("airflow_zorder.core.tables.delta_table", extra="delta"),
     "iceberg": FormatEntry("airflow_zorder.core.tables.iceberg_table", extra="iceberg", by_path=False),
+    "hudi": FormatEntry("airflow_zorder.core.tables.hudi_table", extra="hudi"),
 }
 
 

@@ -1,0 +1,1 @@
+"""Apache Hudi tables: the ``.hoodie/`` timeline and table config, and the latest file slices read by hudi-rs."""
