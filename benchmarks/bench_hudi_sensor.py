@@ -122,33 +122,37 @@ def measure(table: str, repeat: int) -> dict[str, Any]:
     }
 
 
-def render(r: dict[str, Any]) -> str:
+def hudi_sensor_section(r: dict[str, Any]) -> list[str]:
+    """This benchmark's section of docs/benchmarks.md (between its markers), from ``results["hudi_sensor"]``."""
     m = r["measured"]
     ok = "PASS" if m["new_hook_s"] < GOAL_S else "FAIL"
-    return "\n".join(
-        [
-            BEGIN,
-            "## Watching a Hudi table (hudi-rs + footers, no Spark)",
-            "",
-            f"A copy-on-write Hudi table of {m['num_files']:,} file groups (3 int columns, written by Hudi "
-            f"{r['hudi_bundle']} on Spark {r['spark_line']}), read by hudi-rs {r['hudi_rs']} and pyarrow: "
-            f"`FileStatsHook(table).evaluate(columns=['a', 'b', 'c'])`, median of {r['repeat']} "
-            "(`benchmarks/bench_hudi_sensor.py`).",
-            "",
-            "| what | seconds |",
-            "|---|---:|",
-            f"| first decision of a process (imports, timeline, {m['num_files']:,} footers read) | {m['first_s']:.2f} |",
-            f"| a new hook in a warm process (timeline and latest slices read again, footers reused) | "
-            f"{m['new_hook_s']:.3f} |",
-            f"| opening the table with a new hook (config, timeline listing; the latest slices reused while the completed instants are unchanged) | {m['slices_s']:.3f} |",
-            f"| the same hook again (unchanged instant) | {m['same_hook_s']:.3f} |",
-            f"| the trigger's change signal (latest completed instant) | {m['signal_s']:.3f} |",
-            "",
-            f"Decision `{m['decision']}`; peak RSS {m['peak_rss_mb']:.0f} MB. Goal: a decision on 10,000 file groups "
-            f"under {GOAL_S:.0f} s once warm: **{ok}**.",
-            END,
-        ]
-    )
+    return [
+        BEGIN,
+        "## Watching a Hudi table (hudi-rs + footers, no Spark)",
+        "",
+        f"A copy-on-write Hudi table of {m['num_files']:,} file groups (3 int columns, written by Hudi "
+        f"{r['hudi_bundle']} on Spark {r['spark_line']}), read by hudi-rs {r['hudi_rs']} and pyarrow: "
+        f"`FileStatsHook(table).evaluate(columns=['a', 'b', 'c'])`, median of {r['repeat']} "
+        f"(`benchmarks/bench_hudi_sensor.py` at git `{r.get('git_head', '?')}`, {r.get('cpus', '?')} CPUs, load average "
+        f"{r.get('load_start', 0.0):.1f} at the start).",
+        "",
+        "| what | seconds |",
+        "|---|---:|",
+        f"| first decision of a process (imports, timeline, {m['num_files']:,} footers read) | {m['first_s']:.2f} |",
+        f"| a new hook in a warm process (timeline listed again; slices, footers and rows reused) | {m['new_hook_s']:.3f} |",
+        f"| opening the table with a new hook (config, timeline listing; the latest slices reused while the completed "
+        f"instants are unchanged) | {m['slices_s']:.3f} |",
+        f"| the same hook again (unchanged instant) | {m['same_hook_s']:.3f} |",
+        f"| the trigger's change signal (latest completed instant) | {m['signal_s']:.3f} |",
+        "",
+        f"Decision `{m['decision']}`; peak RSS {m['peak_rss_mb']:.0f} MB. Goal: a decision on 10,000 file groups "
+        f"under {GOAL_S:.0f} s once warm: **{ok}**.",
+        END,
+    ]
+
+
+def render(r: dict[str, Any]) -> str:
+    return "\n".join(hudi_sensor_section(r))
 
 
 def merge(results: dict[str, Any], into: Path | None, doc: Path | None) -> None:
@@ -183,6 +187,7 @@ def main() -> int:
     from airflow_zorder.hudi_spark import BUNDLES
 
     built = build_table(args.dir / "wide", args.file_groups)
+    load_start = os.getloadavg()[0]
     print(f"table: {built}", flush=True)
     out = subprocess.run(
         [sys.executable, __file__, "--measure", str(args.dir / "wide"), "--repeat", str(args.repeat)],
@@ -193,6 +198,11 @@ def main() -> int:
     )
     measured = json.loads(out.stdout.strip().splitlines()[-1])
     results = {
+        "git_head": subprocess.run(
+            ["git", "rev-parse", "--short", "HEAD"], cwd=REPO, capture_output=True, text=True
+        ).stdout.strip(),
+        "cpus": os.cpu_count(),
+        "load_start": load_start,
         "measured": measured,
         "build": built,
         "repeat": args.repeat,
