@@ -6,9 +6,10 @@
 ``plan`` reads the fleet's tables (a JSON/YAML spec file, an Airflow Variable, and/or ``[zorder] tables``; discovery
 rules expanded), evaluates each with the sensor's rules and its incremental plan (:class:`~airflow_zorder.hooks.fleet.
 FleetHook`: pyarrow, no Spark, several tables at a time), ranks the degraded ones by read savings per byte rewritten
-and spends the budget down the ranking (``core.fleet.selection``). ``recluster`` runs each chosen table's (possibly
-trimmed) plan; ``collect_stats`` refreshes the statistics of the rewritten Parquet tables (Delta and Iceberg tables keep
-theirs in their metadata), so that the next run judges them on their new files. ``record`` writes the run's record (every table's decision and reason, the budget spent, each
+and spends the budget on their plans' partitions by weighted savings per byte (``core.fleet.selection``).
+``recluster`` runs each chosen table's (possibly trimmed) plan; ``collect_stats`` refreshes the statistics of the
+rewritten Parquet tables (Delta and Iceberg tables keep theirs in their metadata), so that the next run judges them on
+their new files. ``record`` writes the run's record (every table's decision and reason, the budget spent, each
 rewrite's outcome) and the state the next run starts from, where the UI's fleet page reads them
 (:mod:`airflow_zorder.fleet_records`). docs/fleet.md.
 """

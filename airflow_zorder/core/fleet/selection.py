@@ -5,8 +5,8 @@ and what is left is filled with the partitions that fit), and give every table i
 Reasons: ``chosen``; ``budget`` (degraded, but nothing of its plan fits what is left); ``healthy``; ``hold`` (the
 sensor's guards: stale stats, too small, re-clustered too recently, or a plan with nothing to rewrite); ``error``
 (its evaluation failed: the rest of the fleet goes on). Starvation guard: a table skipped for budget
-``starvation_runs`` runs in a row is served before the ranking, its best partition (savings per byte) only, so that
-the guard costs the ranking little; a starved table whose plan is one partition is served whole when it fits.
+``starvation_runs`` runs in a row is served before the ranking, its best partition (savings per byte) that fits; its
+other partitions wait their turn with the rest.
 """
 
 from __future__ import annotations
