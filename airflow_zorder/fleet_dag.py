@@ -6,9 +6,10 @@
 ``plan`` reads the fleet's tables (a JSON/YAML spec file, an Airflow Variable, and/or ``[zorder] tables``; discovery
 rules expanded), evaluates each with the sensor's rules and its incremental plan (:class:`~airflow_zorder.hooks.fleet.
 FleetHook`: pyarrow, no Spark, several tables at a time), ranks the degraded ones by read savings per byte rewritten
-and spends the budget down the ranking (``core.fleet.selection``). ``recluster`` runs each chosen table's (possibly
-trimmed) plan; ``collect_stats`` refreshes the statistics of the rewritten Parquet tables (Delta and Iceberg tables keep
-theirs in their metadata), so that the next run judges them on their new files. ``record`` writes the run's record (every table's decision and reason, the budget spent, each
+and spends the budget on their plans' partitions by weighted savings per byte (``core.fleet.selection``).
+``recluster`` runs each chosen table's (possibly trimmed) plan; ``collect_stats`` refreshes the statistics of the
+rewritten Parquet tables (Delta and Iceberg tables keep theirs in their metadata), so that the next run judges them on
+their new files. ``record`` writes the run's record (every table's decision and reason, the budget spent, each
 rewrite's outcome) and the state the next run starts from, where the UI's fleet page reads them
 (:mod:`airflow_zorder.fleet_records`). docs/fleet.md.
 """
@@ -22,7 +23,7 @@ from typing import Any
 
 from airflow_zorder.core.fleet.selection import DEFAULT_STARVATION_RUNS
 
-__all__ = ["collect_kwargs", "fleet_dag", "load_entries", "recluster_kwargs"]
+__all__ = ["collect_kwargs", "fleet_dag", "load_entries", "record_outcomes", "recluster_kwargs"]
 
 
 def load_entries(
@@ -49,7 +50,11 @@ def load_entries(
         from airflow_zorder.plugins.discovery import parse_tables_option  # the one reader of that option
 
         for ref in parse_tables_option(conf.get("zorder", "tables", fallback="") or ""):
-            given = {"stats_location": ref.stats_location, "iceberg_catalog": ref.iceberg_catalog}
+            given = {
+                "stats_location": ref.stats_location,
+                "conn_id": ref.conn_id,
+                "iceberg_catalog": ref.iceberg_catalog,
+            }
             given["iceberg_conn_id"] = ref.iceberg_conn_id
             entries.append({"table": ref.table, **{k: v for k, v in given.items() if v}})
         sources.append("[zorder] tables")
@@ -57,7 +62,8 @@ def load_entries(
 
 
 def recluster_kwargs(decision: Mapping[str, Any]) -> dict[str, Any]:
-    """The re-cluster task's arguments for one chosen table: its (trimmed) plan, the plan's columns and partitions."""
+    """The re-cluster task's arguments for one chosen table: its (trimmed) plan, the plan's columns and partitions, and
+    its own storage connection when it names one (``storage_conn_id``)."""
     spec, plan = decision["spec"], decision["plan"]
     kwargs: dict[str, Any] = {
         "table": spec["table"],
@@ -70,6 +76,8 @@ def recluster_kwargs(decision: Mapping[str, Any]) -> dict[str, Any]:
     for key in ("target_file_size", "iceberg_catalog", "iceberg_conn_id"):
         if spec.get(key):
             kwargs[key] = spec[key]
+    if spec.get("conn_id"):
+        kwargs["storage_conn_id"] = spec["conn_id"]
     return kwargs
 
 
@@ -79,11 +87,14 @@ def collect_kwargs(decision: Mapping[str, Any]) -> dict[str, Any] | None:
     if (decision.get("health") or {}).get("stats_source") != "store":
         return None
     kwargs = recluster_kwargs(decision)
-    return {
+    out = {
         "table": kwargs["table"],
         "clustering_columns": kwargs["columns"],
         "stats_location": kwargs["stats_location"],
     }
+    if kwargs.get("storage_conn_id"):
+        out["storage_conn_id"] = kwargs["storage_conn_id"]
+    return out
 
 
 def _outcome(result: Mapping[str, Any]) -> dict[str, Any]:
@@ -95,6 +106,28 @@ def _outcome(result: Mapping[str, Any]) -> dict[str, Any]:
         "bytes": rewritten.get("bytes"),
         "duration_s": result.get("duration_s"),
     }
+
+
+def record_outcomes(planned: Mapping[str, Any], results: Any) -> dict[str, Any]:
+    """The run record with each chosen table's rewrite outcome (``results``: the re-cluster tasks' XComs, one or a
+    list; a chosen table without a result -- its task failed or was skipped -- is ``failed``) and the totals."""
+    if isinstance(results, Mapping):
+        results = [results]
+    done = {r.get("table"): _outcome(r) for r in results or [] if isinstance(r, Mapping)}
+    rec = dict(planned)
+    rec["decisions"] = [
+        {**d, "outcome": done.get(d["table"]) or {"status": "failed", "bytes": 0}} if d["reason"] == "chosen" else d
+        for d in rec["decisions"]
+    ]
+    rec["totals"] = {
+        **rec["totals"],
+        "bytes_rewritten": sum(int(o.get("bytes") or 0) for o in done.values()),
+        "rewrites_failed": sum(
+            1 for d in rec["decisions"] if d["reason"] == "chosen" and d["outcome"]["status"] != "clustered"
+        ),
+    }
+    rec["recorded_at"] = dt.datetime.now(dt.UTC).isoformat()
+    return rec
 
 
 def fleet_dag(
@@ -114,6 +147,7 @@ def fleet_dag(
     spark_conn_id: str = "spark_default",
     spark_conf: Mapping[str, str] | None = None,
     max_workers: int = 8,
+    processes: int | None = 1,
     policy: Any = None,
     collect_stats: bool = True,
     schedule: Any = "@daily",
@@ -133,9 +167,11 @@ def fleet_dag(
     :param records_home: where the run records live (default ``fleet_records.fleet_records_home(dag_id)``)
     :param pool: the Airflow pool the re-cluster tasks take a slot of (create it with its size: ``airflow pools set``)
     :param max_parallel: re-cluster tasks running at once within a run
-    :param conn_id: the connection opening the tables' stores (``FileStatsHook``'s); ``spark_conn_id``, ``spark_conf``:
+    :param conn_id: the connection opening the tables' stores (``FileStatsHook``'s; a table's own ``conn_id`` wins, and
+        is the re-cluster and stats tasks' ``storage_conn_id``); ``spark_conn_id``, ``spark_conf``:
         the re-cluster tasks' spark-submit
-    :param max_workers: tables evaluated at a time by ``plan``
+    :param max_workers: tables evaluated at a time by ``plan``; ``processes``: the processes they are spread over
+        (``FleetHook``'s: default 1, threads only; None: one per core unless a table needs an Airflow connection)
     :param policy: the sensor's thresholds (``HealthPolicy``; default its defaults)
     :param collect_stats: refresh the statistics of the rewritten tables that keep them in the stats store
     """
@@ -182,7 +218,7 @@ def fleet_dag(
             home = records_home or fleet_records_home(dag_id)
             state = records.load_state(home)
             budget = Budget.of(p.get("budget_bytes"), p.get("budget_spark_time"), bytes_per_second)
-            hook = FleetHook(conn_id, policy, max_workers=max_workers)
+            hook = FleetHook(conn_id, policy, max_workers=max_workers, processes=processes)
             fleet = hook.plan(
                 tables,
                 budget,
@@ -216,24 +252,7 @@ def fleet_dag(
             ti = get_current_context()["ti"]
             planned_record = ti.xcom_pull(task_ids="plan", key="record")
             results = ti.xcom_pull(task_ids="recluster", key="return_value", default=None)
-            if isinstance(results, Mapping):
-                results = [results]
-            done = {r.get("table"): _outcome(r) for r in results or [] if isinstance(r, Mapping)}
-            rec = dict(planned_record)
-            rec["decisions"] = [
-                {**d, "outcome": done.get(d["table"]) or {"status": "failed", "bytes": 0}}
-                if d["reason"] == "chosen"
-                else d
-                for d in rec["decisions"]
-            ]
-            rec["totals"] = {
-                **rec["totals"],
-                "bytes_rewritten": sum(int(o.get("bytes") or 0) for o in done.values()),
-                "rewrites_failed": sum(
-                    1 for d in rec["decisions"] if d["reason"] == "chosen" and d["outcome"]["status"] != "clustered"
-                ),
-            }
-            rec["recorded_at"] = dt.datetime.now(dt.UTC).isoformat()
+            rec = record_outcomes(planned_record, results)
             where = records.write_run(rec["records_home"], rec)
             print(format_run(rec))
             print(f"recorded at {where}")

@@ -53,7 +53,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from sim_incremental import D, Model  # noqa: E402  (the group model, reused)
 
 from airflow_zorder.core.fleet.budget import Budget  # noqa: E402
-from airflow_zorder.core.fleet.evaluation import evaluate_fleet  # noqa: E402
+from airflow_zorder.core.fleet.evaluation import cores, evaluate_fleet  # noqa: E402
 from airflow_zorder.core.fleet.selection import TableEvaluation, select  # noqa: E402
 from airflow_zorder.core.fleet.spec import FleetTable  # noqa: E402
 from airflow_zorder.core.layout import curve_cost  # noqa: E402
@@ -342,7 +342,16 @@ def synthetic_snapshot(rng: np.random.Generator, files: int, clustered: bool) ->
     )
 
 
-def run_planning(n: int, seed: int, workers: int) -> dict[str, Any]:
+_TIMES = ("plan_s", "evaluate_s", "cpu_s", "load_average")
+
+
+def _cpu() -> float:
+    """CPU seconds of this process and its reaped children (the forked evaluators)."""
+    t = os.times()
+    return t.user + t.system + t.children_user + t.children_system
+
+
+def run_planning(n: int, seed: int, workers: int, processes: int = 1) -> dict[str, Any]:
     from airflow_zorder.core.policy import recluster_policy
     from airflow_zorder.core.policy.thresholds import HealthPolicy
 
@@ -361,16 +370,17 @@ def run_planning(n: int, seed: int, workers: int) -> dict[str, Any]:
 
     tables = [FleetTable(name, read_weight=float(rng.lognormal())) for name in snaps]
     load = os.getloadavg()[0]
-    c1, t1 = time.process_time(), time.perf_counter()
-    evals = evaluate_fleet(tables, evaluate, max_workers=workers)
+    c1, t1 = _cpu(), time.perf_counter()
+    evals = evaluate_fleet(tables, evaluate, max_workers=workers, processes=processes)
     t2 = time.perf_counter()
     plan = select(evals, Budget(max_bytes=2 << 40))
-    c3, t3 = time.process_time(), time.perf_counter()
+    c3, t3 = _cpu(), time.perf_counter()
     totals = plan.totals()
     return {
         "tables": n,
         "files": int(sum(s.num_rows for s in snaps.values()) // 2),
         "workers": workers,
+        "processes": processes,
         "evaluate_s": round(t2 - t1, 2),
         "select_s": round(t3 - t2, 3),
         "plan_s": round(t3 - t1, 2),
@@ -422,7 +432,7 @@ def run_real() -> dict[str, Any]:
     }
 
 
-def run_hook_planning(n: int, workers: int) -> dict[str, Any]:
+def run_hook_planning(n: int, workers: int, processes: int | None = None) -> dict[str, Any]:
     """``n`` real Parquet tables (4 daily partitions x 4 scrambled files each, statistics collected from their
     footers into their stats stores on local disk) planned through ``FleetHook``: the planning path with its I/O."""
     sys.path.insert(0, str(REPO))
@@ -439,13 +449,18 @@ def run_hook_planning(n: int, workers: int) -> dict[str, Any]:
             write_table(str(path), rows=2000, files_per_partition=4, seed=i)
             overlap_tables.collect(path, columns=cols)
             tables.append(FleetTable(str(path), tuple(cols), target_file_size="4KB"))
-        t0 = time.perf_counter()
-        plan = FleetHook(max_workers=workers, record_decisions=False).plan(tables, Budget(max_bytes=1 << 20))
-        seconds = time.perf_counter() - t0
+        hook = FleetHook(max_workers=workers, processes=processes, record_decisions=False)
+        load = os.getloadavg()[0]
+        c0, t0 = _cpu(), time.perf_counter()
+        plan = hook.plan(tables, Budget(max_bytes=1 << 20))
+        seconds, cpu = time.perf_counter() - t0, _cpu() - c0
     return {
         "tables": n,
         "files": n * 16,
         "workers": workers,
+        "processes": hook.processes_for(tables),
+        "cpu_s": round(cpu, 2),
+        "load_average": round(load, 1),
         "plan_s": round(seconds, 2),
         "per_table_ms": round(1000 * seconds / n, 1),
         "by_reason": plan.totals()["by_reason"],
@@ -641,6 +656,7 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     ap.add_argument("--seeds", type=int, default=5, help="fleets (seeds from --seed) of the starvation sweep; 0: none")
     ap.add_argument("--plan-tables", type=int, default=1000, help="tables of the planning benchmark (0: skip it)")
     ap.add_argument("--workers", type=int, default=8, help="threads evaluating tables")
+    ap.add_argument("--processes", type=int, default=1, help="processes they are spread over (0: one per core)")
     ap.add_argument("--hook-tables", type=int, default=0, help="also plan this many real Parquet tables (FleetHook)")
     ap.add_argument("--real", action="store_true", help="also plan the tests' real fleet of 9 small tables")
     ap.add_argument("--merge-into", default=None, help="a results JSON to store the figures in (key 'fleet')")
@@ -661,19 +677,26 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
             f"(lowest {row['kept_min']:.1%}) over {row['seeds']} fleets, most runs waited {row['max_runs_waited']}"
         )
     if a.plan_tables:
-        res["planning"] = run_planning(a.plan_tables, a.seed, a.workers)
+        procs = a.processes or cores()
+        res["planning"] = run_planning(a.plan_tables, a.seed, a.workers, procs)
+        if procs > 1:  # the same on threads only (one interpreter), for comparison
+            res["planning"]["threads_only"] = {
+                k: v for k, v in run_planning(a.plan_tables, a.seed, a.workers, 1).items() if k in _TIMES
+            }
         p = res["planning"]
         print(
             f"planning {p['tables']} tables ({p['files']:,} files, synthetic stats): {p['plan_s']} s "
-            f"(evaluate {p['evaluate_s']} s, select {p['select_s']} s; CPU {p['cpu_s']} s, load {p['load_average']}); "
-            f"{p['by_reason']}"
+            f"(evaluate {p['evaluate_s']} s, select {p['select_s']} s; CPU {p['cpu_s']} s, load {p['load_average']}; "
+            f"{p['processes']} processes); {p['by_reason']}"
+            + (f"; threads only: {p['threads_only']}" if p.get("threads_only") else "")
         )
     if a.hook_tables:
-        res["hook_planning"] = run_hook_planning(a.hook_tables, a.workers)
+        res["hook_planning"] = run_hook_planning(a.hook_tables, a.workers, a.processes or None)
         h = res["hook_planning"]
         print(
             f"planning {h['tables']} real Parquet tables through FleetHook (stats stores on local disk): {h['plan_s']} s, "
-            f"{h['per_table_ms']} ms a table; {h['by_reason']}"
+            f"{h['per_table_ms']} ms a table (CPU {h['cpu_s']} s, load {h['load_average']}, {h['processes']} processes); "
+            f"{h['by_reason']}"
         )
     if a.real:
         res["real"] = run_real()

@@ -10,7 +10,7 @@ from typing import Any
 from airflow.sdk import BaseHook
 
 from airflow_zorder.core.fleet.budget import Budget
-from airflow_zorder.core.fleet.evaluation import DEFAULT_WORKERS, evaluate_fleet
+from airflow_zorder.core.fleet.evaluation import DEFAULT_WORKERS, cores, evaluate_fleet
 from airflow_zorder.core.fleet.selection import DEFAULT_STARVATION_RUNS, FleetPlan, select
 from airflow_zorder.core.fleet.spec import FleetTable
 from airflow_zorder.core.policy.file_sizing import parse_size
@@ -24,9 +24,14 @@ class FleetHook(BaseHook):
     """Plan one fleet run: each table judged by the sensor's rules with its incremental plan, then ranked and fitted
     to the budget.
 
-    :param conn_id: the Airflow connection whose credentials open the tables' stores (as ``FileStatsHook``'s)
+    :param conn_id: the Airflow connection whose credentials open the tables' stores (as ``FileStatsHook``'s); a
+        table's own ``conn_id`` wins
     :param policy: the sensor's thresholds (default ``HealthPolicy()``); each table's ``target_file_size`` sizes it
-    :param max_workers: tables evaluated at a time
+    :param max_workers: tables evaluated at a time (threads, over all the processes)
+    :param processes: forked processes the evaluation is spread over (the rules and plans are CPU-bound Python;
+        default 1: threads only, measured faster on a worker whose cores are busy, docs/fleet.md); None: one per
+        core, unless a table needs an Airflow connection (a fleet or table ``conn_id``, an ``iceberg_conn_id``: its
+        lookup goes through the task's one channel to Airflow), then 1
     :param record_decisions: record each table's decision in its stats location, as the sensor does
     """
 
@@ -38,6 +43,7 @@ class FleetHook(BaseHook):
         policy: HealthPolicy | None = None,
         *,
         max_workers: int = DEFAULT_WORKERS,
+        processes: int | None = 1,
         record_decisions: bool = True,
         logger_name: str | None = None,
     ) -> None:
@@ -45,14 +51,15 @@ class FleetHook(BaseHook):
         self.conn_id = conn_id or None
         self.policy = policy or HealthPolicy()
         self.max_workers = max_workers
+        self.processes = processes
         self.record_decisions = record_decisions
 
     def stats_hook(self, table: FleetTable) -> FileStatsHook:
-        """The table's ``FileStatsHook``."""
+        """The table's ``FileStatsHook``, opened with the table's own connection when it names one, else the fleet's."""
         return FileStatsHook(
             table.table,
             table.stats_location or None,
-            self.conn_id,
+            table.conn_id or self.conn_id,
             iceberg_catalog=table.iceberg_catalog or None,
             iceberg_conn_id=table.iceberg_conn_id or None,
         )
@@ -82,11 +89,18 @@ class FleetHook(BaseHook):
         run_id: str = "",
     ) -> FleetPlan:
         """Evaluate every table (``max_workers`` at a time; one that fails is an ``error`` decision) and choose."""
-        evaluations = evaluate_fleet(tables, self.evaluate_table, self.max_workers)
+        evaluations = evaluate_fleet(tables, self.evaluate_table, self.max_workers, self.processes_for(tables))
         for e in evaluations:
             if e.error:
                 self.log.warning("fleet: %s not evaluated: %s", e.table.table, e.error)
         return select(evaluations, budget, skipped_runs=skipped_runs, starvation_runs=starvation_runs, run_id=run_id)
+
+    def processes_for(self, tables: Sequence[FleetTable]) -> int:
+        """The processes evaluating ``tables``: as given, else one per core when no table needs a connection."""
+        if self.processes is not None:
+            return max(1, self.processes)
+        needs_connection = self.conn_id or any(t.conn_id or t.iceberg_conn_id for t in tables)
+        return 1 if needs_connection else cores()
 
     def get_conn(self) -> None:
         """No connection of its own: each table's ``FileStatsHook`` opens its store."""

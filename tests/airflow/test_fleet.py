@@ -28,20 +28,18 @@ def fleet(tmp_path_factory):
 
 def _check_choice(record: dict, budget: int) -> dict:
     """What any run must satisfy, whatever the tables: the budget holds, the ranking is by score (starved aside),
-    and every degraded table left out had nothing that fit what was left at its turn."""
+    and every degraded table left out had nothing that fit what the run left."""
     by = {d["table"]: d for d in record["decisions"]}
     chosen = [d for d in record["decisions"] if d["reason"] == "chosen"]
     assert sum(d["chosen_bytes"] for d in chosen) == record["totals"]["bytes"] <= budget
     ranked = sorted((d for d in record["decisions"] if d["rank"]), key=lambda d: d["rank"])
     assert [d["score"] for d in ranked] == sorted((d["score"] for d in ranked), reverse=True)
-    spent = 0
+    spent = record["totals"]["bytes"]
     for d in ranked:
         if d["reason"] == "chosen":
-            spent += d["chosen_bytes"]
             assert d["plan"]["bytes"] == d["chosen_bytes"] <= d["planned_bytes"]
-        else:
-            smallest = min(p["bytes"] for p in d["plan"]["partitions"]) if d.get("plan") else None
-            assert d["reason"] == "budget" and (smallest is None or spent + smallest > budget)
+        else:  # the budget is spent partition by partition: nothing of it fits beside what the run spent
+            assert d["reason"] == "budget" and not d["chosen_bytes"] and d["planned_bytes"] > budget - spent
     return by
 
 
@@ -71,6 +69,51 @@ def test_the_hook_plans_a_real_fleet_without_spark(fleet):
     free = FleetHook(max_workers=4, record_decisions=False).plan(tables, Budget())
     assert {d["table"] for d in free.chosen} == {d["table"] for d in degraded}
     assert free.totals()["bytes"] == sum(d["planned_bytes"] for d in degraded) > budget
+
+
+def test_each_table_is_planned_and_rewritten_with_its_own_connection(monkeypatch):
+    """A table's ``conn_id`` (the fleet spec's, or ``[zorder] tables``' third field) opens its store when it is
+    planned and is its re-cluster and stats tasks' ``storage_conn_id``; a table without one uses the fleet's."""
+    from airflow_zorder.core.fleet.spec import FleetTable
+    from airflow_zorder.fleet_dag import collect_kwargs, load_entries, recluster_kwargs
+    from airflow_zorder.hooks.fleet import FleetHook
+
+    monkeypatch.setenv("AIRFLOW__ZORDER__TABLES", "s3://lake/a|s3://lake/a/_zorder/stats|aws_lake, /t/b")
+    entries, source = load_entries(config_tables=True)
+    assert source == "[zorder] tables"
+    (own, plain), _ = expand(entries)
+    assert (own.conn_id, plain.conn_id) == ("aws_lake", "")
+    hook = FleetHook("fleet_conn", record_decisions=False)
+    assert hook.stats_hook(own).conn_id == "aws_lake" and hook.stats_hook(plain).conn_id == "fleet_conn"
+    assert FleetHook(record_decisions=False).stats_hook(FleetTable("/t/c")).conn_id is None
+    plan = {"columns": ["a"], "partitions": []}
+    chosen = {"spec": own.to_dict(), "plan": plan, "partitions": [], "health": {"stats_source": "store"}}
+    assert recluster_kwargs(chosen)["storage_conn_id"] == "aws_lake"
+    assert collect_kwargs(chosen)["storage_conn_id"] == "aws_lake"
+    assert "storage_conn_id" not in recluster_kwargs({**chosen, "spec": plain.to_dict()})
+
+
+def test_the_record_marks_a_chosen_table_whose_rewrite_failed():
+    """``record`` (trigger rule all_done): a chosen table whose re-cluster task failed left no result and is
+    recorded ``failed``; the bytes rewritten count only what was rewritten."""
+    from airflow_zorder.fleet_dag import record_outcomes
+
+    planned = {
+        "totals": {"bytes": 300},
+        "decisions": [
+            {"table": "/t/ok", "reason": "chosen", "chosen_bytes": 100},
+            {"table": "/t/broken", "reason": "chosen", "chosen_bytes": 200},
+            {"table": "/t/later", "reason": "budget", "chosen_bytes": 0},
+        ],
+    }
+    ok = {"table": "/t/ok", "status": "clustered", "rewritten": {"files": 4, "bytes": 100}, "run_id": "r1"}
+    rec = record_outcomes(planned, [ok, None])  # the failed map index pushed nothing
+    by = {d["table"]: d for d in rec["decisions"]}
+    assert by["/t/ok"]["outcome"]["status"] == "clustered" and by["/t/ok"]["outcome"]["bytes"] == 100
+    assert by["/t/broken"]["outcome"] == {"status": "failed", "bytes": 0}
+    assert "outcome" not in by["/t/later"]
+    assert (rec["totals"]["bytes_rewritten"], rec["totals"]["rewrites_failed"]) == (100, 1)
+    assert record_outcomes(planned, ok)["totals"]["rewrites_failed"] == 1  # one mapped result: not a list
 
 
 @pytest.mark.spark

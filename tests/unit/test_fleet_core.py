@@ -95,6 +95,21 @@ def test_tables_are_ranked_by_weighted_savings_per_byte_and_the_budget_is_never_
     assert free.totals()["bytes"] == 100 + 300 + 200 + 300
 
 
+def test_the_budget_buys_partitions_by_weighted_savings_per_byte_across_tables():
+    """A whole plan that fits does not take the place of another table's better partitions: the budget is spent
+    partition by partition, and what is left is filled with the partitions that still fit."""
+    mixed = _plan(_partition("d=1", 100, 4.0), _partition("d=2", 300, 0.3))  # 4.3 / 400: ranked first
+    other = _plan(_partition("d=1", 200, 2.0), _partition("d=2", 100, 0.1))  # 2.1 / 300: ranked second
+    plan = select([_eval("/t/mixed", "recluster", mixed), _eval("/t/other", "recluster", other)], Budget(max_bytes=450))
+    by = {d["table"]: d for d in plan.decisions}
+    assert (by["/t/mixed"]["rank"], by["/t/other"]["rank"]) == (1, 2)
+    # by partition: mixed d=1 (0.04 a byte), other d=1 (0.01), other d=2 (0.001); mixed d=2 (0.001) no longer fits
+    assert by["/t/mixed"]["partitions"] == ["d=1"] and by["/t/other"]["partitions"] == ["d=1", "d=2"]
+    assert not by["/t/other"]["trimmed"] and by["/t/other"]["plan"]["bytes"] == 300
+    assert plan.totals()["bytes"] == 400 <= 450
+    assert plan.totals()["gain"] == pytest.approx(4.0 + 2.1)  # the whole plan first: 4.3, and nothing else fit
+
+
 def test_a_spark_time_budget_counts_each_jobs_overhead():
     evals = [_eval(f"/t/{i}", "recluster", _plan(_partition(None, 1000, 1.0 + i))) for i in range(4)]
     budget = Budget(max_spark_seconds=25.0, bytes_per_second=1000.0, job_overhead_s=10.0)  # 11 s a table
@@ -148,6 +163,32 @@ def test_evaluations_run_on_threads_and_an_error_never_stops_the_fleet():
     assert [e.decision for e in out].count("healthy") == 12
     assert out[-1].decision == "error" and out[-1].error == "OSError: store unreachable"
     assert all(n.startswith("zorder-fleet") for n in seen)
+
+
+def test_evaluations_spread_over_forked_processes_come_back_in_order():
+    import os
+
+    def evaluate(t: FleetTable) -> dict:
+        if t.table.endswith("7"):
+            raise OSError("store unreachable")
+        return {"decision": "healthy", "pid": os.getpid()}
+
+    tables = [FleetTable(f"/t/{i}") for i in range(40)]
+    out = evaluate_fleet(tables, evaluate, max_workers=4, processes=2)
+    assert [e.table.table for e in out] == [t.table for t in tables]
+    assert [e.decision for e in out].count("error") == 4 and out[7].error == "OSError: store unreachable"
+    pids = {e.payload["pid"] for e in out if e.payload}
+    assert len(pids) == 2 and os.getpid() not in pids
+    few = evaluate_fleet(tables[:20], evaluate, max_workers=1, processes=2)  # too few to fork for
+    assert {e.payload["pid"] for e in few if e.payload} == {os.getpid()}
+
+
+def test_a_table_may_name_its_own_storage_connection():
+    (entry,) = parse_spec_text('[{"table": "s3://lake/a", "conn_id": " aws_lake "}]')
+    (table,), _ = expand([entry])
+    assert table.conn_id == "aws_lake" and table.to_dict()["conn_id"] == "aws_lake"
+    (plain,), _ = expand([{"table": "/t/b"}])
+    assert plain.conn_id == ""
 
 
 def test_the_spec_reads_json_and_yaml_and_refuses_what_it_cannot_use():

@@ -1,21 +1,36 @@
-"""Evaluate a fleet's tables several at a time (threads: the reads wait on storage, not on the CPU); a table whose
-evaluation fails is an ``error`` evaluation, never the fleet's end."""
+"""Evaluate a fleet's tables several at a time: threads (the reads wait on storage), in as many forked processes as
+the worker has cores when asked (the sensor's rules and plans are CPU-bound Python: one interpreter is one core). A
+table whose evaluation fails is an ``error`` evaluation, never the fleet's end."""
 
 from __future__ import annotations
 
+import multiprocessing
+import os
 import time
 from collections.abc import Callable, Mapping, Sequence
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import ProcessPoolExecutor, ThreadPoolExecutor
+from concurrent.futures.process import BrokenProcessPool
 from typing import Any
 
 from airflow_zorder.core.fleet.selection import TableEvaluation
 from airflow_zorder.core.fleet.spec import FleetTable
 
-__all__ = ["DEFAULT_WORKERS", "evaluate_fleet"]
+__all__ = ["DEFAULT_WORKERS", "MIN_TABLES_PER_PROCESS", "cores", "evaluate_fleet"]
 
 DEFAULT_WORKERS = 8
+MIN_TABLES_PER_PROCESS = 16  # fewer: a fork costs more than it saves
 
 Evaluator = Callable[[FleetTable], Mapping[str, Any]]
+
+_FORKED: tuple[Evaluator, Sequence[FleetTable], int, int] | None = None  # what the forked processes evaluate
+
+
+def cores() -> int:
+    """The CPUs this process may run on."""
+    try:
+        return len(os.sched_getaffinity(0))
+    except AttributeError:  # not on Linux
+        return os.cpu_count() or 1
 
 
 def _one(evaluate: Evaluator, table: FleetTable) -> TableEvaluation:
@@ -27,11 +42,39 @@ def _one(evaluate: Evaluator, table: FleetTable) -> TableEvaluation:
     return TableEvaluation(table, payload=payload, seconds=time.perf_counter() - start)
 
 
-def evaluate_fleet(
-    tables: Sequence[FleetTable], evaluate: Evaluator, max_workers: int = DEFAULT_WORKERS
-) -> list[TableEvaluation]:
-    """Each table's evaluation (``evaluate(table)``: the sensor's payload with its plan), in the tables' order."""
+def _threaded(tables: Sequence[FleetTable], evaluate: Evaluator, max_workers: int) -> list[TableEvaluation]:
     if max_workers <= 1 or len(tables) <= 1:
         return [_one(evaluate, t) for t in tables]
     with ThreadPoolExecutor(max_workers=min(max_workers, len(tables)), thread_name_prefix="zorder-fleet") as pool:
         return list(pool.map(lambda t: _one(evaluate, t), tables))
+
+
+def _forked_share(index: int) -> list[TableEvaluation]:
+    """In a forked process: every ``step``-th table from ``index`` (the evaluator is inherited, never pickled)."""
+    assert _FORKED is not None
+    evaluate, tables, threads, step = _FORKED
+    return _threaded(tables[index::step], evaluate, threads)
+
+
+def evaluate_fleet(
+    tables: Sequence[FleetTable], evaluate: Evaluator, max_workers: int = DEFAULT_WORKERS, processes: int = 1
+) -> list[TableEvaluation]:
+    """Each table's evaluation (``evaluate(table)``: the sensor's payload with its plan), in the tables' order:
+    ``max_workers`` threads in all, over ``processes`` forked processes (where ``fork`` exists and each gets at least
+    ``MIN_TABLES_PER_PROCESS`` tables; else threads only). A process pool that breaks falls back to threads."""
+    global _FORKED
+    processes = min(processes, len(tables) // MIN_TABLES_PER_PROCESS)
+    if processes <= 1 or "fork" not in multiprocessing.get_all_start_methods():
+        return _threaded(tables, evaluate, max_workers)
+    _FORKED = (evaluate, list(tables), max(1, max_workers // processes), processes)
+    try:
+        with ProcessPoolExecutor(processes, mp_context=multiprocessing.get_context("fork")) as pool:
+            shares = list(pool.map(_forked_share, range(processes)))
+    except BrokenProcessPool:
+        return _threaded(tables, evaluate, max_workers)
+    finally:
+        _FORKED = None
+    out: list[TableEvaluation] = [None] * len(tables)  # type: ignore[list-item]
+    for index, share in enumerate(shares):
+        out[index::processes] = share
+    return out

@@ -1,11 +1,12 @@
-"""The fleet's choice: rank the degraded tables by read savings per byte rewritten, spend the budget down the
-ranking (trimming a plan that does not fit whole), and give every table its decision with the reason.
+"""The fleet's choice: rank the degraded tables by read savings per byte rewritten, spend the budget on their plans'
+partitions by weighted savings per byte (so a table's weak partitions never take the place of another's strong ones,
+and what is left is filled with the partitions that fit), and give every table its decision with the reason.
 
 Reasons: ``chosen``; ``budget`` (degraded, but nothing of its plan fits what is left); ``healthy``; ``hold`` (the
 sensor's guards: stale stats, too small, re-clustered too recently, or a plan with nothing to rewrite); ``error``
 (its evaluation failed: the rest of the fleet goes on). Starvation guard: a table skipped for budget
-``starvation_runs`` runs in a row is served before the ranking, its best partition (savings per byte) only, so that
-the guard costs the ranking little; a starved table whose plan is one partition is served whole when it fits.
+``starvation_runs`` runs in a row is served before the ranking, its best partition (savings per byte) that fits; its
+other partitions wait their turn with the rest.
 """
 
 from __future__ import annotations
@@ -16,7 +17,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from airflow_zorder.core.fleet.budget import Budget
-from airflow_zorder.core.fleet.gain import plan_gain, trim_plan
+from airflow_zorder.core.fleet.gain import partition_score, plan_gain, subplan
 from airflow_zorder.core.fleet.spec import FleetTable
 
 __all__ = ["DEFAULT_STARVATION_RUNS", "REASONS", "FleetPlan", "TableEvaluation", "select"]
@@ -135,6 +136,39 @@ def _decision(e: TableEvaluation, skipped_before: int) -> dict[str, Any]:
     }
 
 
+def _fill(
+    candidates: Sequence[dict[str, Any]], plans: Mapping[str, Mapping[str, Any]], budget: Budget
+) -> dict[str, list[Mapping[str, Any]]]:
+    """Each candidate's partitions the budget buys: the starved tables' best partition first (a starved table of one
+    partition whole), then every partition of every candidate by weighted files saved per byte, each taken when it
+    fits beside what is taken (a table's Spark job overhead counted once)."""
+    kept: dict[str, list[Mapping[str, Any]]] = {d["table"]: [] for d in candidates}
+    taken: dict[str, int] = {d["table"]: 0 for d in candidates}  # bytes taken per table
+    spent = [0, 0.0]  # bytes, estimated Spark seconds
+
+    def take(table: str, entry: Mapping[str, Any]) -> bool:
+        size, before = int(entry.get("bytes") or 0), taken[table]
+        # the table's job grows by ``size``: its time estimate is replaced, its overhead counted once
+        if not budget.fits(before + size, spent[0] - before, spent[1] - budget.seconds(before)):
+            return False
+        kept[table].append(entry)
+        taken[table] = before + size
+        spent[0] += size
+        spent[1] += budget.seconds(before + size) - budget.seconds(before)
+        return True
+
+    queue = []
+    for d in candidates:
+        entries = sorted(plans[d["table"]]["partitions"], key=lambda e: (-partition_score(e), str(e.get("partition"))))
+        if d["starved"] and budget.bounded:  # served first: its best partition that fits; the rest waits its turn
+            first = next((j for j, e in enumerate(entries) if take(d["table"], e)), None)
+            entries = entries if first is None else entries[:first] + entries[first + 1 :]
+        queue += [(-partition_score(e) * d["read_weight"], d["rank"], j, d["table"], e) for j, e in enumerate(entries)]
+    for *_, table, entry in sorted(queue, key=lambda q: q[:3]):
+        take(table, entry)
+    return kept
+
+
 def select(
     evaluations: Sequence[TableEvaluation],
     budget: Budget,
@@ -160,20 +194,13 @@ def select(
         candidates.append(d)
         plans[d["table"]] = e.plan
     candidates.sort(key=lambda d: (not d["starved"], -d["skipped_runs_before"] if d["starved"] else 0, -d["score"]))
-    spent_bytes, spent_s = 0, 0.0
     for rank, d in enumerate(candidates, start=1):
         d["rank"] = rank
+    kept = _fill(candidates, plans, budget)
+    spent_bytes = sum(int(e.get("bytes") or 0) for entries in kept.values() for e in entries)
+    for d in candidates:
         plan = plans[d["table"]]
-        fits = lambda n, b=spent_bytes, s=spent_s: budget.fits(n, b, s)  # noqa: E731
-        if d["starved"] and budget.bounded and len(plan["partitions"]) > 1:
-            chosen = trim_plan(plan, fits, max_partitions=1)  # served first, its best partition; the rest waits
-            d["trimmed"] = chosen is not None
-        else:
-            chosen = plan if fits(d["planned_bytes"]) else None
-        if chosen is None:
-            chosen = trim_plan(plan, fits)
-            d["trimmed"] = chosen is not None
-        if chosen is None:
+        if not kept[d["table"]]:
             d["reason"] = "budget"
             d["skipped_runs"] = d["skipped_runs_before"] + 1
             left = None if budget.max_bytes is None else budget.max_bytes - spent_bytes
@@ -183,6 +210,8 @@ def select(
                 + f"; skipped {d['skipped_runs']} run(s) in a row"
             )
             continue
+        chosen = subplan(plan, kept[d["table"]])
+        d["trimmed"] = len(chosen["partitions"]) < len(plan["partitions"])
         d["reason"] = "chosen"
         d["plan"] = chosen
         d["chosen_bytes"] = int(chosen["bytes"])
@@ -192,8 +221,6 @@ def select(
         d["detail"] = ("starved: served before the ranking; " if d["starved"] else "") + (
             f"trimmed to {len(chosen['partitions'])} of {len(plan['partitions'])} partitions" if d["trimmed"] else ""
         )
-        spent_bytes += d["chosen_bytes"]
-        spent_s += d["est_seconds"]
     order = {"chosen": 0, "budget": 1, "hold": 2, "error": 3, "healthy": 4}
     rows.sort(key=lambda d: (order[d["reason"]], d["rank"] or 0, d["table"]))
     return FleetPlan(

@@ -2,7 +2,8 @@
 discovery rules (Delta tables under a prefix, an Iceberg namespace) expanded into tables.
 
 An entry is a table (``table``, optional ``columns``, ``curve``, ``target_file_size``, ``stats_location``,
-``iceberg_catalog`` or ``iceberg_conn_id``, ``read_weight``) or a discovery rule (``discover: delta`` with ``prefix``, or ``discover:
+``conn_id`` (the storage connection its stats and files are read with), ``iceberg_catalog`` or ``iceberg_conn_id``,
+``read_weight``) or a discovery rule (``discover: delta`` with ``prefix``, or ``discover:
 iceberg`` with ``catalog`` and ``namespace``; its other keys apply to every table found). Without ``columns`` a
 table is judged on its last clustering's columns, else every column with statistics (the sensor's rule).
 """
@@ -37,6 +38,7 @@ TABLE_KEYS = (
     "curve",
     "target_file_size",
     "stats_location",
+    "conn_id",
     "iceberg_catalog",
     "iceberg_conn_id",
     "read_weight",
@@ -54,6 +56,7 @@ class FleetTable:
     curve: str = DEFAULT_CURVE
     target_file_size: str = ""  # "": the job's default
     stats_location: str = ""  # "": the table's default
+    conn_id: str = ""  # the storage connection opening its store ("": the fleet's)
     iceberg_catalog: str = ""  # a pyiceberg catalog's name: ``table`` is ``namespace.table`` in it
     iceberg_conn_id: str = ""  # or an Airflow ``iceberg`` connection naming the catalog
     read_weight: float | None = None  # how much the table is read (None: unknown, weighted as 1)
@@ -91,6 +94,7 @@ def _table(entry: Mapping[str, Any], base: str | None = None) -> FleetTable:
         curve=str(entry.get("curve") or DEFAULT_CURVE),
         target_file_size=str(entry.get("target_file_size") or ""),
         stats_location=str(entry.get("stats_location") or ""),
+        conn_id=str(entry.get("conn_id") or "").strip(),
         iceberg_catalog=str(entry.get("iceberg_catalog") or ""),
         iceberg_conn_id=str(entry.get("iceberg_conn_id") or ""),
         read_weight=None if weight is None else float(weight),

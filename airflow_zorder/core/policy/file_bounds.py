@@ -117,12 +117,18 @@ def _valid_mask(arr: pa.Array) -> np.ndarray:
     return pc.is_valid(arr).to_numpy(zero_copy_only=False)
 
 
+def _filled(arr: Any, value: Any) -> Any:
+    """``arr`` with its nulls replaced by ``value``; the array itself when it has none (a compute call spared: the
+    common case, and a fleet's planning makes thousands of them)."""
+    return arr if arr.null_count == 0 else pc.fill_null(arr, value)
+
+
 def _int_keys(arrays: list[pa.Array], dtype: pa.DataType, np_dtype: Any) -> list[np.ndarray] | None:
     try:
         cast = [a.cast(dtype, safe=True) for a in arrays]
     except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
         return None
-    return [pc.fill_null(a, 0).to_numpy(zero_copy_only=False).astype(np_dtype, copy=False) for a in cast]
+    return [_filled(a, 0).to_numpy(zero_copy_only=False).astype(np_dtype, copy=False) for a in cast]
 
 
 def _rank_keys(arrays: list[pa.Array]) -> list[np.ndarray]:
@@ -214,11 +220,11 @@ def _encode(arrays: list[pa.Array]) -> list[np.ndarray]:
     if pa.types.is_floating(t):  # normalised values (-0.0 -> 0.0, one NaN): they double as positions
         return [value_order.float_keys(a)[0] for a in arrays]
     if pa.types.is_boolean(t):
-        return [pc.fill_null(a, False).to_numpy(zero_copy_only=False).astype(np.uint8) for a in arrays]
+        return [_filled(a, False).to_numpy(zero_copy_only=False).astype(np.uint8) for a in arrays]
     if pa.types.is_temporal(t):  # date, timestamp, time, duration: integer counts of one unit
         width = pa.int32() if t.bit_width == 32 else pa.int64()
         return [
-            pc.fill_null(a.view(width) if a.null_count == 0 else a.cast(width), 0)
+            _filled(a.view(width) if a.null_count == 0 else a.cast(width), 0)
             .to_numpy(zero_copy_only=False)
             .astype(np.int64, copy=False)
             for a in arrays
@@ -268,7 +274,7 @@ def prepare_bounds(
         has = np.ones(n, dtype=bool)
     else:
         if isinstance(has_stats, (pa.Array, pa.ChunkedArray)):
-            has = pc.fill_null(has_stats, False).to_numpy(zero_copy_only=False)
+            has = _filled(has_stats, False).to_numpy(zero_copy_only=False)
         else:
             has = np.asarray(has_stats)
         has = has.astype(bool, copy=False).reshape(-1)

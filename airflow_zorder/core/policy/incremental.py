@@ -432,8 +432,12 @@ def _merge(
     out = sum(g.output_bytes for g in members)
     span = _span(cols, members)
 
-    def cost(k: int) -> tuple[np.ndarray, tuple[int, ...] | None]:
-        return _clustered_cost(span, k, d, q, p.job_curve, rest)
+    costs: dict[int, tuple[np.ndarray, tuple[int, ...] | None]] = {}
+
+    def cost(k: int) -> tuple[np.ndarray, tuple[int, ...] | None]:  # the chosen count's is not computed twice
+        if k not in costs:
+            costs[k] = _clustered_cost(span, k, d, q, p.job_curve, rest)
+        return costs[k]
 
     k = curve_cost.best_count(out / p.target_file_size, lambda k: float(cost(k)[0].max()) / k ** (1 - 1 / d))
     read, on = cost(k)

@@ -95,6 +95,16 @@ def _own_snapshot_time(snapshot: pa.Table) -> dt.datetime | None:
     return None
 
 
+def _partition_bytes(partitions: np.ndarray, sizes: np.ndarray) -> dict[str, float]:
+    """Bytes per partition (unknown sizes: 0), in the order the partitions first appear: one pass in numpy, not one
+    Python step a file (a fleet's planning reads hundreds of thousands of files)."""
+    if not len(partitions):
+        return {}
+    names, first, inverse = np.unique(partitions.astype(str), return_index=True, return_inverse=True)
+    sums = np.bincount(inverse.reshape(-1), weights=np.nan_to_num(sizes, nan=0.0), minlength=len(names))
+    return {str(names[i]): float(sums[i]) for i in np.argsort(first, kind="stable")}
+
+
 def snapshot_facts(
     snapshot: pa.Table,
     *,
@@ -121,13 +131,11 @@ def snapshot_facts(
         newer = files["mtime_ms"] > last_at.timestamp() * 1000.0
         new_fraction = float(np.nansum(files["size"][newer]) / total_bytes)
 
-    part_bytes: dict[str, float] = {}
-    for p, s in zip(files["partition"], files["size"]):
-        part_bytes[str(p)] = part_bytes.get(str(p), 0.0) + (0.0 if np.isnan(s) else float(s))
+    part_bytes = _partition_bytes(files["partition"], files["size"])
     return SnapshotFacts(
         num_files=num_files,
         total_bytes=total_bytes,
-        partition_names=sorted({str(p) for p in files["partition"]}),
+        partition_names=sorted(part_bytes),
         partition_bytes=part_bytes,
         snapshot_id=snapshot_id,
         stats_time=stats_time,
