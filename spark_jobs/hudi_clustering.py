@@ -96,13 +96,14 @@ def _call(spark: Any, path: str, op: str, **args: str) -> list[Any]:
         return spark.sql(f"CALL run_clustering({named})").collect()
     except Exception as exc:  # noqa: BLE001 - converted to what the user can act on
         text = str(exc)
-        if "run_clustering" in text and ("not found" in text.lower() or "PARSE_SYNTAX_ERROR" in text):
+        unknown = ("UNRESOLVED_ROUTINE", "PARSE_SYNTAX_ERROR", "Cannot resolve routine", "not found")
+        if "run_clustering" in text and any(u in text for u in unknown):
             raise MissingDependencyError(
                 "this Spark session has no Hudi procedures: submit the job with Hudi's Spark bundle and its session "
                 "settings (airflow_zorder.hudi_spark.submit_conf: spark.sql.extensions="
                 "org.apache.spark.sql.hudi.HoodieSparkSessionExtension, ...)"
             ) from exc
-        if "HoodieWriteConflictException" in text or "conflict" in text.lower() and "hoodie" in text.lower():
+        if "HoodieWriteConflictException" in text or ("conflict" in text.lower() and "hoodie" in text.lower()):
             raise ConcurrentChangeError(
                 f"Hudi's clustering of {path} conflicted with another writer's commit (optimistic concurrency "
                 f"control): the clustering was not committed and the other writer's change stands. Run again. "
@@ -238,6 +239,10 @@ def run_hudi_cluster(
         before_pending = _pending_clusterings(fs, table)
         _call(spark, table.root, "schedule", **args)
         new = sorted(_pending_clusterings(fs, table) - before_pending)
+        if not new:  # e.g. one file group, already written by a clustering
+            result["status"] = "noop"
+            result["messages"].append("nothing to cluster: Hudi's clustering plan chose no file group")
+            return _finish(result, [], [], [], 0, phases, started, columns)
         if len(new) != 1:
             raise ClusteringError(
                 f"Hudi scheduled {len(new)} clusterings of {table.root} for this run (expected 1): "
