@@ -16,8 +16,9 @@ l_shipdate`` into ``--files`` files:
   ``--curve hilbert --num-files N``: Hudi's clustering driven by our options (every base file a candidate, every
   file group in one sorted group, the curve over sampled ranges, the target size from our sizing);
 - ``hudi hilbert`` / ``hudi z-order``: ``CALL run_clustering(order => ..., order_strategy => ...,
-  op => 'scheduleAndExecute')`` with Hudi's defaults, only ``target.file.max.bytes`` set so that it writes the same
-  number of files.
+  op => 'scheduleAndExecute')`` with Hudi's defaults, only ``target.file.max.bytes`` and
+  ``hoodie.parquet.compression.ratio`` (so that its writer does not roll files early) set, for the same number of
+  files.
 
 For each layout (and the unclustered input) and each column, ``--queries`` values drawn from the data: the files
 Spark's scan plans for ``column = value`` with ``hoodie.enable.data.skipping=true`` (the ``numFiles`` metric of the
@@ -91,6 +92,7 @@ def driver(a: argparse.Namespace) -> dict[str, Any]:
 
     from airflow_zorder.core.jobs.options import ClusterOptions
     from spark_jobs.cluster_table import run_action
+    from spark_jobs.hudi_clustering import WRITER_RATIO
 
     spark = SparkSession.builder.getOrCreate()
     spark.conf.set("spark.sql.adaptive.enabled", "false")
@@ -139,7 +141,8 @@ def driver(a: argparse.Namespace) -> dict[str, Any]:
         spark.sql(
             f"CALL run_clustering(path => '{copies[name]}', order => '{','.join(COLUMNS)}', "
             f"order_strategy => '{strategy}', op => 'scheduleAndExecute', "
-            f"options => 'hoodie.clustering.plan.strategy.target.file.max.bytes={target}')"
+            f"options => 'hoodie.clustering.plan.strategy.target.file.max.bytes={target},"
+            f"hoodie.parquet.compression.ratio={WRITER_RATIO}')"
         ).collect()
         res["timings_s"][name] = round(time.time() - t, 1)
         log(f"{name}: {res['timings_s'][name]} s")
@@ -185,8 +188,8 @@ def render(res: dict[str, Any]) -> str:
         f"{res['timings_s']['write']} s), then re-clustered on {', '.join(f'`{c}`' for c in COLUMNS)} into "
         f"{res['files']} files three ways: **ours** (the cluster job on a Hudi table: Hudi's `run_clustering` "
         "driven by our options, Hilbert over sampled ranges, every file group in one sorted group), and Hudi's own "
-        "`run_clustering` with its defaults and `hilbert` or `z-order` (only `target.file.max.bytes` set, for the "
-        f"same number of files). Files read per point query: the files Spark's scan plans with Hudi's data "
+        "`run_clustering` with its defaults and `hilbert` or `z-order` (only `target.file.max.bytes` and "
+        "`hoodie.parquet.compression.ratio` set, for the same number of files). Files read per point query: the files Spark's scan plans with Hudi's data "
         f"skipping (`hoodie.enable.data.skipping=true`, column statistics of the metadata table), mean of "
         f"{res['queries']} values per column drawn from the data (ideal for {res['files']} files and "
         f"{len(COLUMNS)} columns: {ideal:.2f} of the files).",

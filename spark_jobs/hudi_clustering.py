@@ -52,6 +52,7 @@ FORMAT = "hudi"  # the registry's name of the format (core.tables.hudi_table.FOR
 ORDER_STRATEGY = {"zorder": "z-order", "hilbert": "hilbert", "linear": "linear"}
 UNBOUNDED = 1 << 50  # bytes: no limit
 MAX_GROUPS = 1_000_000
+WRITER_RATIO = 10  # hoodie.parquet.compression.ratio: the files are sized by the plan's groups, not by rolling
 
 #: check_columns(column types, partition columns, wanted) -> resolved columns (cluster_table's own rule)
 ColumnCheck = Callable[[dict[str, str], list[str], list[str]], list[str]]
@@ -78,6 +79,9 @@ def clustering_options(opts: ClusterOptions, target_bytes: int) -> dict[str, str
         # the curve over ranges of sampled values, as ours (Hudi's default maps raw values onto the curve)
         "hoodie.layout.optimize.curve.build.method": "sample",
         "hoodie.parquet.compression.codec": opts.compression,
+        # Hudi's writer rolls a file at target x (1 + ratio) of its UNcompressed estimate, which would split each
+        # planned file in ~3; Hudi's knob for bulk inserts writing smaller files than expected
+        "hoodie.parquet.compression.ratio": str(WRITER_RATIO),
     }
 
 
