@@ -849,6 +849,10 @@ def render_doc(res: dict, out_dir: Path, doc: Path) -> str:
         lines += s3_section(res["s3"]) + ([""] if _has_incremental(res) else [])
     if _has_incremental(res):
         lines += incremental_section(res["incremental"], rel)
+    if res.get("hudi", {}).get("layouts"):  # issue #50: its own script renders its section
+        import bench_hudi
+
+        lines += ["", *bench_hudi.render(res["hudi"]).splitlines()]
     return "\n".join(lines) + "\n"
 
 

@@ -65,6 +65,7 @@ def runs(tables: dict[str, Path], tmp_path_factory: pytest.TempPathFactory) -> d
     work = tmp_path_factory.mktemp("hudi-clustering")
     e2e = _copy(tables["cow_part"], work / "e2e")
     occ = _copy(tables["cow_part"], work / "occ")
+    inc = _copy(tables["cow_part"], work / "inc")
     refused = {name: _copy(tables[name], work / name) for name in ("mor", "bucket", "pending")}
     before = _files(e2e)
     steps = [
@@ -77,13 +78,15 @@ def runs(tables: dict[str, Path], tmp_path_factory: pytest.TempPathFactory) -> d
         *[["cluster", *_argv(p, f"run-{name}")] for name, p in refused.items()],
         ["cluster_upsert", occ, str(MOD), *_argv(occ, "run-occ", "--target-file-size", str(TARGET))],
         ["read", occ],
+        ["cluster", *_argv(inc, "run-inc", "--incremental", "--target-file-size", str(TARGET))],
     ]
     out = [r["out"] for r in _run_steps(steps, work / "results.json")]
     names = ["before", "e2e", "after", "timeline", "unknown_column", "partition_column", "mor", "bucket", "pending"]
     return {
         **dict(zip(names, out)),
-        "occ": out[-2],
-        "occ_read": out[-1],
+        "occ": out[-3],
+        "occ_read": out[-2],
+        "incremental": out[-1],
         "path": e2e,
         "files_before": before,
         "files_after": _files(e2e),
@@ -151,6 +154,17 @@ def test_concurrent_upsert_is_kept_or_conflicts_never_lost(runs: dict[str, Any])
         assert occ["cluster"]["error_type"] in ("ConcurrentChangeError", "ClusteringError"), occ["cluster"]
     assert read["rows"] == read["keys"] == ROWS  # nothing lost, nothing duplicated or resurrected
     assert read["updated"] == (ROWS // MOD if upserted else 0)
+
+
+def test_an_incremental_run_clusters_the_partitions_its_plan_chose(runs: dict[str, Any]) -> None:
+    """The job's own incremental plan (footers of the base files: no stats store yet) picks bins; Hudi clusters
+    their whole partitions."""
+    result = runs["incremental"]
+    assert result["status"] in ("clustered", "noop"), result
+    assert result["mode"] == "incremental" and result["plan"]["bins"] >= 1, result
+    if result["status"] == "clustered":
+        assert {p["partition"] for p in result["partitions"]} <= {"region=eu", "region=us", "eu", "us"}
+        assert result["after"]["rows"] == result["before"]["rows"] > 0
 
 
 def test_kill_9_during_the_clustering_then_recovery(tables: dict[str, Path], tmp_path: Path) -> None:
