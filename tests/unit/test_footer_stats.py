@@ -411,3 +411,23 @@ def test_parse_arrow_type_round_trip() -> None:
     assert parse_arrow_type("large_string") == pa.string()
     with pytest.raises(ValueError):
         parse_arrow_type("list<item: int64>")
+
+
+def test_a_large_key_value_metadata_is_left_out_of_the_parse_and_nothing_else(tmp_path):
+    # Apache Hudi writes a ~430 KB bloom filter into every base file's key-value metadata
+    from airflow_zorder.core.stats import parquet_footer
+
+    path = str(tmp_path / "hudi_like.parquet")
+    t = pa.table({"a": pa.array([3, 1, 2], pa.int64()), "s": ["x", "yy", None]})
+    big = {b"org.apache.hudi.bloomfilter": b"\x01" * 400_000, b"hoodie_min_record_key": b"1"}
+    pq.write_table(t.replace_schema_metadata(big), path)
+    footer, _ = parquet_footer.read_footer_bytes(path, None)
+    small = parquet_footer.drop_large_key_values(footer)
+    assert len(footer) > 400_000 > 10_000 > len(small)
+    parsed, full = parquet_footer.metadata_from_footer(footer), pq.read_metadata(path)
+    assert parsed.metadata is None and full.metadata[b"hoodie_min_record_key"] == b"1"
+    assert parsed.created_by == full.created_by and parsed.num_rows == full.num_rows
+    for c in range(2):
+        assert parsed.row_group(0).column(c).statistics == full.row_group(0).column(c).statistics
+    assert parquet_footer.exact_flags(small) == parquet_footer.exact_flags(footer)
+    assert parquet_footer.drop_large_key_values(small) == small  # a small one stays

@@ -31,6 +31,7 @@ __all__ = [
     "Instant",
     "instant_time",
     "pending_instants",
+    "timeline_instants",
     "read_properties",
     "timeline_dir",
 ]
@@ -97,24 +98,32 @@ def timeline_dir(root: str, props: Mapping[str, str]) -> str:
     return join(root, META_DIR)
 
 
-def pending_instants(fs: FileSystem, root: str, props: Mapping[str, str]) -> list[Instant]:
-    """Instants requested or inflight and not completed, oldest first (one listing of the timeline directory)."""
+def timeline_instants(fs: FileSystem, root: str, props: Mapping[str, str]) -> list[Instant]:
+    """Every instant of the active timeline, by its files' names (one listing of the timeline directory): the
+    completed ones, and those requested or inflight and not completed; ordered by timestamp."""
     states: dict[tuple[str, str], str] = {}
-    completed: set[str] = set()
+    completed: dict[str, str] = {}
     for f in fs.list_files(timeline_dir(root, props), recursive=False):
         m = _INSTANT.match(f.path.rsplit("/", 1)[-1])
         if m is None:
             continue
         ts, done, action, state = m.groups()
         if state is None:  # completed: "<ts>_<done>.<action>" (v8+) or "<ts>.<action>" (v6)
-            completed.add(ts)
+            completed[ts] = action if done is None else f"{action}@{done}"
             continue
         if action == "inflight":  # "<ts>.inflight": a commit's inflight file
             action, state = "commit", "inflight"
         key = (ts, action)
         if states.get(key) != "inflight":
             states[key] = state
-    return [Instant(ts, a, s) for (ts, a), s in sorted(states.items()) if ts not in completed]
+    out = [Instant(ts, a, "completed") for ts, a in completed.items()]
+    out += [Instant(ts, a, s) for (ts, a), s in states.items() if ts not in completed]
+    return sorted(out, key=lambda i: (i.timestamp, i.state != "completed"))
+
+
+def pending_instants(fs: FileSystem, root: str, props: Mapping[str, str]) -> list[Instant]:
+    """Instants requested or inflight and not completed, oldest first."""
+    return [i for i in timeline_instants(fs, root, props) if i.state != "completed"]
 
 
 def instant_time(timestamp: str, props: Mapping[str, str]) -> dt.datetime | None:

@@ -31,6 +31,7 @@ _MAGIC = b"PAR1"
 _MAGIC_ENCRYPTED = b"PARE"
 _TAIL_READ = 64 * 1024
 _LOCAL_TAIL_READ = 16 * 1024
+_KEY_VALUES_LIMIT = 64 * 1024  # larger key-value metadata is dropped before parsing (a Hudi bloom filter)
 
 # --------------------------------------------------------------------------
 # Footer bytes
@@ -86,8 +87,50 @@ def _footer_from_tail(path: str, tail: bytes, size: int) -> bytes | None:
     return None
 
 
+def drop_large_key_values(footer: bytes, limit: int = _KEY_VALUES_LIMIT) -> bytes:
+    """The footer without its key-value metadata when that holds more than ``limit`` bytes, else unchanged.
+
+    Apache Hudi writes a bloom filter of its record keys there (~430 KB a file by default): parsing it into pyarrow
+    (and Python) for every file costs more than the statistics, and none of them is in it. The fields after it
+    (``created_by``, ``column_orders``) stay; the next field's header is re-encoded (compact protocol field ids are
+    deltas from the previous field's).
+    """
+    i, fid = 0, 0
+    while True:
+        start = i
+        fid_before = fid
+        fid, t, i = _field(footer, i, fid)
+        if t == _CT_STOP:
+            return footer
+        end = _skip(footer, i, t)
+        if fid != 5:  # FileMetaData.key_value_metadata
+            i = end
+            continue
+        if end - start <= limit:
+            return footer
+        nid, nt, rest = _field(footer, end, fid)
+        if nt == _CT_STOP:
+            return footer[:start] + footer[end:]
+        delta = nid - fid_before
+        header = bytes([(delta << 4) | nt]) if 0 < delta <= 15 else bytes([nt]) + _zigzag16(nid)
+        return footer[:start] + header + footer[rest:]
+
+
+def _zigzag16(n: int) -> bytes:
+    z = (n << 1) ^ (n >> 15)
+    out = bytearray()
+    while z >= 0x80:
+        out.append((z & 0x7F) | 0x80)
+        z >>= 7
+    out.append(z)
+    return bytes(out)
+
+
 def metadata_from_footer(footer: bytes) -> pq.FileMetaData:
-    """pyarrow's ``FileMetaData`` parsed from the Thrift bytes of :func:`read_footer_bytes`."""
+    """pyarrow's ``FileMetaData`` parsed from the Thrift bytes of :func:`read_footer_bytes` (a large key-value
+    metadata left out: :func:`drop_large_key_values`)."""
+    if len(footer) > _KEY_VALUES_LIMIT:
+        footer = drop_large_key_values(footer)
     buf = _MAGIC + footer + struct.pack("<I", len(footer)) + _MAGIC
     if _ParquetReader is not None:
         # pyarrow's reader without ``ParquetFile``'s Python set-up (nested path

@@ -45,6 +45,9 @@ _BUCKET_FILE_ID = re.compile(r"^(\d{8})-")  # a bucket index names file groups "
 
 _FOOTERS: dict[str, list[Any]] = {}  # base file path -> its footer rows (all columns): base files never change
 _FOOTERS_LOCK = threading.Lock()
+# base path -> (the completed instants, the latest slices, the latest instant, the data columns) last read
+_SLICES: dict[str, tuple[frozenset, list[tl.FileSlice], int, list[str]]] = {}
+_ROWS: dict[tuple, Any] = {}  # (base path, completed instants, columns) -> the stats rows of that state
 _FOOTERS_MAX = 200_000
 
 
@@ -82,7 +85,7 @@ class HudiTable(placed_files.RunJournals):
         self._rs: Any = None
         self._snapshot: TableSnapshot | None = None
         self._slices: list[tl.FileSlice] = []
-        self._rows: dict[tuple, Any] = {}
+        self._done: frozenset = frozenset()  # the completed instants the snapshot was read at
         self._read_at: dt.datetime | None = None
 
     # -- reading
@@ -96,11 +99,26 @@ class HudiTable(placed_files.RunJournals):
         return self._snapshot or self.refresh()
 
     def refresh(self) -> TableSnapshot:
-        """Read the timeline again: one unit per partition path, its files the latest slices' base files."""
+        """Read the timeline again: one unit per partition path, its files the latest slices' base files. The latest
+        slices are read by hudi-rs only when the completed instants changed since this process last read them."""
         self._rs = None
-        rs = self._table()
-        slices = tl.latest_slices(rs, self.root)
-        latest = tl.latest_commit(rs, self.root)
+        done = frozenset(
+            i for i in tl.timeline_instants(self._fs, self.root, self.properties) if i.state == "completed"
+        )
+        read = _SLICES.get(self.root)
+        if read is None or read[0] != done:
+            rs = self._table()
+            read = (
+                done,
+                tl.latest_slices(rs, self.root),
+                tl.latest_commit(rs, self.root),
+                tl.data_columns(rs, self.root),
+            )
+            with _FOOTERS_LOCK:
+                if len(_SLICES) > 64:
+                    _SLICES.clear()
+                _SLICES[self.root] = read
+        self._done, slices, latest, columns = read
         partition_columns = [c for c in self.properties.get("hoodie.table.partition.fields", "").split(",") if c]
         mtime = {}
         units: dict[str, Unit] = {}
@@ -115,7 +133,6 @@ class HudiTable(placed_files.RunJournals):
             when = mtime.setdefault(s.instant, tl.instant_time(s.instant, self.properties))
             ms = int(when.timestamp() * 1000) if when else None
             unit.files.append(FileInfo(join(self.root, s.base_file), s.size, ms))
-        columns = tl.data_columns(rs, self.root)
         self._slices = slices
         self._read_at = dt.datetime.now(dt.UTC)
         self._snapshot = TableSnapshot(
@@ -203,19 +220,23 @@ class HudiTable(placed_files.RunJournals):
 
     def metadata_stats(self, columns: Sequence[str] | None = None, version: int | None = None) -> Any:
         """FILE_STATS_SCHEMA rows of the latest slices' base files, from their footers (``version``: only the
-        latest is readable; an older one is refused). Footers are read once per file per process."""
+        latest is readable; an older one is refused). Footers are read once per file per process, the rows built
+        once per state of the timeline."""
         snap = self.snapshot()
         if version is not None and int(version) != snap.version:
             raise TableError(
                 f"Hudi table {self.root}: statistics of instant {version} are not kept (the latest is {snap.version}); "
                 "the provider reads the latest file slices only"
             )
-        key = (snap.version, tuple(dict.fromkeys(columns)) if columns else None)
-        if key not in self._rows:
-            if len(self._rows) > 8:
-                self._rows.clear()
-            self._rows[key] = self._footer_rows(snap, list(key[1]) if key[1] else None)
-        return self._rows[key]
+        key = (self.root, self._done, tuple(dict.fromkeys(columns)) if columns else None)
+        rows = _ROWS.get(key)
+        if rows is None:
+            rows = self._footer_rows(snap, list(key[2]) if key[2] else None)
+            with _FOOTERS_LOCK:
+                if len(_ROWS) > 32:
+                    _ROWS.clear()
+                _ROWS[key] = rows
+        return rows
 
     def _footer_rows(self, snap: TableSnapshot, columns: list[str] | None) -> Any:
         import pyarrow as pa
