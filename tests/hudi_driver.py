@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import sys
 import threading
 import time
@@ -64,8 +65,14 @@ def upsert(spark: Any, path: str, modulo: int) -> dict[str, Any]:
         .withColumn("price", F.lit(-1.0))
         .withColumn("ts", F.col("ts") + 1)
     )
+    props = dict(
+        line.split("=", 1)
+        for line in open(os.path.join(path, ".hoodie", "hoodie.properties"), encoding="utf-8").read().splitlines()
+        if "=" in line and not line.startswith("#")
+    )
     opts = {
-        "hoodie.table.name": os.path.basename(path.rstrip("/")),
+        "hoodie.table.name": props["hoodie.table.name"],
+        "hoodie.datasource.write.partitionpath.field": props.get("hoodie.table.partition.fields", ""),
         "hoodie.datasource.write.recordkey.field": "id",
         "hoodie.datasource.write.precombine.field": "ts",
         "hoodie.datasource.write.operation": "upsert",
@@ -75,7 +82,8 @@ def upsert(spark: Any, path: str, modulo: int) -> dict[str, Any]:
         changed.write.format("hudi").options(**opts).mode("append").save(path)
         return {"status": "committed", "rows": changed.count()}
     except Exception as exc:  # noqa: BLE001 - a conflict is one of the two allowed outcomes
-        return {"status": "failed", "error": str(exc).splitlines()[0][:1000]}
+        hudi = re.findall(r"org\.apache\.hudi\.exception\.\w+: [^\n]*", str(exc))
+        return {"status": "failed", "error": " <- ".join(dict.fromkeys(hudi))[:1500] or str(exc).splitlines()[0]}
 
 
 def cluster_upsert(spark: Any, path: str, modulo: int, argv: list[str]) -> dict[str, Any]:

@@ -144,7 +144,8 @@ def test_refusals_leave_the_table_untouched(runs: dict[str, Any], name: str, err
 
 def test_concurrent_upsert_is_kept_or_conflicts_never_lost(runs: dict[str, Any]) -> None:
     """An upsert by another Hudi writer (OCC + file-system lock) while Hudi's clustering runs: one of the two
-    commits, or both in turn; either way every key once, and the upsert's rows all changed or none."""
+    commits, or both in turn; either way every key once, and the upsert's rows all changed or none. (Hudi 1.2
+    refuses the upsert: its rows are in file groups under the pending clustering.)"""
     occ, read = runs["occ"], runs["occ_read"]
     assert occ["upsert_while_running"], "the upsert did not overlap the clustering"
     upserted = occ["upsert"]["status"] == "committed"
@@ -152,6 +153,9 @@ def test_concurrent_upsert_is_kept_or_conflicts_never_lost(runs: dict[str, Any])
     assert upserted or clustered, occ
     if not clustered:
         assert occ["cluster"]["error_type"] in ("ConcurrentChangeError", "ClusteringError"), occ["cluster"]
+    if not upserted:  # Hudi refused it: an update of file groups under clustering, or a write conflict
+        refusals = ("HoodieClusteringUpdateException", "HoodieWriteConflictException")
+        assert any(r in occ["upsert"]["error"] for r in refusals), occ["upsert"]
     assert read["rows"] == read["keys"] == ROWS  # nothing lost, nothing duplicated or resurrected
     assert read["updated"] == (ROWS // MOD if upserted else 0)
 
