@@ -53,7 +53,7 @@ bench-s3: install jars
 
 # .venv-hudi: pyspark 3.5.8 + Hudi's Spark 3.5 bundle (hudi-spark3.5-bundle_2.12:1.2.0, resolved with mvn into
 # .venv/jars/3.5/hudi/), every other package from .venv (issue #50: Hudi serves no bundle for Spark 4 here). The Hudi
-# tests write their tables and re-cluster with it (tests/hudi_tables.py). ~45 s the first time, nothing after.
+# tests write their tables and re-cluster with it (tests/hudi_tables.py). ~1 min the first time, nothing after.
 .PHONY: hudi-env
 hudi-env: install
 	bash scripts/hudi_env.sh
