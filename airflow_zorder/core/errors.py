@@ -74,6 +74,7 @@ __all__ = [
     "DeltaRewriteRefusedError",
     "ExclusiveCreateUnavailable",
     "ForeignTableFormatError",
+    "HudiRewriteRefusedError",
     "IcebergConnectionError",
     "IcebergRewriteRefusedError",
     "IncrementalError",
