@@ -81,15 +81,20 @@ class SparkClusterTableOperator(SparkZorderJobOperator):
 
         from airflow_zorder import hudi_spark
         from airflow_zorder.core.errors import InvalidInputError, JarsNotFetchedError
+        from airflow_zorder.core.storage.locations import is_path_table, parse_location
         from airflow_zorder.hooks.spark_job import resolve_spark_binary
         from airflow_zorder.operators.spark_job import master_of
 
         table = str(self.table)
+        if not is_path_table(table):
+            return
         arrow = None
         if self.storage_conn_id:
             from airflow_zorder.hooks.connections import store_options
 
             arrow = store_options(self.storage_conn_id, table).arrow
+        elif parse_location(table).scheme not in ("", "file"):
+            return  # no credentials to probe a store with here: the job finds a Hudi table and names the bundle
         if not hudi_spark.is_hudi_table(table, arrow):
             return
         binary = self._spark_binary or (conn.extra_dejson or {}).get("spark-binary") or "spark-submit"
