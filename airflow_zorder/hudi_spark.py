@@ -7,6 +7,9 @@ mirror); :data:`SESSION_CONF` is what the session needs besides the jar. :func:`
 ``mvn`` into ``.venv/jars/<line>/hudi/`` (as :mod:`airflow_zorder.spark_jars` does the connectors);
 :func:`bundle_jars` gives the local paths for ``spark-submit --jars``; :func:`submit_conf` both for an operator.
 
+:func:`submit_settings` is what the cluster operator adds to a spark-submit of a Hudi table (a cluster brings its own
+bundle, as it brings its connectors: only the session settings are added there).
+
 ``python -m airflow_zorder.hudi_spark fetch [--line 3.5]`` (``make hudi-env``) fetches; ``... jars`` prints them.
 Airflow-free.
 """
@@ -14,14 +17,29 @@ Airflow-free.
 from __future__ import annotations
 
 import argparse
+import os
+import re
+import shutil
 import sys
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
+from typing import Any
 
 from airflow_zorder.core.errors import InvalidInputError, JarsNotFetchedError
 from airflow_zorder.spark_jars import Artifact, cache_dir, resolve
 
-__all__ = ["BUNDLES", "FOLDER", "SESSION_CONF", "bundle_jars", "fetch", "line_of", "submit_conf"]
+__all__ = [
+    "BUNDLES",
+    "FOLDER",
+    "SESSION_CONF",
+    "bundle_jars",
+    "fetch",
+    "is_hudi_table",
+    "line_of",
+    "spark_version_of",
+    "submit_conf",
+    "submit_settings",
+]
 
 #: Spark line -> Hudi's Spark bundle for it (Scala 2.12 on 3.5, 2.13 on 4.x), run here with Java 17.
 BUNDLES: dict[str, Artifact] = {
@@ -80,6 +98,67 @@ def fetch(line: str = "3.5", *, quiet: bool = True) -> list[str]:
 def submit_conf(line: str) -> tuple[list[str], dict[str, str]]:
     """The jars and ``--conf`` settings a spark-submit of a Hudi table's job on ``line`` adds."""
     return bundle_jars(line), dict(SESSION_CONF)
+
+
+_VERSION = re.compile(r"""__version__(?:\s*:\s*str)?\s*=\s*["']([0-9][^"']*)["']""")
+
+
+def spark_version_of(spark_submit: str) -> str | None:
+    """The Spark version a ``spark-submit`` runs (pip's pyspark in a virtualenv, pyspark's own ``bin/``, or a Spark
+    distribution's ``jars/spark-core_*``), read from its files; None when it cannot be told without running it."""
+    found = shutil.which(spark_submit) or spark_submit
+    if not os.path.exists(found):
+        return None
+    bin_dir = Path(os.path.realpath(found)).parent
+    home = bin_dir.parent
+    for version_file in [home / "version.py", *home.glob("lib/python3*/site-packages/pyspark/version.py")]:
+        if version_file.is_file():
+            m = _VERSION.search(version_file.read_text(encoding="utf-8"))
+            if m:
+                return m.group(1)
+    for jar in home.glob("jars/spark-core_*.jar"):
+        m = re.match(r"spark-core_[0-9.]+-([0-9][^/]*)\.jar$", jar.name)
+        if m:
+            return m.group(1)
+    return None
+
+
+def is_hudi_table(table: str, arrow_options: Mapping[str, Any] | None = None) -> bool:
+    """Whether the path ``table`` is a Hudi table's base path (one probe for ``.hoodie/``); False for catalog names
+    and tables that cannot be reached from here (the job then finds out)."""
+    from airflow_zorder.core.storage.io import filesystem_for
+    from airflow_zorder.core.storage.io.paths import join
+    from airflow_zorder.core.storage.locations import is_path_table
+    from airflow_zorder.core.storage.table_formats import HUDI_META_DIR
+
+    if not is_path_table(table):
+        return False
+    try:
+        return filesystem_for(table, options=arrow_options).exists(join(table, HUDI_META_DIR, "hoodie.properties"))
+    except Exception:  # noqa: BLE001 - unreachable here: the job opens the table and says why
+        return False
+
+
+def submit_settings(
+    master: str, spark_submit: str, jars: str | None, conf: Mapping[str, Any]
+) -> tuple[str | None, dict[str, Any]]:
+    """``jars`` and ``conf`` for a spark-submit of a Hudi table's job: Hudi's session settings (``conf``'s own win);
+    on a ``local`` master also the bundle of the line ``spark_submit`` runs, and that Spark's Python when the
+    operator had picked its own. InvalidInputError naming the fix when that line has no pinned bundle."""
+    out = {**SESSION_CONF, **conf}
+    if not master.startswith("local"):
+        return jars, out
+    version = spark_version_of(spark_submit)
+    if version is None:
+        raise InvalidInputError(
+            f"cannot tell which Spark {spark_submit!r} runs, so not which Hudi bundle to add: pass spark_binary= "
+            "the spark-submit of a Spark line with a Hudi bundle (make hudi-env: .venv-hudi/bin/spark-submit)"
+        )
+    line = line_of(version)
+    python = Path(os.path.realpath(shutil.which(spark_submit) or spark_submit)).parent / "python"
+    if out.get("spark.pyspark.python") == sys.executable and python.exists():
+        out["spark.pyspark.python"] = str(python)  # the driver's pyspark must be that Spark's
+    return ",".join([*([jars] if jars else []), *bundle_jars(line)]), out
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -1,6 +1,6 @@
 """What the operators ship to Spark: the job scripts and a ``--py-files`` zip of the Airflow-free code.
 
-The zip holds the core sub-packages the jobs import (``CORE_PACKAGES``: layout, jobs, stats, storage, delta,
+The zip holds the core sub-packages the jobs import (``CORE_PACKAGES``: layout, jobs, stats, storage, delta, hudi,
 iceberg, tables (the table seam), policy: the driver plans incremental runs with the same rule as the sensor), the
 core's own modules they import (``CORE_MODULES``: errors, the one error hierarchy; names, the one name parser) and
 ``spark_jobs``, plus minimal ``__init__`` files (executors have no Airflow).  The demo/benchmark evaluation code
@@ -24,7 +24,7 @@ PACKAGE_DIR = Path(__file__).resolve().parent
 JOBS_DIR = Path(spark_jobs.__file__).resolve().parent
 JOB_SCRIPTS = ("cluster_table.py", "collect_stats.py")
 # The parts of airflow_zorder.core that the Spark jobs import; a test checks the jobs import nothing else.
-CORE_PACKAGES = ("layout", "jobs", "stats", "storage", "delta", "iceberg", "tables", "policy")
+CORE_PACKAGES = ("layout", "jobs", "stats", "storage", "delta", "iceberg", "hudi", "tables", "policy")
 CORE_MODULES = ("errors.py", "names.py")  # modules directly in airflow_zorder/core that the jobs import
 CACHE_ENV = "AIRFLOW_ZORDER_CACHE_DIR"
 # Executors import only the core: this __init__ replaces the provider's own (which may grow Airflow imports).

@@ -857,6 +857,14 @@ def render_doc(res: dict, out_dir: Path, doc: Path) -> str:
         from bench_advisor import advisor_section
 
         lines += ["", *advisor_section(res["advisor"])]
+    if res.get("hudi", {}).get("layouts"):  # issue #50: its own script renders its section
+        import bench_hudi
+
+        lines += ["", *bench_hudi.render(res["hudi"]).splitlines()]
+    if res.get("hudi_sensor", {}).get("measured"):  # issue #50: watching 10,000 file groups (its own script)
+        from bench_hudi_sensor import hudi_sensor_section
+
+        lines += ["", *hudi_sensor_section(res["hudi_sensor"])]
     return "\n".join(lines) + "\n"
 
 

@@ -38,7 +38,7 @@ from airflow_zorder.core.storage.lock import TableLock
 from airflow_zorder.core.tables import open_table
 from airflow_zorder.core.tables.model import RewriteRun, StagedUnit, Unit, file_totals, select_units
 from airflow_zorder.core.tables.protocol import TableFormat
-from spark_jobs import incremental_units
+from spark_jobs import hudi_clustering, incremental_units
 from spark_jobs.catalog import SparkMetastore, iceberg_catalog_properties
 from spark_jobs.cli import run_job, spark_error_text
 from spark_jobs.rewrite import encodings, reading, sampling, session_settings, unit_work, verification, writing
@@ -51,11 +51,16 @@ def _log(msg: str) -> None:
 
 
 def open_job_table(
-    spark, table: str, iceberg_catalog: str | None = None, iceberg_catalog_file: str | None = None
+    spark,
+    table: str,
+    iceberg_catalog: str | None = None,
+    iceberg_catalog_file: str | None = None,
+    check: bool = True,
 ) -> tuple[TableFormat, FileSystem]:
     """Open a path or catalog table (``iceberg_catalog``: namespace.table of that Iceberg catalog, its properties
     from ``iceberg_catalog_file`` if given) through the table seam (its format detected once) with the driver's
-    filesystem; clear errors for missing, non-Parquet and unsupported tables, before anything is locked or written."""
+    filesystem; clear errors for missing, non-Parquet and unsupported tables (``check``), before anything is locked
+    or written."""
     bind_s3_scheme(spark, table)
     fs = table_filesystem(table, spark)
     opened = open_table(
@@ -66,7 +71,8 @@ def open_job_table(
         catalog_properties=iceberg_catalog_properties(iceberg_catalog, iceberg_catalog_file),
     )
     bind_s3_scheme(spark, opened.home)  # a catalog's table: where its files are
-    opened.check_rewritable()
+    if check:
+        opened.check_rewritable()
     return opened, fs
 
 
@@ -203,11 +209,16 @@ def _stage_batch(
     return done, skipped
 
 
-def run_cluster(spark, opts: ClusterOptions) -> dict[str, Any]:
-    """Cluster a table end to end and return the result dictionary (also written as JSON by ``main``)."""
+def run_cluster(spark, opts: ClusterOptions, opened: tuple[TableFormat, FileSystem] | None = None) -> dict[str, Any]:
+    """Cluster a table end to end and return the result dictionary (also written as JSON by ``main``);
+    ``opened``: the table and filesystem :func:`open_job_table` gave without its check."""
     started = time.time()
     phases: dict[str, float] = {}
-    table, fs = open_job_table(spark, opts.table, opts.iceberg_catalog, opts.iceberg_catalog_file)
+    if opened is None:
+        table, fs = open_job_table(spark, opts.table, opts.iceberg_catalog, opts.iceberg_catalog_file)
+    else:
+        table, fs = opened
+        table.check_rewritable()
     table.prepare()
     snap = table.snapshot()
     result: dict[str, Any] = {
@@ -371,11 +382,18 @@ def _cleanup(spark, fs: FileSystem, table: TableFormat, opts: ClusterOptions, st
 
 
 def run_action(spark, opts: ClusterOptions) -> dict[str, Any]:
-    """Run the options' action: cluster, recover or cleanup."""
+    """Run the options' action: cluster, recover or cleanup. A Hudi table's runs are Hudi's own clustering
+    (``spark_jobs.hudi_clustering``), recorded in the stats store as ours are."""
     action = opts.action
+    table, fs = open_job_table(spark, opts.table, opts.iceberg_catalog, opts.iceberg_catalog_file, check=False)
+    if table.format == hudi_clustering.FORMAT:
+        result = hudi_clustering.run_action(spark, opts, table, fs, _check_columns)
+        if result.get("status") == "clustered":
+            _record_event(fs, result)
+        return result
     if action == "cluster":
-        return run_cluster(spark, opts)
-    table, fs = open_job_table(spark, opts.table, opts.iceberg_catalog, opts.iceberg_catalog_file)
+        return run_cluster(spark, opts, (table, fs))
+    table.check_rewritable()
     with TableLock(fs, table.home, opts.run_id, ttl_s=opts.lock_ttl_s):
         if action == "recover":
             runs = table.recover(fs)

@@ -47,6 +47,7 @@ def pytest_sessionstart(session: pytest.Session) -> None:
 #: the workers end together (--dist loadfile --no-loadscope-reorder: a worker asks for the next module as it
 #: finishes one); the others follow in their usual order.
 LONGEST_FIRST = (
+    "tests/integration/test_hudi_clustering.py",  # ~320 s (Spark 3.5 + Hudi: tables, a driver, a SIGKILLed run)
     "tests/reliability/test_s3_commit.py",  # ~200 s (moto through s3a; a spark-submit SIGKILLed)
     "tests/airflow/test_s3a_operators.py",  # ~90 s (two spark-submits on s3a)
     "tests/integration/test_s3a_jobs.py",  # ~90 s (moto through s3a: both jobs, five tables; the Hive metastore's first use)

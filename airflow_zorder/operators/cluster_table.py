@@ -59,6 +59,7 @@ class SparkClusterTableOperator(SparkZorderJobOperator):
         """As the base class, then write the given plan (read once, by ``job_options()``) where the job (``--plan``)
         reads it."""
         result_path = super().prepare(conn, workdir)
+        self.add_hudi_session(conn)
         doc = self.given_plan
         if doc is not None:
             where = self.write_plan(doc, self.run_id or "")
@@ -71,6 +72,39 @@ class SparkClusterTableOperator(SparkZorderJobOperator):
                 where,
             )
         return result_path
+
+    def add_hudi_session(self, conn: Any) -> None:
+        """A Hudi table is re-clustered by Hudi's own clustering (``spark_jobs/hudi_clustering.py``): add Hudi's
+        session settings, and on a ``local`` master the bundle of the Spark line ``spark_binary`` runs
+        (``airflow_zorder.hudi_spark.submit_settings``; a cluster brings its own bundle, as its connectors)."""
+        from airflow.exceptions import AirflowException
+
+        from airflow_zorder import hudi_spark
+        from airflow_zorder.core.errors import InvalidInputError, JarsNotFetchedError
+        from airflow_zorder.core.storage.locations import is_path_table, parse_location
+        from airflow_zorder.hooks.spark_job import resolve_spark_binary
+        from airflow_zorder.operators.spark_job import master_of
+
+        table = str(self.table)
+        if not is_path_table(table):
+            return
+        arrow = None
+        if self.storage_conn_id:
+            from airflow_zorder.hooks.connections import store_options
+
+            arrow = store_options(self.storage_conn_id, table).arrow
+        elif parse_location(table).scheme not in ("", "file"):
+            return  # no credentials to probe a store with here: the job finds a Hudi table and names the bundle
+        if not hudi_spark.is_hudi_table(table, arrow):
+            return
+        binary = self._spark_binary or (conn.extra_dejson or {}).get("spark-binary") or "spark-submit"
+        try:
+            self.jars, self.conf = hudi_spark.submit_settings(
+                master_of(conn), resolve_spark_binary(binary), self.jars, self.conf or {}
+            )
+        except (InvalidInputError, JarsNotFetchedError) as exc:
+            raise AirflowException(f"{table} is a Hudi table, re-clustered by Hudi's own clustering: {exc}") from exc
+        self.log.info("%s is a Hudi table: Hudi's session settings%s added", table, " and bundle" if self.jars else "")
 
     def asset_extra(self, result: dict[str, Any]) -> dict[str, Any]:
         before, after = result.get("before") or {}, result.get("after") or {}
