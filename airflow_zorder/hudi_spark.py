@@ -123,6 +123,19 @@ def spark_version_of(spark_submit: str) -> str | None:
     return None
 
 
+def spark_home_of(spark_submit: str) -> str | None:
+    """The ``SPARK_HOME`` of a pip-installed pyspark's ``spark-submit`` (its package directory), or None. pyspark's
+    launcher otherwise asks the first ``python`` on ``PATH`` where Spark is, which may be another line's."""
+    found = shutil.which(spark_submit) or spark_submit
+    if not os.path.exists(found):
+        return None
+    home = Path(os.path.realpath(found)).parent.parent
+    for package in home.glob("lib/python3*/site-packages/pyspark"):
+        if (package / "bin" / "spark-submit").exists() or (package / "jars").is_dir():
+            return str(package)
+    return None
+
+
 def is_hudi_table(table: str, arrow_options: Mapping[str, Any] | None = None) -> bool:
     """Whether the path ``table`` is a Hudi table's base path (one probe for ``.hoodie/``); False for catalog names
     and tables that cannot be reached from here (the job then finds out)."""

@@ -104,6 +104,9 @@ class SparkClusterTableOperator(SparkZorderJobOperator):
             )
         except (InvalidInputError, JarsNotFetchedError) as exc:
             raise AirflowException(f"{table} is a Hudi table, re-clustered by Hudi's own clustering: {exc}") from exc
+        home = hudi_spark.spark_home_of(resolve_spark_binary(binary)) if master_of(conn).startswith("local") else None
+        if home and "SPARK_HOME" not in (self.env_vars or {}):  # that line's Spark, not the one PATH's python finds
+            self.env_vars = {**(self.env_vars or {}), "SPARK_HOME": home}
         self.log.info("%s is a Hudi table: Hudi's session settings%s added", table, " and bundle" if self.jars else "")
 
     def asset_extra(self, result: dict[str, Any]) -> dict[str, Any]:

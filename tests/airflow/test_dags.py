@@ -40,6 +40,7 @@ def test_every_dag_loads_without_errors_or_warnings(airflow_db):
         "zorder_recluster_table",
         "zorder_recluster_delta_table",
         "zorder_recluster_iceberg_table",
+        "zorder_recluster_hudi_table",
         "zorder_maintain_tables",
         "zorder_fleet",
     }

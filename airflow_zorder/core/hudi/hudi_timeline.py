@@ -146,11 +146,29 @@ def hudi_rs_errors(root: str) -> Iterator[None]:
         yield
     except ZorderError:
         raise
-    except Exception as exc:  # noqa: BLE001 - hudi-rs raises HudiCoreError (and OSError) with its own words
+    except BaseException as exc:  # hudi-rs raises HudiCoreError, OSError, and pyo3's PanicException (a BaseException)
+        if not isinstance(exc, Exception) and type(exc).__name__ != "PanicException":
+            raise  # KeyboardInterrupt, SystemExit, a simulated crash
+        if type(exc).__name__ == "PanicException":
+            raise TableError(
+                f"hudi-rs cannot read Hudi table {root}: it stopped with '{exc}' while mapping the table's Avro schema "
+                f"to Arrow (hudi-rs {_hudi_rs_version()} has no mapping for some Avro types, e.g. local-timestamp-micros, which Spark writes for TIMESTAMP_NTZ columns). The table "
+                "was not touched; this provider reads Hudi tables through hudi-rs, so it can watch this one once "
+                "hudi-rs maps that type (or once that column is stored as a type it maps, e.g. TIMESTAMP)"
+            ) from exc
         raise TableError(
             f"cannot read Hudi table {root} with hudi-rs: {exc}. Check that the path is the table's base path (the "
             "directory holding .hoodie/), that the credentials reach it, and that a Hudi writer completed a commit"
         ) from exc
+
+
+def _hudi_rs_version() -> str:
+    try:
+        from importlib.metadata import version
+
+        return version("hudi")
+    except Exception:  # noqa: BLE001 - only for the message
+        return "?"
 
 
 def open_hudi_rs(root: str, storage_options: Mapping[str, str] | None) -> Any:
