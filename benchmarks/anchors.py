@@ -79,7 +79,14 @@ def hudi_options(name: str, key: list[str]) -> dict[str, str]:
     }
 
 
-def hudi_input(spark, src: Path, dst: Path, name: str, key: list[str], n_files: int) -> dict[str, Any]:
+def hudi_stats_columns(columns: list[str]) -> str:
+    """The column stats index limited to the clustering columns (the ones the queries filter on)."""
+    return ",".join(columns)
+
+
+def hudi_input(
+    spark, src: Path, dst: Path, name: str, key: list[str], columns: list[str], n_files: int
+) -> dict[str, Any]:
     """``bulk_insert`` of the Parquet input, one Spark partition (so one base file) per input file, order kept."""
     bc.fresh_dir(dst)
     one = max(p.stat().st_size for p in src.glob("*.parquet"))
@@ -89,6 +96,7 @@ def hudi_input(spark, src: Path, dst: Path, name: str, key: list[str], n_files: 
         df = spark.read.parquet(str(src))
         opts = {
             **hudi_options(name, key),
+            "hoodie.metadata.index.column.stats.column.list": hudi_stats_columns(columns),
             "hoodie.datasource.write.operation": "bulk_insert",
             "hoodie.bulkinsert.sort.mode": "NONE",
             "hoodie.bulkinsert.shuffle.parallelism": str(n_files),
@@ -170,7 +178,7 @@ class Jobs:
         name = self.ds["name"]
         if any(j.startswith("hudi") for j in names):
             self.inputs["hudi"] = hudi_input(
-                self.spark, self.src, self.work / f"{name}_hudi_input", name, self.ds["record_key"], self.n
+                self.spark, self.src, self.work / f"{name}_hudi_input", name, self.ds["record_key"], self.cols, self.n
             )
         if "iceberg" in names:
             self.inputs["iceberg"] = iceberg_input(self.spark, self.src, self.work, name)
@@ -234,6 +242,7 @@ class Jobs:
                     f"hoodie.clustering.plan.strategy.max.bytes.per.group={HUGE}",
                     "hoodie.clustering.plan.strategy.max.num.groups=1000000",
                     "hoodie.metadata.index.column.stats.enable=true",
+                    f"hoodie.metadata.index.column.stats.column.list={hudi_stats_columns(cols)}",
                 ]
             )
             r = spark.sql(
@@ -256,10 +265,10 @@ class Jobs:
 
     def calibrate(self, job: str, dst: Path, files: int) -> tuple[Path, int]:
         """An anchor that made other than ``n`` files (off by more than n/32) runs again, untimed, with its size
-        setting scaled by files made / ``n`` (up to twice): its layout is compared, and it is timed, at about the
+        setting scaled by files made / ``n`` (once): its layout is compared, and it is timed, at about the
         same file count as ours (as ``bench_cluster.run_delta`` re-cuts delta-rs's). Returns the output and its
         file count."""
-        for _ in range(2):
+        for _ in range(1):
             if job not in ("delta", "iceberg", "hudi zorder", "hudi hilbert") or abs(files - self.n) <= self.n // 32:
                 break
             self.targets[job] = int(self.targets.get(job, self.target) * files / self.n)
@@ -348,10 +357,11 @@ def run_dataset(spark, mon, spec: dict, ds: dict, names: list[str], work: Path) 
         refs.append(d)
         return d
 
-    runs: dict[str, list[dict[str, Any]]] = {j: [] for j in names}
+    timed = [j for j in names if j not in spec.get("layout_only", [])] if ds.get("rounds", spec["rounds"]) else []
+    runs: dict[str, list[dict[str, Any]]] = {j: [] for j in timed}
     before = reference()
-    for rnd in range(spec["rounds"]):
-        for job in names:
+    for rnd in range(ds.get("rounds", spec["rounds"])):
+        for job in timed:
             dst = jobs.copy(job)
             d: dict[str, Any] = {"round": rnd}
             with bc.phase(mon, f"{ds['name']}: {job} (round {rnd + 1})", d):

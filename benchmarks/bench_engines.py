@@ -6,7 +6,8 @@ clustering, delta-rs, ours and a plain sort rewrite, on the same data, in one ru
     .venv/bin/python benchmarks/bench_engines.py --sf 0.1 --skew-rows 400000 --work .bench/engines-dev   # a try-out
 
 The data sets of ``run_all.py`` (TPC-H lineitem in ``--files`` files in l_orderkey order; the skewed table), each
-also written once as a Delta table by delta-rs (``bench_cluster.write_delta_input``, untimed). One query set per data
+also written once as a Delta table by delta-rs (``bench_cluster.write_delta_input``, one commit per input file,
+then a checkpoint; untimed). One query set per data
 set (``bench_queries.build_queries`` with ``--seed``): ``--n-point`` point queries per clustering column and
 ``--n-range`` 3-column ranges (20 % of each column's rows).
 
@@ -46,6 +47,7 @@ import bench_queries as bq  # noqa: E402
 import pyarrow.parquet as pq
 import skewed_data  # noqa: E402
 from bench_env import REPO  # noqa: E402  (sets PYSPARK_PYTHON, sys.path, PYTHONPATH)
+from deltalake import DeltaTable
 from engines_env import DELTA_VERSION, ENGINES, ICEBERG_VERSION, LINES  # noqa: E402
 from tpch_data import generate_lineitem  # noqa: E402
 
@@ -102,6 +104,9 @@ def datasets(a: argparse.Namespace, work: Path) -> list[dict[str, Any]]:
         delta_in = work / f"{name}_delta_input"
         if not (delta_in / "_delta_log").is_dir():
             bc.write_delta_input(src, delta_in, mon)
+        if not (delta_in / "_delta_log" / "_last_checkpoint").exists():
+            # as a table written by Delta Spark would have (one every 10 commits): no engine replays 64 JSON commits
+            DeltaTable(str(delta_in)).create_checkpoint()
         queries = [
             q
             for q in bq.build_queries(
@@ -121,6 +126,7 @@ def datasets(a: argparse.Namespace, work: Path) -> list[dict[str, Any]]:
                 "record_key": record_key,
                 "scramble": scramble,
                 "delta_input": str(delta_in),
+                "rounds": a.rounds if name == "lineitem" or a.skew_rounds is None else a.skew_rounds,
                 "input_files": len(files),
                 "input_bytes": bc.dir_bytes(files),
                 "rows": rows,
@@ -132,14 +138,15 @@ def datasets(a: argparse.Namespace, work: Path) -> list[dict[str, Any]]:
     return out
 
 
-def run_line(line: str, jobs: list[str], dss: list[dict], a: argparse.Namespace, work: Path) -> dict[str, Any]:
-    """One line's jobs in a child process under its virtualenv (benchmarks/anchors.py); its figures."""
+def start_line(line: str, jobs: list[str], dss: list[dict], a: argparse.Namespace, work: Path) -> dict[str, Any]:
+    """Start one line's jobs in a child process under its virtualenv (benchmarks/anchors.py)."""
     spec_path, out = work / f"spec_{line}.json", work / f"line_{line}.json"
     engines = [e for e in ENGINES if line in ENGINES[e].artifacts and any(j.startswith(e) for j in jobs)]
     spec = {
         "line": line,
         "engines": engines,
         "jobs": jobs,
+        "layout_only": [j.split(":", 1)[1] for j in a.layout_only if j.startswith(f"{line}:")],
         "rounds": a.rounds,
         "files": a.files,
         "work": str(work / f"spark{line}"),
@@ -149,15 +156,27 @@ def run_line(line: str, jobs: list[str], dss: list[dict], a: argparse.Namespace,
     spec_path.write_text(json.dumps(spec, indent=1) + "\n")
     py = LINES[line].python
     if not py.exists():
-        return {"error": f"{py} is missing: make engines-env"}
+        return {"line": line, "error": f"{py} is missing: make engines-env"}
     out.unlink(missing_ok=True)
-    t = time.perf_counter()
-    done = subprocess.run([str(py), str(REPO / "benchmarks" / "anchors.py"), str(spec_path)], cwd=REPO)
-    if done.returncode != 0 or not out.exists():
-        return {"error": f"benchmarks/anchors.py on Spark {line} exited {done.returncode}"}
+    log_file = (work / f"line_{line}.log").open("w")
+    cmd = [str(py), str(REPO / "benchmarks" / "anchors.py"), str(spec_path)]
+    proc = subprocess.Popen(cmd, cwd=REPO, stdout=log_file, stderr=subprocess.STDOUT)
+    return {"line": line, "proc": proc, "out": out, "t": time.perf_counter(), "log": log_file, "work": work}
+
+
+def finish_line(started: dict[str, Any]) -> dict[str, Any]:
+    """Wait for a line's child process; its figures (or the error, with the tail of its log)."""
+    if "error" in started:
+        return {"error": started["error"]}
+    code = started["proc"].wait()
+    started["log"].close()
+    out, line = started["out"], started["line"]
+    if code != 0 or not out.exists():
+        tail = Path(started["log"].name).read_text()[-2000:]
+        return {"error": f"benchmarks/anchors.py on Spark {line} exited {code}: {tail}"}
     res = json.loads(out.read_text())
-    res["wall_s"] = round(time.perf_counter() - t, 1)
-    shutil.rmtree(work / f"spark{line}", ignore_errors=True)
+    res["wall_s"] = round(time.perf_counter() - started["t"], 1)
+    shutil.rmtree(started["work"] / f"spark{line}", ignore_errors=True)
     return res
 
 
@@ -218,10 +237,26 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--lines", default="4.2,4.1,3.5", help="the Spark lines to run (default all)")
     ap.add_argument("--ours", default="hilbert", help="our curves (default hilbert)")
     ap.add_argument("--rounds", type=int, default=3)
+    ap.add_argument(
+        "--skew-rounds",
+        type=int,
+        default=None,
+        help="timed rounds on the skewed table (default --rounds; 0: the layout round's single runs only)",
+    )
     ap.add_argument("--n-point", type=int, default=20, help="point queries per clustering column (default 20)")
     ap.add_argument("--n-range", type=int, default=10, help="3-column range queries (default 10)")
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--no-delta-rs", action="store_true")
+    ap.add_argument("--skip", default="", help="jobs not run, as line:job, comma-separated (e.g. '4.1:delta')")
+    ap.add_argument(
+        "--layout-only", default="", help="jobs measured for files read but not timed, as line:job, comma-separated"
+    )
+    ap.add_argument(
+        "--parallel",
+        action="store_true",
+        help="run the Spark lines at the same time (each job is still timed against the sort rewrite around it "
+        "in its own JVM; the doc says so)",
+    )
     ap.add_argument("--work", default=str(REPO / ".bench" / "engines"))
     ap.add_argument("--json-out", default=None, help="default <work>/engines_results.json")
     ap.add_argument("--merge-into", default=None, help="a results JSON to store the figures in (key 'engines')")
@@ -229,6 +264,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--readme", default=None, help="README whose engines line to (re)write (with --merge-into)")
     a = ap.parse_args(argv)
     a.datasets = a.datasets.split(",")
+    a.skip = [x for x in a.skip.split(",") if x]
+    a.layout_only = [x for x in a.layout_only.split(",") if x]
     work = Path(a.work).resolve()
     work.mkdir(parents=True, exist_ok=True)
     t0 = time.perf_counter()
@@ -249,28 +286,46 @@ def main(argv: list[str] | None = None) -> int:
     res["queries"] = {d["name"]: d["queries"] for d in dss}
     jobs = line_jobs(a.ours.split(","))
     res["lines"] = {}
-    for line in a.lines.split(","):
-        log(f"Spark {line}: {', '.join(jobs[line])}")
-        res["lines"][line] = run_line(line, jobs[line], dss, a, work)
-        res[f"uptime_after_{line}"] = _uptime()
-    if not a.no_delta_rs:
-        res["delta_rs"] = {d["name"]: run_delta_rs(d, a, work) for d in dss}
-    res["checks"] = checks(res, dss)
-    res["uptime_end"] = _uptime()
-    res["wall_s"] = round(time.perf_counter() - t0, 1)
     out = Path(a.json_out) if a.json_out else work / "engines_results.json"
-    out.write_text(json.dumps(res, indent=1, default=str) + "\n")
-    log(f"figures in {out}")
+
+    def publish() -> None:
+        """The figures so far: the JSON, and (with --merge-into) the doc's section and README's line."""
+        res["checks"] = checks(res, dss)
+        res["uptime_end"] = _uptime()
+        res["wall_s"] = round(time.perf_counter() - t0, 1)
+        out.write_text(json.dumps(res, indent=1, default=str) + "\n")
+        log(f"figures in {out}")
+        if a.merge_into:
+            target = Path(a.merge_into).resolve()
+            doc = json.loads(target.read_text()) if target.exists() else {}
+            doc[KEY] = res
+            target.write_text(json.dumps(doc, indent=1, default=str) + "\n")
+            if a.doc:
+                render_doc(res, Path(a.doc))
+            if a.readme:
+                render_readme(Path(a.readme), target, Path(a.doc) if a.doc else REPO / "docs" / "benchmarks.md")
+
+    lines = a.lines.split(",")
+    res["parallel"] = a.parallel
+    running = []
+    for line in lines:  # delta-rs after Spark 4.2, whose sort rewrite it is put against
+        line_jobs_ = [j for j in jobs[line] if f"{line}:{j}" not in a.skip]
+        log(f"Spark {line}: {', '.join(line_jobs_)}")
+        running.append(start_line(line, line_jobs_, dss, a, work))
+        if a.parallel and line != lines[-1]:
+            continue
+        for started in running:
+            ln = started["line"]
+            res["lines"][ln] = finish_line(started)
+            res[f"uptime_after_{ln}"] = _uptime()
+            if ln == "4.2" and not a.no_delta_rs:
+                res["delta_rs"] = {d["name"]: run_delta_rs(d, a, work) for d in dss}
+            publish()
+        running = []
+    if "delta_rs" not in res and not a.no_delta_rs:
+        res["delta_rs"] = {d["name"]: run_delta_rs(d, a, work) for d in dss}
+        publish()
     print("\n".join(summary_lines(res)))
-    if a.merge_into:
-        target = Path(a.merge_into).resolve()
-        doc = json.loads(target.read_text()) if target.exists() else {}
-        doc[KEY] = res
-        target.write_text(json.dumps(doc, indent=1, default=str) + "\n")
-        if a.doc:
-            render_doc(res, Path(a.doc))
-        if a.readme:
-            render_readme(res, Path(a.readme), Path(a.doc) if a.doc else None)
     failed = [ln for ln, r in res["lines"].items() if "error" in r]
     bad = [k for k, c in res["checks"].items() if c["under_floor"] or c["evaluator_violations"]]
     if failed or bad:
@@ -324,8 +379,8 @@ def _engine_counted(job: str) -> bool:
     return Jobs.has_file_stats(job)
 
 
-def _range(lo_hi: list[float]) -> str:
-    return f"{lo_hi[0]:.2f}–{lo_hi[1]:.2f}"
+def _range(lo_hi: list[float] | None) -> str:
+    return f"{lo_hi[0]:.2f}–{lo_hi[1]:.2f}" if lo_hi else "1 run"
 
 
 def rows_of(res: dict[str, Any]) -> dict[str, list[dict[str, Any]]]:
@@ -345,6 +400,10 @@ def rows_of(res: dict[str, Any]) -> dict[str, list[dict[str, Any]]]:
                 counted = _engine_counted(job)
                 read = [check["families"][f].get("planned" if counted else "evaluator") for f in fams]
                 t = dres["jobs"].get(job)
+                if t is None and job != "sort":  # not timed in rounds: its layout round's run against the sort's
+                    first = lay["first_run_s"] / dres["layouts"]["sort"]["first_run_s"]
+                    t = {"wall_ratio": round(first, 3), "wall_ratio_range": None, "wall_s": lay["first_run_s"]}
+                    t.update(cpu_ratio=None, cpu_ratio_range=None)
                 rows.append(
                     {
                         "job": job,
@@ -355,7 +414,7 @@ def rows_of(res: dict[str, Any]) -> dict[str, list[dict[str, Any]]]:
                         "engine_counted": counted,
                         "with_match": [check["families"][f]["with_match"] for f in fams],
                         "wall": (t["wall_ratio"], t["wall_ratio_range"]) if t else None,
-                        "cpu": (t["cpu_ratio"], t["cpu_ratio_range"]) if t else None,
+                        "cpu": (t["cpu_ratio"], t["cpu_ratio_range"]) if t and t["cpu_ratio"] else None,
                         "wall_s": t["wall_s"] if t else statistics.median(sort_walls),
                     }
                 )
@@ -520,41 +579,40 @@ def render_doc(res: dict[str, Any], doc: Path) -> None:
     if START in text and END in text:
         head, rest = text.split(START, 1)
         text = head + body + rest.split(END, 1)[1]
+    elif "<!-- bench:incremental:start -->" in text:  # where bench_report.render_doc puts it
+        head, tail = text.split("<!-- bench:incremental:start -->", 1)
+        text = head + body + "\n\n<!-- bench:incremental:start -->" + tail
     else:
         text = text.rstrip("\n") + "\n\n" + body + "\n"
     doc.write_text(text)
 
 
-def headline(res: dict[str, Any], doc: Path | None) -> str:
-    """README's line: per data set, files read for the 3-column range and time vs the sort rewrite, ours and
-    each anchor."""
+def headline(res: dict[str, Any], rel: str) -> str:
+    """README's line (inside bench_report's headline block): per data set, files read by the 3-column range and
+    rewrite time vs the sort rewrite on the same Spark line, for ours and each anchor."""
     parts = []
     for name, rows in rows_of(res).items():
         cells = []
         for r in rows:
-            if r["job"] == "sort" or r["job"] == "sort scrambled":
+            if r["job"] in ("sort", "sort scrambled") or r["read"][-1] is None:
                 continue
             t = f", {r['wall'][0]:.2f}x" if r["wall"] else ""
-            cells.append(f"{label(r['job']).strip('*')} (Spark {r['line']}) {r['read'][-1]:.1f}/{r['files']}{t}")
+            where = f"Spark {r['line']}" if r["line"] != "-" else "no Spark"
+            cells.append(f"{label(r['job']).strip('*')} ({where}) {r['read'][-1]:.1f} of {r['files']}{t}")
         parts.append(f"{res['datasets'][name]['title']}: " + "; ".join(cells))
-    link = f" ([details]({os.path.relpath(doc, REPO)}))" if doc else ""
     return (
-        "Against the field (`make bench-engines`: files read by the 3-column range / files, and rewrite time vs the "
-        "sort rewrite on the same Spark line): " + " — ".join(parts) + link + "."
+        "**Against the field** (`make bench-engines`, Delta Lake, Iceberg and Hudi at their versions in "
+        f"[{rel}]({rel}#the-fields-engines-side-by-side-issue-51); files read by a 3-column range query of the files "
+        "made, and rewrite time vs the sort rewrite on the same Spark line): " + " — ".join(parts) + "."
     )
 
 
-def render_readme(res: dict[str, Any], readme: Path, doc: Path | None) -> None:
-    """README's engines line, between its markers (added after the headline block when absent)."""
-    text = readme.read_text()
-    body = f"{README_START}\n\n{headline(res, doc)}\n\n{README_END}"
-    if README_START in text and README_END in text:
-        head, rest = text.split(README_START, 1)
-        text = head + body + rest.split(README_END, 1)[1]
-    else:
-        anchor = "<!-- bench:headline:end -->"
-        text = text.replace(anchor, anchor + "\n\n" + body, 1) if anchor in text else text + "\n" + body + "\n"
-    readme.write_text(text)
+def render_readme(readme: Path, results: Path, doc: Path) -> bool:
+    """README's headline block re-rendered from the merged results JSON (``bench_report.update_readme``: this
+    benchmark's line is part of it)."""
+    import bench_report
+
+    return bench_report.update_readme(readme, json.loads(results.read_text()), doc)
 
 
 if __name__ == "__main__":
