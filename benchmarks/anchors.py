@@ -242,13 +242,17 @@ class Jobs:
                     f"hoodie.clustering.plan.strategy.max.bytes.per.group={HUGE}",
                     "hoodie.clustering.plan.strategy.max.num.groups=1000000",
                     "hoodie.metadata.index.column.stats.enable=true",
-                    f"hoodie.metadata.index.column.stats.column.list={hudi_stats_columns(cols)}",
                 ]
             )
-            r = spark.sql(
-                f"CALL run_clustering(path => '{dst}', order => '{','.join(cols)}', order_strategy => '{order}', "
-                f"op => 'scheduleAndExecute', options => '{opts}')"
-            ).collect()
+            # a list with commas cannot go through the procedure's options: the session's hoodie.* settings reach it
+            spark.conf.set("hoodie.metadata.index.column.stats.column.list", hudi_stats_columns(cols))
+            try:
+                r = spark.sql(
+                    f"CALL run_clustering(path => '{dst}', order => '{','.join(cols)}', order_strategy => '{order}', "
+                    f"op => 'scheduleAndExecute', options => '{opts}')"
+                ).collect()
+            finally:
+                spark.conf.unset("hoodie.metadata.index.column.stats.column.list")
             return {"result": [str(x) for x in r][:3]}
         raise ValueError(f"unknown job {job!r}")
 
@@ -313,6 +317,7 @@ def run(spec: dict) -> dict[str, Any]:
         for ds in spec["datasets"]:
             jobs_names = [j for j in spec["jobs"] if not (j == "sort scrambled" and not ds.get("scramble"))]
             res["datasets"][ds["name"]] = run_dataset(spark, mon, spec, ds, jobs_names, work)
+            Path(spec["out"] + ".partial").write_text(json.dumps(res, indent=1, default=str) + "\n")  # if stopped
     finally:
         spark.stop()
         mon.stop()
