@@ -350,8 +350,12 @@ def run_dataset(spark, mon, spec: dict, ds: dict, names: list[str], work: Path) 
             "run": extra,
         }
         log(f"{ds['name']}: {job}: first run {first:.1f} s, {len(files)} files, planned {counts and sum(counts)}")
-        if job != "iceberg":
-            shutil.rmtree(dst, ignore_errors=True)
+        if job != "iceberg":  # kept for bench_engines.py's DuckDB cross-check (Iceberg's files stay in its warehouse)
+            keep = bc.fresh_dir(work / "layouts" / dst.name)
+            keep.parent.mkdir(parents=True, exist_ok=True)
+            shutil.move(str(dst), str(keep))
+            files = [str(keep) + f[len(str(dst)) :] if f.startswith(str(dst)) else f for f in files]
+            out["layouts"][job]["files"] = files
     refs: list[dict[str, Any]] = []
     sort_out = work / f"{ds['name']}_sort_ref"
 

@@ -154,6 +154,7 @@ def start_line(line: str, jobs: list[str], dss: list[dict], a: argparse.Namespac
         "datasets": [{k: v for k, v in d.items() if not k.startswith("_")} for d in dss],
     }
     spec_path.write_text(json.dumps(spec, indent=1) + "\n")
+    shutil.rmtree(work / f"spark{line}", ignore_errors=True)
     py = LINES[line].python
     if not py.exists():
         return {"line": line, "error": f"{py} is missing: make engines-env"}
@@ -176,8 +177,7 @@ def finish_line(started: dict[str, Any]) -> dict[str, Any]:
         return {"error": f"benchmarks/anchors.py on Spark {line} exited {code}: {tail}"}
     res = json.loads(out.read_text())
     res["wall_s"] = round(time.perf_counter() - started["t"], 1)
-    shutil.rmtree(started["work"] / f"spark{line}", ignore_errors=True)
-    return res
+    return res  # its work folder keeps the layouts for the cross-check (.bench/, deleted by the next run)
 
 
 def run_delta_rs(ds: dict, a: argparse.Namespace, work: Path) -> dict[str, Any]:

@@ -1394,7 +1394,7 @@ def update_readme(readme: Path, res: dict, doc: Path) -> bool:
     if res.get("engines", {}).get("lines"):  # issue #51's line (bench_engines.py)
         from bench_engines import headline as engines_headline
 
-        body += ["", engines_headline(res["engines"], rel)]
+        body[-1] += " " + engines_headline(res["engines"], rel)  # same paragraph: README stays within its lines
     body += ["", END]
     head, rest = text.split(START, 1)
     _, tail = rest.split(END, 1)
