@@ -313,12 +313,30 @@ def main(argv: list[str] | None = None) -> int:
                 render_readme(Path(a.readme), target, Path(a.doc) if a.doc else REPO / "docs" / "benchmarks.md")
 
     if a.merge_lines:
-        res = json.loads(out.read_text())
+        res = json.loads(out.read_text()) if out.exists() else {**res, "lines": {}, "parallel": a.parallel}
         for other in a.merge_lines:
             more = json.loads(Path(other).read_text())
             res["lines"].update({k: v for k, v in more["lines"].items() if "error" not in v})
-            res.setdefault("merged", []).append({"lines": sorted(more["lines"]), "started_utc": more["started_utc"]})
-        t0 -= res["wall_s"]
+            if "lines" not in more:  # anchors.py's own (partial) figures of one line
+                more = {"lines": {more["line"]: more}, "started_utc": more["started_utc"]}
+            res.setdefault("merged", []).append(
+                {
+                    "lines": sorted(more["lines"]),
+                    "started_utc": more["started_utc"],
+                    "partial": other.endswith(".partial"),
+                    "datasets": sorted({d for v in more["lines"].values() for d in v.get("datasets", {})}),
+                }
+            )
+        if "delta_rs" not in res and not a.no_delta_rs:
+            res["delta_rs"] = {d["name"]: run_delta_rs(d, a, work) for d in dss}
+        if "wall_s" in res:
+            t0 -= res["wall_s"]
+        else:  # made of the lines' own figures: the run began with the first of them
+            import calendar
+
+            res["started_utc"] = min(m["started_utc"] for m in res["merged"])
+            began = calendar.timegm(time.strptime(res["started_utc"], "%Y-%m-%dT%H:%M:%SZ"))
+            t0 = time.perf_counter() - (time.time() - began)
         publish()
         print("\n".join(summary_lines(res)))
         return 0
@@ -552,10 +570,16 @@ def section(res: dict[str, Any]) -> list[str]:
     )
     for m in res.get("merged", []):
         p("")
-        p(
-            f"Spark {', '.join(m['lines'])}: from a separate run of the same script on the same data and queries, "
-            f"started {m['started_utc'][:16].replace('T', ' ')} UTC."
-        )
+        if m.get("partial"):
+            p(
+                f"Spark {', '.join(m['lines'])}: {', '.join(m['datasets'])} only; that line's run (started "
+                f"{m['started_utc'][:16].replace('T', ' ')} UTC) was stopped before its other data sets."
+            )
+        else:
+            p(
+                f"Spark {', '.join(m['lines'])}: from a separate run of the same script on the same data and "
+                f"queries, started {m['started_utc'][:16].replace('T', ' ')} UTC."
+            )
     p("")
     p(
         "Settings: an anchor that made other than the target file count (off by more than 1/32) ran once more, "
