@@ -316,9 +316,9 @@ def main(argv: list[str] | None = None) -> int:
         res = json.loads(out.read_text()) if out.exists() else {**res, "lines": {}, "parallel": a.parallel}
         for other in a.merge_lines:
             more = json.loads(Path(other).read_text())
-            res["lines"].update({k: v for k, v in more["lines"].items() if "error" not in v})
             if "lines" not in more:  # anchors.py's own (partial) figures of one line
                 more = {"lines": {more["line"]: more}, "started_utc": more["started_utc"]}
+            res["lines"].update({k: v for k, v in more["lines"].items() if "error" not in v})
             res.setdefault("merged", []).append(
                 {
                     "lines": sorted(more["lines"]),
