@@ -88,3 +88,16 @@ bench-hudi-sensor: hudi-env
 .PHONY: bench-hudi
 bench-hudi: install hudi-env
 	.venv/bin/python benchmarks/bench_hudi.py --merge-into docs/benchmarks/results.json --doc docs/benchmarks.md
+
+# The field's engines beside ours (issue #51): .venv-spark41 (pyspark 4.1.2, scripts/spark_line_env.sh) and the anchors'
+# jars resolved with mvn into .venv/jars/<line>/<engine>/ (benchmarks/engines_env.py: Delta 4.4.0 on Spark 4.2 and 4.1,
+# Iceberg 1.11.0 on 4.1, Hudi 1.2.0 on 3.5 by make hudi-env). make bench-engines runs ours, the sort rewrite, delta-rs,
+# Delta OPTIMIZE ZORDER, Iceberg's zorder rewrite and Hudi's clustering on lineitem SF1 and the skewed table, each Spark
+# line in its own JVM (benchmarks/bench_engines.py); rewrites only its section of docs/benchmarks.md, its key "engines"
+# in docs/benchmarks/results.json and its line in README.
+.PHONY: engines-env bench-engines
+engines-env: install jars hudi-env
+	.venv/bin/python benchmarks/engines_env.py fetch
+
+bench-engines: engines-env
+	.venv/bin/python benchmarks/bench_engines.py --merge-into docs/benchmarks/results.json --doc docs/benchmarks.md --readme README.md

@@ -246,11 +246,15 @@ def code_state() -> dict[str, Any]:
     }
 
 
-def build_spark(shuffle_partitions: int):
+def build_spark(shuffle_partitions: int, conf: dict[str, str] | None = None):
+    """The benchmarks' local[2] session; ``conf``: more settings (e.g. an engine's jars, bench_engines.py)."""
     from pyspark.sql import SparkSession
 
+    builder = SparkSession.builder
+    for key, value in (conf or {}).items():
+        builder = builder.config(key, value)
     return (
-        SparkSession.builder.master("local[2]")
+        builder.master("local[2]")
         .appName("airflow-zorder-bench-cluster")
         .config("spark.ui.enabled", "false")
         .config("spark.driver.memory", "4g")

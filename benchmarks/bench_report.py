@@ -847,6 +847,10 @@ def render_doc(res: dict, out_dir: Path, doc: Path) -> str:
             p("")
     if res.get("s3", {}).get("jobs"):
         lines += s3_section(res["s3"]) + ([""] if _has_incremental(res) else [])
+    if res.get("engines", {}).get("lines"):  # issue #51's section (bench_engines.py), kept when the doc is re-rendered
+        from bench_engines import section as engines_section
+
+        lines += engines_section(res["engines"]) + ([""] if _has_incremental(res) else [])
     if _has_incremental(res):
         lines += incremental_section(res["incremental"], rel)
     if res.get("fleet", {}).get("sim"):  # issue 52's section, rendered by its own script (benchmarks/sim_fleet.py)
@@ -1403,6 +1407,10 @@ def update_readme(readme: Path, res: dict, doc: Path) -> bool:
         + (f"the median of {n} rounds, with the lowest and highest round in parentheses" if n > 1 else "from one run")
         + f". DuckDB cross-check, query times, memory and statistics timings: [{rel}]({rel})."
     )
+    if res.get("engines", {}).get("lines"):  # issue #51's line (bench_engines.py)
+        from bench_engines import headline as engines_headline
+
+        body[-1] += " " + engines_headline(res["engines"], rel)  # same paragraph: README stays within its lines
     body += ["", END]
     head, rest = text.split(START, 1)
     _, tail = rest.split(END, 1)
