@@ -81,6 +81,7 @@ bench-fleet: install
 .PHONY: bench-hudi-sensor
 bench-hudi-sensor: hudi-env
 	.venv/bin/python benchmarks/bench_hudi_sensor.py --merge-into docs/benchmarks/results.json --doc docs/benchmarks.md
+
 # Apache Hudi (issue #50): our plan-driven clustering of a Hudi table beside Hudi's own run_clustering (hilbert, z-order)
 # on TPC-H lineitem SF0.1 in 64 files, files read per point query by Hudi's data skipping (benchmarks/bench_hudi.py,
 # Spark 3.5.8 + Hudi 1.2.0 under .venv-hudi; ~6 min on a 2-core machine); rewrites only its section of
