@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # .venv-hudi: the Spark line whose Hudi bundle is served here (pyspark 3.5.8 + hudi-spark3.5-bundle_2.12:1.2.0), beside
 # .venv (Spark 4.2, whose line has no Hudi bundle on this machine's Maven mirror). Only pyspark 3.5.8 (+ its py4j) is
-# installed into it; every other package (this project, pyarrow, hudi, ...) comes from .venv through a .pth file that
-# adds .venv's site-packages after .venv-hudi's own, so pyspark 3.5.8 wins. The bundle jar is resolved with mvn into
+# installed into it (scripts/spark_line_env.sh); every other package (this project, pyarrow, hudi, ...) comes from .venv
+# through a .pth file that adds .venv's site-packages after .venv-hudi's own, so pyspark 3.5.8 wins. The bundle jar is resolved with mvn into
 # .venv/jars/3.5/hudi/ (airflow_zorder/hudi_spark.py; 77 MB, once per machine in ~/.m2). Idempotent; 59 s here the
 # first time without pip's cache (pyspark 3.5.8 is a ~320 MB sdist; the venv is 372 MB), nothing after.
 # HUDI_VENV overrides the folder.
@@ -11,20 +11,7 @@ cd "$(dirname "$0")/.."
 [ -x .venv/bin/python ] || { echo "no .venv: run make install first" >&2; exit 1; }
 VENV=${HUDI_VENV:-.venv-hudi}
 PYSPARK_VERSION=3.5.8
-stamp=$VENV/.installed-pyspark-$PYSPARK_VERSION
-if [ ! -f "$stamp" ]; then
-  rm -rf "$VENV"
-  .venv/bin/python -c 'import sys, venv; venv.create(sys.argv[1], with_pip=True)' "$VENV"
-  if ! "$VENV/bin/python" -m pip install -q --disable-pip-version-check "pyspark==$PYSPARK_VERSION" > "$VENV/install.log" 2>&1; then
-    tail -30 "$VENV/install.log" >&2
-    exit 1
-  fi
-  own=$("$VENV/bin/python" -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])')
-  base=$(.venv/bin/python -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])')
-  # an `import` line: site.addsitedir also runs .venv's own .pth files (the project's editable install)
-  echo "import site; site.addsitedir('$(cd "$base" && pwd -P)')" > "$own/zz-airflow-zorder-venv.pth"
-  touch "$stamp"
-fi
+bash scripts/spark_line_env.sh "$VENV" "$PYSPARK_VERSION"
 if ! command -v mvn >/dev/null 2>&1; then
   echo "mvn is required to fetch Hudi's bundle: installing Debian's maven" >&2
   (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq maven) >&2

@@ -22,7 +22,7 @@ from airflow_zorder.core.storage.io import FileSystem
 from airflow_zorder.core.storage.io.paths import join
 from airflow_zorder.core.storage.table_formats import refuse_foreign_format
 from airflow_zorder.core.tables.model import STATE_DIR, CommitOutcome, RewriteRun, StagedUnit, TableSnapshot, Unit
-from airflow_zorder.core.tables.parquet_dir import check_parquet, list_units
+from airflow_zorder.core.tables.parquet_dir import check_parquet, files_dataset, list_units
 from airflow_zorder.core.tables.placed_files import RunJournals
 from airflow_zorder.core.tables.protocol import FilesOnly, Metastore
 from airflow_zorder.core.tables.registry import probe_names
@@ -99,11 +99,7 @@ class CatalogTable(RunJournals, FilesOnly):
 
     def reader_dataset(self) -> Any:
         """A Parquet dataset over the files under the catalog's locations (footer statistics prune row groups)."""
-        import pyarrow.dataset as ds
-
-        files = self.snapshot().files
-        handle = self._fs.arrow(files[0].path)[0] if files else None
-        return ds.dataset([self._fs.arrow(f.path)[1] for f in files], format="parquet", filesystem=handle)
+        return files_dataset(self._fs, self.snapshot().files)
 
     def commit(
         self,

@@ -35,6 +35,7 @@ from airflow_zorder.core.storage.io.paths import join
 from airflow_zorder.core.storage.store_options import StoreOptions
 from airflow_zorder.core.tables import placed_files
 from airflow_zorder.core.tables.model import CommitOutcome, RewriteRun, StagedUnit, TableSnapshot, Unit
+from airflow_zorder.core.tables.parquet_dir import files_dataset
 
 __all__ = ["FORMAT", "HudiTable", "open_format"]
 
@@ -318,11 +319,7 @@ class HudiTable(placed_files.RunJournals):
 
     def reader_dataset(self) -> Any:
         """A Parquet dataset over the latest slices' base files (a copy-on-write snapshot read)."""
-        import pyarrow.dataset as ds
-
-        files = self.snapshot().files
-        handle = self._fs.arrow(files[0].path)[0] if files else None
-        return ds.dataset([self._fs.arrow(f.path)[1] for f in files], format="parquet", filesystem=handle)
+        return files_dataset(self._fs, self.snapshot().files)
 
     def planned_files(self, column: str, value: Any, sql: str) -> None:
         """hudi-rs plans no files beyond the footers pyarrow prunes with."""

@@ -34,6 +34,7 @@ from airflow_zorder.core.storage.io.file_info import FileInfo
 from airflow_zorder.core.storage.io.paths import join
 from airflow_zorder.core.tables import placed_files
 from airflow_zorder.core.tables.model import CommitOutcome, RewriteRun, StagedUnit, TableSnapshot, Unit
+from airflow_zorder.core.tables.parquet_dir import files_dataset
 
 __all__ = ["FORMAT", "IcebergTable", "open_format"]
 
@@ -224,11 +225,7 @@ class IcebergTable(placed_files.RunJournals):
 
     def reader_dataset(self) -> Any:
         """A Parquet dataset over the current snapshot's live data files (as pyiceberg planned them)."""
-        import pyarrow.dataset as ds
-
-        files = self.snapshot().files
-        handle = self._fs.arrow(files[0].path)[0] if files else None
-        return ds.dataset([self._fs.arrow(f.path)[1] for f in files], format="parquet", filesystem=handle)
+        return files_dataset(self._fs, self.snapshot().files)
 
     def planned_files(self, column: str, value: Any, sql: str) -> int:
         """Files pyiceberg's scan planning keeps for ``column = value`` (manifest and partition pruning)."""

@@ -17,13 +17,14 @@ from typing import Any
 from airflow_zorder.core.errors import TableError
 from airflow_zorder.core.storage import commit as commit_mod
 from airflow_zorder.core.storage.io import FileSystem
+from airflow_zorder.core.storage.io.file_info import FileInfo
 from airflow_zorder.core.storage.io.paths import join, relpath
 from airflow_zorder.core.storage.locations import parse_partition_path
 from airflow_zorder.core.tables.model import CommitOutcome, RewriteRun, StagedUnit, TableSnapshot, Unit
 from airflow_zorder.core.tables.placed_files import RunJournals
 from airflow_zorder.core.tables.protocol import FilesOnly
 
-__all__ = ["FORMAT", "ParquetDirectory", "check_parquet", "list_units", "open_format"]
+__all__ = ["FORMAT", "ParquetDirectory", "check_parquet", "files_dataset", "list_units", "open_format"]
 
 FORMAT = "parquet"
 PARQUET_MAGIC = b"PAR1"
@@ -146,6 +147,15 @@ def check_parquet(fs: FileSystem, units: Sequence[Unit]) -> None:
                     f"{f.path} is not a Parquet file (no PAR1 footer); this job rewrites Parquet tables only. "
                     "Move non-Parquet files out of the table directory or convert the table to Parquet first"
                 )
+
+
+def files_dataset(fs: FileSystem, files: Sequence[FileInfo]) -> Any:
+    """A ``pyarrow.dataset`` over exactly ``files`` (the live files a format's metadata names; footer statistics
+    prune row groups): the reader of the formats whose directory holds more than their live files."""
+    import pyarrow.dataset as ds
+
+    handle = fs.arrow(files[0].path)[0] if files else None
+    return ds.dataset([fs.arrow(f.path)[1] for f in files], format="parquet", filesystem=handle)
 
 
 def open_format(table: str, root: str, fs: FileSystem, **_: Any) -> ParquetDirectory:
