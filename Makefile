@@ -73,7 +73,7 @@ hudi-env: install
 .PHONY: bench-fleet
 bench-fleet: install
 	nice -n 10 .venv/bin/python benchmarks/sim_fleet.py --real --merge-into docs/benchmarks/results.json --doc docs/benchmarks.md \
-		--fleet-doc docs/fleet.md --hook-tables 200
+		--fleet-doc docs/fleet.md --hook-tables 200 --processes 0
 
 # Watching a Hudi table of 10,000 file groups without Spark (issue #50): the table written once by Hudi's bundle under
 # .venv-hudi (~10 min on 2 cores; kept in /tmp/bench-hudi-sensor), then the sensor's decision timed in a fresh process;

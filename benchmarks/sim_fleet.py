@@ -474,6 +474,12 @@ def _gb(n: float) -> str:
     return f"{n / (1 << 40):.1f} TiB" if n >= 1 << 40 else f"{n / (1 << 30):.0f} GiB"
 
 
+def _spread(p: dict[str, Any]) -> str:
+    """How a planning run spread its tables: over processes, or threads in one process."""
+    procs = p.get("processes") or 1
+    return f"{procs} processes" if procs != 1 else f"{p.get('workers', 1)} threads"
+
+
 def fleet_section(r: dict[str, Any]) -> list[str]:
     """The fleet section of docs/benchmarks.md, from the figures under ``"fleet"`` of results.json."""
     s, p = r["sim"], r.get("planning")
@@ -534,14 +540,20 @@ def fleet_section(r: dict[str, Any]) -> list[str]:
             f"Planning {p['tables']:,} tables without Spark: {p['plan_s']} s of wall time, {p['cpu_s']} s of CPU, at a "
             f"load average of {p['load_average']} on {p['cpus']} CPUs shared with other work ({p['evaluate_s']} s evaluating "
             f"{p['files']:,} files' synthetic statistics with the sensor's rules and incremental plans on "
-            f"{p['workers']} threads, {p['select_s']} s choosing under a 2 TiB budget; goal under 10 s: "
-            f"**{'met' if p['plan_s'] < 10 else 'NOT met'}** in wall time; the evaluation is CPU-bound Python, so the "
-            "threads share one core's worth of interpreter and the CPU seconds are what an idle worker takes). "
+            f"{_spread(p)}, {p['select_s']} s choosing under a 2 TiB budget; goal under 10 s: "
+            f"**{'met' if p['plan_s'] < 10 else 'NOT met'}** in wall time; the evaluation is CPU-bound Python: threads "
+            "share one interpreter, processes (`processes=0`: one per core) spread it"
+            + (
+                f"; on threads only: {p['threads_only']['plan_s']} s)"
+                if isinstance(p.get("threads_only"), dict) and p.get("processes", 1) != 1
+                else ")"
+            )
+            + ". "
             "Synthetic stats held in memory: reading each table's "
             "stats store or Delta log / Iceberg manifests adds its I/O"
             + (
                 f"; through `FleetHook` on {r['hook_planning']['tables']} real Parquet tables (16 files each, stats "
-                f"stores on local disk, {r['hook_planning']['workers']} threads): {r['hook_planning']['plan_s']} s, "
+                f"stores on local disk, {_spread(r['hook_planning'])}): {r['hook_planning']['plan_s']} s, "
                 f"{r['hook_planning']['per_table_ms']} ms a table."
                 if r.get("hook_planning")
                 else "."
