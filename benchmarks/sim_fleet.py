@@ -26,7 +26,7 @@ columns each, some tables clustered, most degraded) evaluated by the sensor's re
 (``recluster_policy.evaluate``, what ``FleetHook`` runs after reading a table's stats), on threads, then chosen
 (``select``): the wall time, no Spark, no storage. ``--hook-tables``: as many real small Parquet tables with their stats
 stores on local disk, planned through ``FleetHook`` (the I/O included). ``--real`` also plans the tests' real fleet of 9 small tables
-(Parquet, Delta, Iceberg; ``tests/airflow/fleet_tables.py``) through ``FleetHook`` under a 400 KB budget, the
+(Parquet, Delta, Iceberg; ``tests/fleet_tables.py``) through ``FleetHook`` under a 400 KB budget, the
 choice the DAG's ``dag.test()`` runs (``tests/airflow/test_fleet.py``).
 """
 
@@ -400,7 +400,9 @@ def run_real() -> dict[str, Any]:
     sys.path.insert(0, str(REPO))
     from airflow_zorder.core.fleet.spec import expand
     from airflow_zorder.hooks.fleet import FleetHook
-    from tests.airflow.fleet_tables import write_fleet
+
+    sys.path.insert(0, str(REPO / "tests"))  # the tests' helper modules (fleet_tables, overlap_tables)
+    from fleet_tables import write_fleet
 
     with tempfile.TemporaryDirectory() as tmp:
         entries, _ = write_fleet(Path(tmp) / "fleet")
@@ -439,7 +441,9 @@ def run_hook_planning(n: int, workers: int, processes: int | None = None) -> dic
     from airflow_zorder.core.fleet.spec import FleetTable
     from airflow_zorder.evaluation.sample_data import write_table
     from airflow_zorder.hooks.fleet import FleetHook
-    from tests.airflow import overlap_tables
+
+    sys.path.insert(0, str(REPO / "tests"))
+    import overlap_tables
 
     cols = ["user_id", "product_id"]
     with tempfile.TemporaryDirectory() as tmp:

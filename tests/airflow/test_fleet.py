@@ -6,10 +6,10 @@ from __future__ import annotations
 import json
 
 import pytest
+from fleet_tables import write_fleet
 
 from airflow_zorder.core.fleet.budget import Budget
 from airflow_zorder.core.fleet.spec import expand
-from tests.airflow.fleet_tables import write_fleet
 
 pytest.importorskip("deltalake")
 pytest.importorskip("pyiceberg")
@@ -121,9 +121,10 @@ def test_the_fleet_dag_rewrites_what_its_byte_budget_buys(fleet, airflow_db, tmp
     """``zorder_fleet`` in a real ``dag.test()`` (spark-submit on local Spark): the plan task's choice holds the
     budget and the ranking, errors are recorded with their reason, each chosen table is rewritten by its (trimmed)
     plan, and the record written for the UI says so; tables not chosen are untouched."""
+    from test_dags import load_dagbag, xcoms
+
     from airflow_zorder.core.fleet import records
     from airflow_zorder.hooks.fleet import FleetHook
-    from tests.airflow.test_dags import load_dagbag, xcoms
 
     root, entries = fleet
     budget = 400 << 10

@@ -6,8 +6,10 @@ budget and savings of each run, as the records hold them."""
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import pytest
+from fleet_tables import write_fleet
 from htmlq import num, parse
 from ui_app import signed_in_client
 
@@ -15,7 +17,6 @@ from airflow_zorder.core.fleet import records
 from airflow_zorder.core.fleet.budget import Budget
 from airflow_zorder.core.fleet.spec import expand
 from airflow_zorder.plugins.rendering import fmt_bytes
-from tests.airflow.fleet_tables import write_fleet
 
 pytest.importorskip("deltalake")
 pytest.importorskip("pyiceberg")
@@ -24,8 +25,9 @@ pytest.importorskip("pyiceberg")
 @pytest.fixture(scope="module")
 def fleet_runs(airflow_db, tmp_path_factory):
     """A recorded run of zorder_fleet (nothing chosen), then a recorded plan with a 400 KB budget."""
+    from airflow.dag_processing.dagbag import DagBag
+
     from airflow_zorder.hooks.fleet import FleetHook
-    from tests.airflow.test_dags import load_dagbag
 
     root = tmp_path_factory.mktemp("uifleet")
     entries, env = write_fleet(root / "tables")
@@ -36,7 +38,7 @@ def fleet_runs(airflow_db, tmp_path_factory):
     mp.setenv("ZORDER_FLEET_SPEC", str(root / "tables" / "fleet.json"))
     mp.setenv("ZORDER_FLEET_HOME", records.fleet_home(home, "zorder_fleet"))
     try:
-        bag, _ = load_dagbag()
+        bag = DagBag(dag_folder=str(Path(__file__).resolve().parents[2] / "dags"))
         dag = bag.dags["zorder_fleet"]
         runs = [dag.test(run_conf={"budget_bytes": "1"})]
         tables, _ = expand(entries)

@@ -214,9 +214,9 @@ def test_discovery_finds_real_delta_tables_under_a_prefix_and_an_iceberg_namespa
     pytest.importorskip("pyiceberg")
     import pyarrow as pa
     from deltalake import write_deltalake
+    from iceberg_tables import CATALOG, write_table
 
     from airflow_zorder.core.fleet.spec import discover_delta, discover_iceberg
-    from tests.iceberg_tables import CATALOG, write_table
 
     rows = pa.table({"a": [1, 2, 3]})
     for name in ("lake/sales", "lake/nested/events"):

@@ -7,9 +7,10 @@ import json
 import os
 from pathlib import Path
 
+import overlap_tables
+
 from airflow_zorder.core.iceberg.catalogs import embedded_properties
 from airflow_zorder.evaluation.sample_data import write_delta_table, write_iceberg_table, write_table
-from tests.airflow import overlap_tables
 
 CATALOG = "fleettests"  # pyiceberg spells "_" in variable names as "-": a name without either
 COLUMNS = ["user_id", "product_id"]
