@@ -230,7 +230,7 @@ def test_default_deferrable_comes_from_the_airflow_config(dags, tmp_path):
     assert dags.default_mode.task_dict["watch"].deferrable is False  # not configured here: poke
     root = write_table(tmp_path / "t", {"": "clustered"})
     collect(root)
-    script = CONF_DEFAULT_RUN.format(tests=str(Path(__file__).parent), dag_file=str(DAG_FILE), table=str(root))
+    script = CONF_DEFAULT_RUN.format(tests=str(Path(__file__).parents[1]), dag_file=str(DAG_FILE), table=str(root))
     env = {**os.environ, "AIRFLOW__OPERATORS__DEFAULT_DEFERRABLE": "True"}
     done = subprocess.run([sys.executable, "-c", script], env=env, capture_output=True, text=True, timeout=300)
     assert done.returncode == 0, done.stderr[-3000:]
