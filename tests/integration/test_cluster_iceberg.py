@@ -118,6 +118,40 @@ def test_an_iceberg_table_clusters_in_one_replace_snapshot_with_the_same_rows(sp
     assert all(rows["has_stats"].to_pylist()) and all(rows["min_exact"].to_pylist())
 
 
+def test_a_table_with_required_columns_clusters(spark, tmp_path, monkeypatch):
+    """Columns declared required (NOT NULL, as Spark SQL and Java writers often create them): Spark writes them
+    optional, and the commit accepts them because the footers count no null (pyiceberg's own check refused)."""
+    first = _batch(1, 500)
+    required = pa.schema([f.with_nullable(f.name not in COLUMNS) for f in first.schema])
+    t, props = write_table(tmp_path, "ns.events", [_batch(i, 500).cast(required) for i in range(4)])
+    for key, value in props.items():
+        monkeypatch.setenv(f"PYICEBERG_CATALOG__{CATALOG.upper()}__{key.upper()}", value)
+    assert [f.required for f in t.schema().fields][:2] == [True, True]
+    before = _rows(t)
+    result = run_cluster(
+        spark, ClusterOptions(table="ns.events", columns=COLUMNS, iceberg_catalog=CATALOG, num_files=2)
+    )
+    assert result["status"] == "clustered" and (result["before"]["files"], result["after"]["files"]) == (4, 2)
+    after = _load(tmp_path)
+    assert _rows(after) == before and [f.required for f in after.schema().fields][:2] == [True, True]
+
+
+def test_a_file_with_nulls_in_a_required_column_is_refused(tmp_path):
+    """The relaxed check still refuses what a required column cannot hold."""
+    import pyarrow.parquet as pq
+
+    from airflow_zorder.core.iceberg.replace_commit import data_file_for
+
+    required = pa.schema([pa.field("a", pa.int64(), nullable=False), pa.field("b", pa.int64())])
+    t, _ = write_table(tmp_path, "ns.events", [pa.table({"a": [1, 2], "b": [3, None]}, schema=required)])
+    good, bad = tmp_path / "good.parquet", tmp_path / "bad.parquet"
+    pq.write_table(pa.table({"a": [5, 6], "b": [None, 7]}), good)  # optional in the file, as Spark writes it
+    pq.write_table(pa.table({"a": [5, None], "b": [1, 7]}), bad)
+    assert data_file_for(t, str(good)).record_count == 2
+    with pytest.raises(ValueError, match="nulls in column.*: a"):
+        data_file_for(t, str(bad))
+
+
 def test_an_append_committed_during_the_run_is_kept(spark, table, monkeypatch):
     before = _rows(_load(table))
     extra = _batch(99, 10)

@@ -123,12 +123,83 @@ def validate_rewrite(metadata: Any, io: Any, starting_id: int | None, head: Any,
 
 def data_file_for(table: Any, path: str) -> Any:
     """The new file's DataFile: metrics from its footer (field ids, else the table's name mapping), partition from
-    its values (one partition per file), the table's default spec."""
-    from pyiceberg.io.pyarrow import parquet_file_to_data_file
+    its values (one partition per file), the table's default spec.
 
-    df = parquet_file_to_data_file(table.io, table.metadata, path)
-    df.spec_id = table.metadata.default_spec_id
+    Spark writes every column of a file it reads back as optional, so a column the table declares required
+    (``NOT NULL``) arrives optional: pyiceberg's own check refuses that. The types are checked here with every field
+    optional, and a required column is accepted when the footer counts no null in it (the rows are the table's own,
+    counted and checksummed before the commit); a null there is refused, naming the column."""
+    import pyarrow.parquet as pq
+    from pyiceberg.io.pyarrow import (
+        _check_pyarrow_schema_compatible,
+        compute_statistics_plan,
+        data_file_statistics_from_parquet_metadata,
+        parquet_path_to_id_mapping,
+    )
+    from pyiceberg.manifest import DataFile, DataFileContent, FileFormat
+
+    meta = table.metadata
+    schema = meta.schema()
+    source = table.io.new_input(path)
+    with source.open() as stream:
+        footer = pq.read_metadata(stream)
+    _check_pyarrow_schema_compatible(
+        _all_optional(schema), footer.schema.to_arrow_schema(), format_version=meta.format_version
+    )
+    stats = data_file_statistics_from_parquet_metadata(
+        parquet_metadata=footer,
+        stats_columns=compute_statistics_plan(schema, meta.properties),
+        parquet_column_mapping=parquet_path_to_id_mapping(schema),
+    )
+    df = DataFile.from_args(
+        content=DataFileContent.DATA,
+        file_path=path,
+        file_format=FileFormat.PARQUET,
+        partition=stats.partition(meta.spec(), schema),
+        file_size_in_bytes=len(source),
+        sort_order_id=None,
+        spec_id=meta.default_spec_id,
+        equality_ids=None,
+        key_metadata=None,
+        **stats.to_serialized_dict(),
+    )
+    nulls = df.null_value_counts or {}
+    broken = [schema.find_column_name(i) for i, n in nulls.items() if n and _required(schema, i)]
+    if broken:
+        raise ValueError(f"{path} holds nulls in column(s) the table requires: {', '.join(map(str, broken))}")
     return df
+
+
+def _required(schema: Any, field_id: int) -> bool:
+    """Whether the field and every struct it is nested in are required (a null can only come from the field)."""
+    try:
+        path = schema.find_column_name(field_id)
+    except ValueError:
+        return False
+    parts = (path or "").split(".")
+    try:
+        return all(schema.find_field(".".join(parts[: i + 1])).required for i in range(len(parts)))
+    except ValueError:  # a list's element or a map's value: its own flag is not a field's
+        return False
+
+
+def _all_optional(schema: Any) -> Any:
+    """``schema`` with every field optional (same ids, names and types): what a file Spark wrote must match."""
+    from pyiceberg.schema import Schema
+    from pyiceberg.types import ListType, MapType, NestedField, StructType
+
+    def relax(t: Any) -> Any:
+        if isinstance(t, StructType):
+            return StructType(
+                *[NestedField(f.field_id, f.name, relax(f.field_type), required=False, doc=f.doc) for f in t.fields]
+            )
+        if isinstance(t, ListType):
+            return ListType(t.element_id, relax(t.element_type), element_required=False)
+        if isinstance(t, MapType):
+            return MapType(t.key_id, t.key_type, t.value_id, relax(t.value_type), value_required=False)
+        return t
+
+    return Schema(*relax(schema.as_struct()).fields, schema_id=schema.schema_id)
 
 
 def commit_replace(
