@@ -36,7 +36,7 @@ from typing import Any
 
 import bench_cluster as bc  # noqa: E402
 from bench_env import REPO  # noqa: E402,F401  (sets PYSPARK_PYTHON, sys.path, PYTHONPATH)
-from engines_env import session_conf  # noqa: E402
+from engines_env import OURS_ICEBERG_CATALOG, ours_iceberg_properties, session_conf  # noqa: E402
 
 log = bc.log
 HUGE = str(1 << 50)
@@ -63,6 +63,20 @@ def iceberg_input(spark, src: Path, work: Path, name: str) -> dict[str, Any]:
     spark.sql(f"CALL ice.system.add_files(table => 'bench.{name}', source_table => '`parquet`.`{files}`')")
     snap = spark.sql(f"SELECT snapshot_id FROM ice.bench.{name}.snapshots ORDER BY committed_at DESC LIMIT 1")
     return {"table": f"bench.{name}", "snapshot": snap.collect()[0][0], "files": len(list(files.glob("*.parquet")))}
+
+
+def ours_iceberg_input(src: Path, dst: Path, catalog: Any, identifier: str) -> dict[str, Any]:
+    """A fresh copy of the Parquet input in ``dst``, registered as ``identifier`` (located at ``dst``) of the pyiceberg
+    catalog our job commits to, by ``add_files`` (the same files, no rewrite)."""
+    import pyarrow.parquet as pq
+
+    bc.copy_input(src, dst)
+    if catalog.table_exists(identifier):
+        catalog.drop_table(identifier)
+    files = sorted(str(p) for p in dst.glob("*.parquet"))
+    table = catalog.create_table(identifier, schema=pq.read_schema(files[0]), location=str(dst))
+    table.add_files(files)
+    return {"table": identifier, "files": len(files)}
 
 
 def hudi_options(name: str, key: list[str]) -> dict[str, str]:
@@ -119,6 +133,45 @@ def scrambled_input(spark, src: Path, dst: Path, n: int) -> dict[str, Any]:
     return {"dir": str(dst), "files": len(list(dst.glob("*.parquet")))}
 
 
+# --------------------------------------------------------------------------- bytes spilled, from the event log
+
+
+class SpillMeter:
+    """Bytes the tasks spilled (memory and disk) and their peak execution memory, read from the session's event log
+    (``spark.eventLog.dir``), which Spark flushes at every job's end: :meth:`take` sums the tasks ended since the
+    last call. In local mode the executor is the driver's JVM: its peak RSS is the phase's ``peak_jvm_rss_mb``."""
+
+    CONF = {
+        "spark.eventLog.enabled": "true",
+        "spark.eventLog.compress": "false",
+        "spark.eventLog.rolling.enabled": "false",
+    }
+    KEYS = ("spill_memory_bytes", "spill_disk_bytes", "peak_task_execution_memory_bytes")
+
+    def __init__(self, folder: Path) -> None:
+        self.folder, self.offset = folder, 0
+
+    def take(self) -> dict[str, int]:
+        out = dict.fromkeys(self.KEYS, 0)
+        logs = sorted(self.folder.glob("*"), key=lambda p: p.stat().st_mtime)
+        if not logs:
+            return out
+        with logs[-1].open("rb") as fh:
+            fh.seek(self.offset)
+            data = fh.read()
+        whole = data[: data.rfind(b"\n") + 1]  # a line still being written waits for the next call
+        self.offset += len(whole)
+        for line in whole.splitlines():
+            if b'"SparkListenerTaskEnd"' not in line:
+                continue
+            m = json.loads(line).get("Task Metrics") or {}
+            out["spill_memory_bytes"] += int(m.get("Memory Bytes Spilled", 0))
+            out["spill_disk_bytes"] += int(m.get("Disk Bytes Spilled", 0))
+            peak = int(m.get("Peak Execution Memory", 0))
+            out["peak_task_execution_memory_bytes"] = max(out["peak_task_execution_memory_bytes"], peak)
+        return out
+
+
 # --------------------------------------------------------------------------- files planned per query
 
 
@@ -173,10 +226,23 @@ class Jobs:
         self.target = data_bytes(self.src) // self.n
         self.targets: dict[str, int] = {}  # job -> its file size setting, once calibrated (:meth:`calibrate`)
         self.inputs: dict[str, Any] = {}
+        self._ice_catalog: Any = None
+
+    def ours_iceberg(self) -> tuple[Any, str, str]:
+        """(the pyiceberg catalog our job commits to, its properties file, our table's identifier there)."""
+        from airflow_zorder.core.iceberg.catalogs import load_catalog, write_catalog_file
+
+        props = ours_iceberg_properties(str(self.work / "iceberg_warehouse"))
+        file = str(self.work / f"{OURS_ICEBERG_CATALOG}.yaml")
+        if self._ice_catalog is None:
+            write_catalog_file(file, OURS_ICEBERG_CATALOG, props)
+            self._ice_catalog = load_catalog(OURS_ICEBERG_CATALOG, props)
+            self._ice_catalog.create_namespace_if_not_exists("bench")
+        return self._ice_catalog, file, f"bench.{self.ds['name']}"
 
     def prepare(self, names: list[str]) -> None:
         name = self.ds["name"]
-        if any(j.startswith("hudi") for j in names):
+        if any(j.startswith("hudi") or j.endswith(" hudi") for j in names):
             self.inputs["hudi"] = hudi_input(
                 self.spark, self.src, self.work / f"{name}_hudi_input", name, self.ds["record_key"], self.cols, self.n
             )
@@ -191,7 +257,12 @@ class Jobs:
     def copy(self, job: str) -> Path:
         """The job's starting point (untimed): a fresh copy of its input, or Iceberg's snapshot rolled back to."""
         dst = self.work / f"{self.ds['name']}_{job.replace(' ', '_')}"
-        if job.startswith("ours") and not job.endswith(" delta"):
+        if job.startswith("ours") and job.endswith(" iceberg"):
+            catalog, _, ident = self.ours_iceberg()
+            self.inputs["ours iceberg"] = ours_iceberg_input(self.src, dst, catalog, ident)
+        elif job.startswith("ours") and job.endswith(" hudi"):
+            bc.copy_table(Path(self.inputs["hudi"]["table"]), dst)
+        elif job.startswith("ours") and not job.endswith(" delta"):
             bc.copy_input(self.src, dst)
         elif job == "delta" or job.endswith(" delta"):
             bc.copy_table(Path(self.inputs["delta"]["table"]), dst)
@@ -215,10 +286,26 @@ class Jobs:
             return {}
         if job.startswith("ours"):
             from airflow_zorder.core.jobs.options import ClusterOptions
-            from spark_jobs.cluster_table import run_cluster
+            from spark_jobs.cluster_table import run_action
 
             curve = job.split()[1]
-            r = run_cluster(spark, ClusterOptions(table=str(dst), columns=list(cols), curve=curve, num_files=n))
+            opts = ClusterOptions(table=str(dst), columns=list(cols), curve=curve, num_files=n)
+            if job.endswith(" iceberg"):
+                _, file, ident = self.ours_iceberg()
+                opts = ClusterOptions(
+                    table=ident,
+                    iceberg_catalog=OURS_ICEBERG_CATALOG,
+                    iceberg_catalog_file=file,
+                    columns=list(cols),
+                    curve=curve,
+                    num_files=n,
+                )
+            if job.endswith(" hudi"):  # Hudi's own column stats index kept on the clustering columns, as the anchors'
+                spark.conf.set("hoodie.metadata.index.column.stats.column.list", hudi_stats_columns(cols))
+            try:
+                r = run_action(spark, opts)
+            finally:
+                spark.conf.unset("hoodie.metadata.index.column.stats.column.list")
             if r.get("status") != "clustered":
                 raise RuntimeError(f"run_cluster {job}: {r.get('status')} {r.get('messages')}")
             return {"phases": r.get("phases", {}), "duration_s": r.get("duration_s")}
@@ -262,7 +349,15 @@ class Jobs:
             return lambda: spark.table(f"ice.{self.inputs['iceberg']['table']}")
         if job == "delta" or job.endswith(" delta"):
             return lambda: spark.read.format("delta").load(str(dst))
-        if job.startswith("hudi"):
+        if job.endswith(" iceberg"):
+            table = f"{OURS_ICEBERG_CATALOG}.{self.ours_iceberg()[2]}"
+
+            def read():
+                spark.sql(f"REFRESH TABLE {table}")  # our commit went through pyiceberg, not this session
+                return spark.table(table)
+
+            return read
+        if job.startswith("hudi") or job.endswith(" hudi"):
             opts = {"hoodie.metadata.enable": "true", "hoodie.enable.data.skipping": "true"}
             return lambda: spark.read.format("hudi").options(**opts).load(str(dst))
         return lambda: spark.read.parquet(str(dst))
@@ -287,13 +382,18 @@ class Jobs:
     @staticmethod
     def has_file_stats(job: str) -> bool:
         """Whether the job's output is a table format whose planning in Spark skips files by their statistics."""
-        return job in ("delta", "iceberg") or job.startswith("hudi") or job.endswith(" delta")
+        return job in ("delta", "iceberg") or job.startswith("hudi") or job.endswith((" delta", " iceberg", " hudi"))
 
     def data_files(self, job: str, dst: Path) -> list[str]:
         """The output's live data files, as its own format lists them."""
-        if job == "iceberg":
-            rows = self.spark.sql(f"SELECT file_path FROM ice.{self.inputs['iceberg']['table']}.files").collect()
-            return sorted(local(r[0]) for r in rows)
+        if job == "iceberg" or job.endswith(" iceberg"):
+            table = (
+                f"ice.{self.inputs['iceberg']['table']}"
+                if job == "iceberg"
+                else f"{OURS_ICEBERG_CATALOG}.{self.ours_iceberg()[2]}"
+            )
+            self.spark.sql(f"REFRESH TABLE {table}")
+            return sorted(local(r[0]) for r in self.spark.sql(f"SELECT file_path FROM {table}.files").collect())
         return sorted(local(f) for f in self.reader(job, dst)().inputFiles())
 
 
@@ -302,6 +402,12 @@ def run(spec: dict) -> dict[str, Any]:
     work.mkdir(parents=True, exist_ok=True)
     mon = bc.MemoryMonitor().start()
     conf = session_conf(spec["line"], spec["engines"], str(work / "iceberg_warehouse"))
+    meter = None
+    if spec.get("spill"):
+        events = bc.fresh_dir(work / "eventlog")
+        events.mkdir(parents=True)
+        conf = {**conf, **SpillMeter.CONF, "spark.eventLog.dir": events.as_uri()}
+        meter = SpillMeter(events)
     spark = bc.build_spark(64, conf)
     res: dict[str, Any] = {
         "line": spec["line"],
@@ -316,7 +422,7 @@ def run(spec: dict) -> dict[str, Any]:
     try:
         for ds in spec["datasets"]:
             jobs_names = [j for j in spec["jobs"] if not (j == "sort scrambled" and not ds.get("scramble"))]
-            res["datasets"][ds["name"]] = run_dataset(spark, mon, spec, ds, jobs_names, work)
+            res["datasets"][ds["name"]] = run_dataset(spark, mon, spec, ds, jobs_names, work, meter)
             Path(spec["out"] + ".partial").write_text(json.dumps(res, indent=1, default=str) + "\n")  # if stopped
     finally:
         spark.stop()
@@ -325,7 +431,9 @@ def run(spec: dict) -> dict[str, Any]:
     return res
 
 
-def run_dataset(spark, mon, spec: dict, ds: dict, names: list[str], work: Path) -> dict[str, Any]:
+def run_dataset(
+    spark, mon, spec: dict, ds: dict, names: list[str], work: Path, meter: SpillMeter | None = None
+) -> dict[str, Any]:
     jobs = Jobs(spark, spec, ds, work)
     t0 = time.perf_counter()
     jobs.prepare(names)
@@ -361,8 +469,10 @@ def run_dataset(spark, mon, spec: dict, ds: dict, names: list[str], work: Path) 
 
     def reference() -> dict[str, Any]:
         d: dict[str, Any] = {}
+        meter and meter.take()
         with bc.phase(mon, f"{ds['name']}: sort #{len(refs)}", d):
             jobs.run("sort", sort_out)
+        d.update(meter.take() if meter else {})
         refs.append(d)
         return d
 
@@ -373,8 +483,10 @@ def run_dataset(spark, mon, spec: dict, ds: dict, names: list[str], work: Path) 
         for job in timed:
             dst = jobs.copy(job)
             d: dict[str, Any] = {"round": rnd}
+            meter and meter.take()
             with bc.phase(mon, f"{ds['name']}: {job} (round {rnd + 1})", d):
                 jobs.run(job, dst)
+            d.update(meter.take() if meter else {})
             if job != "iceberg":
                 shutil.rmtree(dst, ignore_errors=True)
             after = reference()
@@ -393,6 +505,8 @@ def run_dataset(spark, mon, spec: dict, ds: dict, names: list[str], work: Path) 
             "wall_ratio_range": [min(r["wall_ratio"] for r in rs), max(r["wall_ratio"] for r in rs)],
             "cpu_ratio_range": [min(r["cpu_ratio"] for r in rs), max(r["cpu_ratio"] for r in rs)],
             "peak_jvm_rss_mb": max(r["peak_jvm_rss_mb"] for r in rs),
+            "peak_workers_pss_mb": max(r["peak_workers_pss_mb"] for r in rs),
+            **({k: max(r[k] for r in rs) for k in SpillMeter.KEYS} if meter else {}),
             "rounds": med["rounds"],
         }
     return out

@@ -56,6 +56,7 @@ from typing import Any
 import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
+from bench_doc import merge_into, splice_section  # noqa: E402
 from bench_env import REPO  # noqa: E402  (sets sys.path)
 from tpch_data import _tpchgen_cli, generate_lineitem
 
@@ -497,14 +498,7 @@ def advisor_section(res: dict[str, Any]) -> list[str]:
 
 def render_advisor(res: dict[str, Any], doc: Path) -> None:
     """Only this section of ``doc``: replaced between its markers, else appended; nothing else changes."""
-    section = "\n".join(advisor_section(res))
-    text = doc.read_text() if doc.exists() else ""
-    if START in text and END in text:
-        head, rest = text.split(START, 1)
-        new = head + section + rest.split(END, 1)[1]
-    else:
-        new = text.rstrip("\n") + ("\n\n" if text else "") + section + "\n"
-    doc.write_text(new)
+    splice_section(doc, START, END, "\n".join(advisor_section(res)))
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -556,10 +550,7 @@ def main(argv: list[str] | None = None) -> int:
     out.write_text(json.dumps(res, indent=1, default=str) + "\n")
     print("\n".join(advisor_section(res)[2:-1]))
     if args.merge_into:
-        target = Path(args.merge_into)
-        doc = json.loads(target.read_text()) if target.exists() else {}
-        doc["advisor"] = res
-        target.write_text(json.dumps(doc, indent=1, default=str) + "\n")
+        merge_into(Path(args.merge_into), "advisor", res)
         if args.doc:
             render_advisor(res, Path(args.doc))
     shares = [w["sample"]["share_of_best"] for t in res["tables"].values() for w in t["workloads"].values()]

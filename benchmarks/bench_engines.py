@@ -13,8 +13,10 @@ set (``bench_queries.build_queries`` with ``--seed``): ``--n-point`` point queri
 
 Each Spark line runs in its own process under its own virtualenv (``engines_env.LINES``; ``benchmarks/anchors.py``):
 on Spark 4.2 ours (on Parquet and on the Delta table), Delta's OPTIMIZE ZORDER and the sort rewrite on scrambled rows;
-on Spark 4.1 ours, Iceberg's zorder rewrite and Delta's OPTIMIZE ZORDER; on Spark 3.5 Hudi's z-order and hilbert
-clustering (our job needs Spark >= 4.1: there the anchors are timed against the sort rewrite alone). Every job is
+on Spark 4.1 ours (on Parquet and on an Iceberg table of a pyiceberg SQL catalog, which Spark reads through Java's
+JdbcCatalog on the same SQLite file), Iceberg's zorder rewrite and Delta's OPTIMIZE ZORDER; on Spark 3.5 ours on the
+Hudi table (our plan run by Hudi's clustering: ``spark_jobs/hudi_clustering.py``) and Hudi's z-order and hilbert
+clustering (our rewrite itself needs Spark >= 4.1). Every job is
 timed against the sort rewrite run just before and after it in the same JVM (median of ``--rounds``, with the lowest
 and highest). delta-rs ``optimize.z_order`` runs last in this process (no Spark: its time is put against the median
 sort rewrite on Spark 4.2, for information).
@@ -46,6 +48,7 @@ import bench_cluster as bc  # noqa: E402
 import bench_queries as bq  # noqa: E402
 import pyarrow.parquet as pq
 import skewed_data  # noqa: E402
+from bench_doc import merge_into, splice_section  # noqa: E402
 from bench_env import REPO  # noqa: E402  (sets PYSPARK_PYTHON, sys.path, PYTHONPATH)
 from deltalake import DeltaTable
 from engines_env import DELTA_VERSION, ENGINES, ICEBERG_VERSION, LINES  # noqa: E402
@@ -65,13 +68,13 @@ def line_jobs(ours: list[str]) -> dict[str, list[str]]:
     mine = [f"ours {c}" for c in ours]
     return {
         "4.2": [*mine, *(f"{j} delta" for j in mine), "delta", "sort scrambled"],
-        "4.1": [*mine, "iceberg", "delta"],
-        "3.5": ["hudi zorder", "hudi hilbert"],
+        "4.1": [*mine, *(f"{j} iceberg" for j in mine), "iceberg", "delta"],
+        "3.5": [*(f"{j} hudi" for j in mine), "hudi zorder", "hudi hilbert"],
     }
 
 
-def datasets(a: argparse.Namespace, work: Path) -> list[dict[str, Any]]:
-    """The data sets (generated or reused), each with its Delta input and its query set."""
+def datasets(a: argparse.Namespace, work: Path, delta: bool = True) -> list[dict[str, Any]]:
+    """The data sets (generated or reused), each with its query set and (``delta``) its Delta input."""
     out = []
     specs = [
         (
@@ -102,9 +105,9 @@ def datasets(a: argparse.Namespace, work: Path) -> list[dict[str, Any]]:
         make(src)
         files = layout_report.data_files(str(src))
         delta_in = work / f"{name}_delta_input"
-        if not (delta_in / "_delta_log").is_dir():
+        if delta and not (delta_in / "_delta_log").is_dir():
             bc.write_delta_input(src, delta_in, mon)
-        if not (delta_in / "_delta_log" / "_last_checkpoint").exists():
+        if delta and not (delta_in / "_delta_log" / "_last_checkpoint").exists():
             # as a table written by Delta Spark would have (one every 10 commits): no engine replays 64 JSON commits
             DeltaTable(str(delta_in)).create_checkpoint()
         queries = [
@@ -138,8 +141,11 @@ def datasets(a: argparse.Namespace, work: Path) -> list[dict[str, Any]]:
     return out
 
 
-def start_line(line: str, jobs: list[str], dss: list[dict], a: argparse.Namespace, work: Path) -> dict[str, Any]:
-    """Start one line's jobs in a child process under its virtualenv (benchmarks/anchors.py)."""
+def start_line(
+    line: str, jobs: list[str], dss: list[dict], a: argparse.Namespace, work: Path, spill: bool = False
+) -> dict[str, Any]:
+    """Start one line's jobs in a child process under its virtualenv (benchmarks/anchors.py); ``spill``: measure the
+    bytes each rewrite spilled (``anchors.SpillMeter``, from the session's event log)."""
     spec_path, out = work / f"spec_{line}.json", work / f"line_{line}.json"
     engines = [e for e in ENGINES if line in ENGINES[e].artifacts and any(j.startswith(e) for j in jobs)]
     spec = {
@@ -149,6 +155,7 @@ def start_line(line: str, jobs: list[str], dss: list[dict], a: argparse.Namespac
         "layout_only": [j.split(":", 1)[1] for j in a.layout_only if j.startswith(f"{line}:")],
         "rounds": a.rounds,
         "files": a.files,
+        "spill": spill,
         "work": str(work / f"spark{line}"),
         "out": str(out),
         "datasets": [{k: v for k, v in d.items() if not k.startswith("_")} for d in dss],
@@ -306,9 +313,7 @@ def main(argv: list[str] | None = None) -> int:
         log(f"figures in {out}")
         if a.merge_into:
             target = Path(a.merge_into).resolve()
-            doc = json.loads(target.read_text()) if target.exists() else {}
-            doc[KEY] = res
-            target.write_text(json.dumps(doc, indent=1, default=str) + "\n")
+            merge_into(target, KEY, res)
             if a.doc:
                 render_doc(res, Path(a.doc))
             if a.readme:
@@ -402,13 +407,14 @@ LABELS = {
     "hudi zorder": "Hudi `run_clustering` z-order",
     "hudi hilbert": "Hudi `run_clustering` hilbert",
 }
+FORMATS = {"delta": "Delta", "iceberg": "Iceberg", "hudi": "Hudi"}  # ours on a table format (else on Parquet)
 ANCHORS = ("delta", "iceberg", "hudi zorder", "hudi hilbert", "delta-rs")
 
 
 def label(job: str) -> str:
     if job.startswith("ours"):
-        curve = job.split()[1]
-        return f"**{curve} (ours{', Delta' if job.endswith(' delta') else ''})**"
+        curve, *fmt = job.split()[1:]
+        return f"**{curve} (ours{', ' + FORMATS[fmt[0]] if fmt else ''})**"
     return LABELS.get(job, job)
 
 
@@ -654,17 +660,7 @@ def summary_lines(res: dict[str, Any]) -> list[str]:
 
 def render_doc(res: dict[str, Any], doc: Path) -> None:
     """Only this benchmark's section of ``doc``: replaced between its markers, else appended."""
-    text = doc.read_text() if doc.exists() else ""
-    body = "\n".join(section(res))
-    if START in text and END in text:
-        head, rest = text.split(START, 1)
-        text = head + body + rest.split(END, 1)[1]
-    elif "<!-- bench:incremental:start -->" in text:  # where bench_report.render_doc puts it
-        head, tail = text.split("<!-- bench:incremental:start -->", 1)
-        text = head + body + "\n\n<!-- bench:incremental:start -->" + tail
-    else:
-        text = text.rstrip("\n") + "\n\n" + body + "\n"
-    doc.write_text(text)
+    splice_section(doc, START, END, "\n".join(section(res)), before="<!-- bench:incremental:start -->")
 
 
 def headline(res: dict[str, Any], rel: str) -> str:

@@ -40,6 +40,8 @@ import time
 from pathlib import Path
 from typing import Any
 
+from bench_doc import merge_into, splice_section  # noqa: E402
+
 REPO = Path(__file__).resolve().parents[1]
 COLUMNS = ["l_partkey", "l_suppkey", "l_shipdate"]
 LAYOUTS = ("input", "ours", "hudi hilbert", "hudi z-order")
@@ -225,21 +227,7 @@ def render(res: dict[str, Any]) -> str:
 
 def write_doc(res: dict[str, Any], doc: Path) -> None:
     """Replace this benchmark's section of ``doc`` (or append it); nothing else in the doc changes."""
-    text = doc.read_text(encoding="utf-8") if doc.exists() else ""
-    section = render(res)
-    if START in text and END in text:
-        head, rest = text.split(START, 1)
-        text = head + section + rest.split(END, 1)[1]
-    else:
-        text = text.rstrip("\n") + ("\n\n" if text else "") + section + "\n"
-    doc.write_text(text, encoding="utf-8")
-
-
-def merge_into(path: Path, res: dict[str, Any]) -> None:
-    doc = json.loads(path.read_text()) if path.exists() else {}
-    doc["hudi"] = res
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(json.dumps(doc, indent=1, default=str) + "\n")
+    splice_section(doc, START, END, render(res))
 
 
 def orchestrate(a: argparse.Namespace) -> dict[str, Any]:
@@ -321,7 +309,7 @@ def main(argv: list[str] | None = None) -> int:
     out.write_text(json.dumps(res, indent=1, default=str) + "\n")
     print(render(res))
     if a.merge_into:
-        merge_into(Path(a.merge_into).resolve(), res)
+        merge_into(Path(a.merge_into).resolve(), "hudi", res)
         if a.doc:
             write_doc(res, Path(a.doc).resolve())
     rows = {lay["rows"] for lay in res["layouts"].values()}

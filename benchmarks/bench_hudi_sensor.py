@@ -30,6 +30,8 @@ import time
 from pathlib import Path
 from typing import Any
 
+from bench_doc import merge_into, splice_section
+
 REPO = Path(__file__).resolve().parent.parent
 for p in (REPO, REPO / "tests"):
     if str(p) not in sys.path:
@@ -157,17 +159,9 @@ def render(r: dict[str, Any]) -> str:
 
 def merge(results: dict[str, Any], into: Path | None, doc: Path | None) -> None:
     if into:
-        data = json.loads(into.read_text()) if into.exists() else {}
-        data[KEY] = results
-        into.write_text(json.dumps(data, indent=1, sort_keys=True) + "\n")
+        merge_into(into, KEY, results)
     if doc:
-        text = doc.read_text()
-        section = render(results)
-        if BEGIN in text:
-            text = text[: text.index(BEGIN)] + section + text[text.index(END) + len(END) :]
-        else:
-            text = text.rstrip("\n") + "\n\n" + section + "\n"
-        doc.write_text(text)
+        splice_section(doc, BEGIN, END, render(results))
 
 
 def main() -> int:

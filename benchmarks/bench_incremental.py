@@ -46,6 +46,10 @@ with ``HEALTH``, its bytes-read ratio sized by the target file, d = 3, the incre
 * ``delta-rs`` (opt-in, unpartitioned scenarios only; ~12 min at SF1): a Delta copy of the base, appends by
   ``write_deltalake``, ``DeltaTable.optimize.z_order(columns, target_size=the Delta base's mean file size)`` in a
   child process (``--delta-zorder``) on ``recluster``;
+* ``delta`` (opt-in, unpartitioned scenarios only; Delta Lake's jars from ``make engines-env``): the same Delta copy
+  and appends, Delta Lake's own ``OPTIMIZE ... ZORDER BY`` in the session on ``recluster``, files sized to the Delta
+  base's mean file size (``spark.databricks.delta.optimize.maxFileSize``); ``--add-policies`` puts it beside the
+  policies of an earlier run already in ``--merge-into``;
 * ``optimum`` (uniform scenario only): the schedule of the simulator's optimum (below; it knows every
   future append) run by the Spark job, each day's merge as ``sim_incremental.py --schedule-out`` writes it
   (:func:`replay_bins`), whatever the sensor says.  It measures what that schedule costs in Spark's bytes, which
@@ -96,6 +100,7 @@ from pathlib import Path
 from typing import Any, NamedTuple
 
 import bench_cluster as bc  # noqa: E402
+from bench_doc import merge_into  # noqa: E402
 from bench_env import REPO  # noqa: E402  (sets PYSPARK_PYTHON, sys.path, PYTHONPATH)
 from tpch_data import generate_lineitem  # noqa: E402
 
@@ -111,7 +116,8 @@ COLUMNS = ["l_partkey", "l_suppkey", "l_shipdate"]
 D = 3  # num_clustering_columns of the ideal
 CURVE = "hilbert"
 SCENARIOS = ("uniform", "date", "partitioned")
-POLICIES = ("never", "full", "incremental", "liquid", "hudi", "delta-rs", "optimum")
+POLICIES = ("never", "full", "incremental", "liquid", "hudi", "delta-rs", "delta", "optimum")
+DELTA_POLICIES = ("delta-rs", "delta")  # on a Delta copy of the base, appended by write_deltalake
 DEFAULT_POLICIES = ("never", "full", "incremental", "liquid", "hudi", "optimum")  # delta-rs: opt-in (~12 min at SF1)
 ANCHORS = ("liquid", "hudi", "optimum")  # plan their own runs, whatever the sensor says
 HEALTH = HealthPolicy(max_ratio_to_ideal=1.5, min_interval_since_cluster=None, max_stats_age=None, min_files=1)
@@ -737,6 +743,26 @@ def delta_zorder(t: PolicyTable, target: int, work: Path) -> dict[str, Any]:
     return res
 
 
+def delta_spark_zorder(spark, t: PolicyTable, target: int) -> dict[str, Any]:
+    """Delta Lake's own ``OPTIMIZE ... ZORDER BY`` in this session (Delta's jars, ``engines_env``), files sized to
+    ``target`` (``spark.databricks.delta.optimize.maxFileSize``); what it rewrote, from its metrics."""
+    from deltalake import DeltaTable
+
+    read_version = DeltaTable(str(t.path)).version()
+    spark.conf.set("spark.databricks.delta.optimize.maxFileSize", str(target))
+    s = time.perf_counter()
+    m = spark.sql(f"OPTIMIZE delta.`{t.path}` ZORDER BY ({', '.join(COLUMNS)})").collect()[0]["metrics"]
+    wall = time.perf_counter() - s
+    return {
+        "wall_s": round(wall, 3),
+        "read_version": read_version,
+        "version": DeltaTable(str(t.path)).version(),
+        "files_rewritten": int(m["numFilesRemoved"]),
+        "bytes_rewritten": int(m["filesRemoved"]["totalSize"]),
+        "output_files": int(m["numFilesAdded"]),
+    }
+
+
 def delta_zorder_child(argv: list[str]) -> int:
     """``--delta-zorder TABLE COLUMNS TARGET OUT_JSON``: z_order timed, then an untimed vacuum of the old files."""
     table, columns, target, out_json = argv
@@ -821,6 +847,9 @@ def act(
     if t.name == "delta-rs":
         z = delta_zorder(t, delta_target, work)
         return {"action": "z_order", "job_s": z["wall_s"], **{k: v for k, v in z.items() if k != "wall_s"}}
+    if t.name == "delta":
+        z = delta_spark_zorder(spark, t, delta_target)
+        return {"action": "OPTIMIZE ZORDER", "job_s": z["wall_s"], **{k: v for k, v in z.items() if k != "wall_s"}}
     plan_path = None
     planned = t.name == "incremental" or t.name in ANCHORS
     if planned and plan is not None:  # incremental's None: the sensor could not plan, the job plans itself
@@ -1239,6 +1268,11 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     )
     ap.add_argument("--keep", action="store_true", help="keep the policies' tables in --work")
     ap.add_argument(
+        "--add-policies",
+        action="store_true",
+        help="with --merge-into: add this run's policies to the scenarios already there (same --sf and --days)",
+    )
+    ap.add_argument(
         "--extra-days",
         type=int,
         default=0,
@@ -1313,9 +1347,9 @@ def policy_tables(sc: Scenario, a: argparse.Namespace, work: Path, schedule: dic
         if name == "optimum" and schedule is None:
             log(f"optimum: the uniform scenario only; skipped in {sc.name}")
             continue
-        if name == "delta-rs":
+        if name in DELTA_POLICIES:
             if sc.partitioned:
-                log("delta-rs: unpartitioned scenarios only; skipped in partitioned")
+                log(f"{name}: unpartitioned scenarios only; skipped in partitioned")
                 continue
             dst.parent.mkdir(parents=True, exist_ok=True)
             bc.write_delta_input(Path(sc.base["dir"]), dst, bc.MemoryMonitor())
@@ -1417,7 +1451,15 @@ def run(a: argparse.Namespace) -> dict[str, Any]:
         "health_policy": HEALTH.to_dict(),
         "scenarios": {},
     }
-    spark = bc.build_spark(64)
+    conf = None
+    if "delta" in a.policies:  # Delta Lake's jars for the installed Spark line (make engines-env)
+        import pyspark
+        from engines_env import session_conf
+
+        from airflow_zorder.spark_jars import line_of
+
+        conf = session_conf(line_of(pyspark.__version__), ["delta"], str(work / "iceberg_warehouse"))
+    spark = bc.build_spark(64, conf)
     shared: dict[str, Any] = {}
     try:
         spark.sparkContext.setLogLevel("WARN")
@@ -1441,13 +1483,23 @@ def run(a: argparse.Namespace) -> dict[str, Any]:
     return res
 
 
-def merge_into(path: Path, inc: dict[str, Any]) -> dict[str, Any]:
-    """Store ``inc`` under ``"incremental"`` of the JSON at ``path`` (created if absent; other keys kept)."""
-    doc = json.loads(path.read_text()) if path.exists() else {}
-    doc["incremental"] = inc
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(json.dumps(doc, indent=1, default=str) + "\n")
-    return doc
+def added_to(old: dict[str, Any], new: dict[str, Any]) -> dict[str, Any]:
+    """``old``'s results with ``new``'s policies added to its scenarios (same scale factor and days; each policy's
+    bytes over full's recomputed against ``old``'s full): a policy measured in a later run beside the others."""
+    if (old.get("sf"), old.get("days")) != (new["sf"], new["days"]):
+        raise ValueError(f"--add-policies: the results are at SF{old.get('sf')} over {old.get('days')} days, not these")
+    for name, sc in new["scenarios"].items():
+        if name not in old["scenarios"]:
+            continue
+        into = old["scenarios"][name]
+        into["policies"].update(sc["policies"])
+        vs_full(into["policies"])
+        into.setdefault("added_runs", {}).update(
+            {p: {"started_utc": new["started_utc"], "command": new["command"]} for p in sc["policies"]}
+        )
+        into["rows_check"].update({k: v for k, v in sc["rows_check"].items() if k not in ("expected", "ok")})
+        into["rows_check"]["ok"] = into["rows_check"]["ok"] and sc["rows_check"]["ok"]
+    return old
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -1470,7 +1522,9 @@ def main(argv: list[str] | None = None) -> int:
         import bench_report
 
         target = Path(a.merge_into).resolve()
-        merge_into(target, res)
+        if a.add_policies:
+            res = added_to(json.loads(target.read_text())["incremental"], res)
+        merge_into(target, "incremental", res)
         bench_report.render_incremental(res, target.parent, Path(a.doc).resolve() if a.doc else None)
         log(f"merged into {target}" + (f"; section of {a.doc} rewritten" if a.doc else ""))
     if not res["rows_check"]["ok"]:

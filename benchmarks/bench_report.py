@@ -23,6 +23,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from bench_doc import splice_section  # noqa: E402
+
 ORDER = ["as generated", "linear", "zorder", "hilbert", "hilbert delta", "delta-rs z_order"]
 OURS = ("zorder", "hilbert", "hilbert delta")  # bold in the headline table
 COLORS = {
@@ -883,6 +885,7 @@ INC_COLORS = {
     "liquid": "#ff7f0e",
     "hudi": "#9467bd",
     "delta-rs": "#d62728",
+    "delta": "#8c564b",
     "optimum": "#000000",
 }
 INC_LABEL = {
@@ -892,6 +895,7 @@ INC_LABEL = {
     "liquid": "liquid (Delta Liquid-like)",
     "hudi": "hudi (Hudi size-based)",
     "delta-rs": "delta-rs z_order",
+    "delta": "Delta Lake OPTIMIZE ZORDER BY",
     "optimum": "simulator's optimum, run by the job",
 }
 INC_SCENARIO_TITLE = {
@@ -1187,6 +1191,9 @@ def incremental_section(inc: dict, rel: str) -> list[str]:
         )
         + "- *delta-rs* (when run): a Delta copy of the base, `DeltaTable.optimize.z_order(columns, target_size=<the "
         "Delta base's mean file size>)` in a child process whenever the sensor says `recluster`;\n"
+        "- *Delta Lake OPTIMIZE ZORDER BY* (when run): the same Delta copy and appends, Delta Lake's own `OPTIMIZE "
+        "delta.`<table>` ZORDER BY (<columns>)` (Spark, Delta's jars) whenever the sensor says `recluster`, files "
+        "sized to the Delta base's mean file size (`spark.databricks.delta.optimize.maxFileSize`);\n"
         "- *simulator's optimum, run by the job* (when run; uniform appends): the schedule of the simulator's "
         "optimum below (it knows every future append), each of its merges run by the same job as a plan document "
         "with the optimum's file count and column order, whatever the sensor says: what the optimum's schedule "
@@ -1273,15 +1280,7 @@ def render_incremental(inc: dict, out_dir: Path, doc: Path | None = None) -> Non
         return
     doc = Path(doc)
     rel = os.path.relpath(out_dir, doc.parent)
-    section = "\n".join(incremental_section(inc, rel))
-    text = doc.read_text() if doc.exists() else ""
-    if INC_START in text and INC_END in text:
-        head, rest = text.split(INC_START, 1)
-        _, tail = rest.split(INC_END, 1)
-        new = head + section + tail  # the section runs from INC_START to INC_END
-    else:
-        new = text.rstrip("\n") + ("\n\n" if text else "") + section + "\n"
-    doc.write_text(new)
+    splice_section(doc, INC_START, INC_END, "\n".join(incremental_section(inc, rel)))
 
 
 # --------------------------------------------------------------------------- the jobs on S3 and on local disk (issue #48)
@@ -1378,18 +1377,7 @@ def s3_section(s3: dict) -> list[str]:
 def render_s3(s3: dict, doc: Path) -> None:
     """Only the S3 section of ``doc``: replaces the one between :data:`S3_START` and :data:`S3_END`, else goes
     before the incremental section (where :func:`render_doc` puts it), else at the end; nothing else changes."""
-    doc = Path(doc)
-    section = "\n".join(s3_section(s3))
-    text = doc.read_text() if doc.exists() else ""
-    if S3_START in text and S3_END in text:
-        head, rest = text.split(S3_START, 1)
-        new = head + section + rest.split(S3_END, 1)[1]
-    elif INC_START in text:
-        head, tail = text.split(INC_START, 1)
-        new = head + section + "\n\n" + INC_START + tail
-    else:
-        new = text.rstrip("\n") + ("\n\n" if text else "") + section + "\n"
-    doc.write_text(new)
+    splice_section(Path(doc), S3_START, S3_END, "\n".join(s3_section(s3)), before=INC_START)
 
 
 def update_readme(readme: Path, res: dict, doc: Path) -> bool:

@@ -43,6 +43,7 @@ from importlib.metadata import version as pkg_version
 from pathlib import Path
 from typing import Any
 
+from bench_doc import merge_into  # noqa: E402
 from bench_env import REPO  # noqa: E402  (sets PYSPARK_PYTHON, sys.path, PYTHONPATH)
 
 if str(REPO / "tests") not in sys.path:
@@ -373,15 +374,6 @@ def run(a: argparse.Namespace) -> dict[str, Any]:
     return res
 
 
-def merge_into(path: Path, s3: dict[str, Any]) -> dict[str, Any]:
-    """Store ``s3`` under ``"s3"`` of the JSON at ``path`` (created if absent; other keys kept)."""
-    doc = json.loads(path.read_text()) if path.exists() else {}
-    doc["s3"] = s3
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(json.dumps(doc, indent=1, default=str) + "\n")
-    return doc
-
-
 def print_summary(res: dict[str, Any]) -> None:
     for name in JOBS:
         j = res["jobs"][name]
@@ -429,7 +421,7 @@ def main(argv: list[str] | None = None) -> int:
         import bench_report
 
         target = Path(a.merge_into).resolve()
-        merge_into(target, res)
+        merge_into(target, "s3", res)
         if a.doc:
             bench_report.render_s3(res, Path(a.doc).resolve())
         log(f"merged into {target}" + (f"; section of {a.doc} rewritten" if a.doc else ""))

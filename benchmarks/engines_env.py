@@ -56,7 +56,10 @@ class Engine:
     conf: dict[str, str] = field(default_factory=dict)
 
 
-DELTA_VERSION, ICEBERG_VERSION = "4.4.0", "1.11.0"
+DELTA_VERSION, ICEBERG_VERSION, SQLITE_JDBC_VERSION = "4.4.0", "1.11.0", "3.54.1.0"
+# The catalog our job's Iceberg tables live in: pyiceberg's SQL catalog on SQLite (the driver commits through it) and,
+# under the same name, Java's JdbcCatalog on the same file (Spark plans the queries through it).
+OURS_ICEBERG_CATALOG = "icepy"
 ENGINES: dict[str, Engine] = {
     "delta": Engine(
         "delta",
@@ -72,7 +75,13 @@ ENGINES: dict[str, Engine] = {
     "iceberg": Engine(
         "iceberg",
         f"Apache Iceberg {ICEBERG_VERSION}",
-        {"4.1": (Artifact("org.apache.iceberg", "iceberg-spark-runtime-4.1_2.13", ICEBERG_VERSION, transitive=False),)},
+        {
+            "4.1": (
+                Artifact("org.apache.iceberg", "iceberg-spark-runtime-4.1_2.13", ICEBERG_VERSION, transitive=False),
+                # Java's JdbcCatalog over the SQLite file of the pyiceberg SQL catalog our job commits to
+                Artifact("org.xerial", "sqlite-jdbc", SQLITE_JDBC_VERSION, transitive=False),
+            )
+        },
         extension="org.apache.iceberg.spark.extensions.IcebergSparkSessionExtensions",
         conf={
             "spark.sql.catalog.ice": "org.apache.iceberg.spark.SparkCatalog",
@@ -122,11 +131,31 @@ def session_conf(line: str, engines: list[str], warehouse: str) -> dict[str, str
         conf.update(e.conf)
     if "iceberg" in engines:
         conf["spark.sql.catalog.ice.warehouse"] = warehouse
+        conf.update(jdbc_catalog_conf(ours_iceberg_properties(warehouse)))
     if jars:
         conf["spark.jars"] = ",".join(dict.fromkeys(jars))
     if exts:
         conf["spark.sql.extensions"] = ",".join(exts)
     return conf
+
+
+def ours_iceberg_properties(warehouse: str) -> dict[str, str]:
+    """The pyiceberg SQL catalog (on SQLite, beside Iceberg's Hadoop warehouse) our job's Iceberg tables live in."""
+    from airflow_zorder.core.iceberg.catalogs import embedded_properties
+
+    return embedded_properties(str(Path(warehouse).parent / OURS_ICEBERG_CATALOG))
+
+
+def jdbc_catalog_conf(props: dict[str, str]) -> dict[str, str]:
+    """Spark's side of the pyiceberg SQL catalog ``props``: Java's JdbcCatalog on the same SQLite file, same name."""
+    key = f"spark.sql.catalog.{OURS_ICEBERG_CATALOG}"
+    return {
+        key: "org.apache.iceberg.spark.SparkCatalog",
+        f"{key}.type": "jdbc",
+        f"{key}.uri": "jdbc:" + props["uri"].replace("sqlite:///", "sqlite:"),
+        f"{key}.warehouse": props["warehouse"],
+        f"{key}.cache-enabled": "false",  # pyiceberg commits between the queries: read the catalog's current table
+    }
 
 
 def make_venvs() -> None:

@@ -34,7 +34,6 @@ from __future__ import annotations
 
 import argparse
 import datetime as dt
-import json
 import math
 import os
 import sys
@@ -50,6 +49,7 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
+from bench_doc import merge_into, splice_section  # noqa: E402
 from sim_incremental import D, Model  # noqa: E402  (the group model, reused)
 
 from airflow_zorder.core.fleet.budget import Budget  # noqa: E402
@@ -596,14 +596,7 @@ def fleet_section(r: dict[str, Any]) -> list[str]:
 
 def render_fleet(r: dict[str, Any], doc: Path) -> None:
     """Only this section of ``doc`` (between the markers; at the end the first time)."""
-    section = "\n".join(fleet_section(r))
-    text = doc.read_text() if doc.exists() else ""
-    if START in text and END in text:
-        head, rest = text.split(START, 1)
-        new = head + section + rest.split(END, 1)[1]
-    else:
-        new = text.rstrip("\n") + ("\n\n" if text else "") + section + "\n"
-    doc.write_text(new)
+    splice_section(doc, START, END, "\n".join(fleet_section(r)))
 
 
 def summary_lines(r: dict[str, Any]) -> list[str]:
@@ -723,11 +716,7 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
         )
     res["finished_utc"] = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
     if a.merge_into:
-        path = Path(a.merge_into)
-        doc = json.loads(path.read_text()) if path.exists() else {}
-        doc["fleet"] = res
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(json.dumps(doc, indent=1, default=str) + "\n")
+        merge_into(Path(a.merge_into), "fleet", res)
         if a.doc:
             render_fleet(res, Path(a.doc))
     if a.fleet_doc:
