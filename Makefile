@@ -92,13 +92,22 @@ bench-hudi: install hudi-env
 
 # The field's engines beside ours (issue #51): .venv-spark41 (pyspark 4.1.2, scripts/spark_line_env.sh) and the anchors'
 # jars resolved with mvn into .venv/jars/<line>/<engine>/ (benchmarks/engines_env.py: Delta 4.4.0 on Spark 4.2 and 4.1,
-# Iceberg 1.11.0 on 4.1, Hudi 1.2.0 on 3.5 by make hudi-env). make bench-engines runs ours, the sort rewrite, delta-rs,
-# Delta OPTIMIZE ZORDER, Iceberg's zorder rewrite and Hudi's clustering on lineitem SF1 and the skewed table, each Spark
-# line in its own JVM (benchmarks/bench_engines.py); rewrites only its section of docs/benchmarks.md, its key "engines"
-# in docs/benchmarks/results.json and its line in README.
+# Iceberg 1.11.0 + sqlite-jdbc on 4.1, Hudi 1.2.0 on 3.5 by make hudi-env). make bench-engines runs ours (on Parquet,
+# Delta, Iceberg and Hudi), the sort rewrite, delta-rs, Delta OPTIMIZE ZORDER, Iceberg's zorder rewrite and Hudi's
+# clustering on lineitem SF1 and the skewed table, each Spark line in its own JVM, one after another
+# (benchmarks/bench_engines.py; ~75 min on a 2-core machine); rewrites only its section of docs/benchmarks.md, its key
+# "engines" in docs/benchmarks/results.json and its line in README.
 .PHONY: engines-env bench-engines
 engines-env: install jars hudi-env
 	.venv/bin/python benchmarks/engines_env.py fetch
 
 bench-engines: engines-env
 	.venv/bin/python benchmarks/bench_engines.py --merge-into docs/benchmarks/results.json --doc docs/benchmarks.md --readme README.md
+
+# Scaling (issue #51): TPC-H lineitem SF1, SF3 and SF10 (60 million rows) in 64 files: ours, the sort rewrite and the
+# fastest anchor of the engines run (its key in results.json), on that anchor's Spark line: time, peak JVM and Python
+# worker memory, bytes spilled, files read (benchmarks/bench_scale.py; ~45 min on a 2-core machine, ~20 GB of disk in
+# .bench/scale); rewrites only its section of docs/benchmarks.md and its key "scale" in docs/benchmarks/results.json.
+.PHONY: bench-scale
+bench-scale: engines-env
+	.venv/bin/python benchmarks/bench_scale.py --merge-into docs/benchmarks/results.json --doc docs/benchmarks.md
