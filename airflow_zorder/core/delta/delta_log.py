@@ -294,21 +294,9 @@ class DeltaLog:
         version, ``collected_at`` = when the log was read (the stats are current as of then), plus
         ``committed_at`` = the version's commit time."""
         v = self.version
-        committed = self.commit_time(v)
-        return {
-            "run_id": f"delta-log-v{v}",
-            "schema_version": ss.SCHEMA_VERSION,
-            "table_name": self.table_name,
-            "table_kind": "path",
-            "table_root": self.location,
-            "status": "ok",
-            "snapshot_id": v,
-            "new_snapshot": False,
-            "previous_snapshot_id": v,
-            "method": METHOD,
-            "collected_at": _iso(self.read_at),
-            "committed_at": _iso(committed),
-        }
+        return ss.metadata_run_record(
+            f"delta-log-v{v}", self.table_name, "path", self.location, v, METHOD, self.read_at, self.commit_time(v)
+        )
 
 
 def _iso(t: dt.datetime | None) -> str | None:

@@ -64,6 +64,7 @@ footers (not through the collector) leave the keys and numeric views null.
 
 from __future__ import annotations
 
+import datetime as dt
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -186,6 +187,37 @@ RUNS_SCHEMA = pa.schema(
     ],
     metadata={SCHEMA_VERSION_KEY: str(SCHEMA_VERSION).encode()},
 )
+
+
+def metadata_run_record(
+    run_id: str,
+    table_name: str,
+    table_kind: str,
+    table_root: str,
+    version: int | None,
+    method: str,
+    read_at: dt.datetime | None,
+    committed_at: dt.datetime | None,
+) -> dict[str, Any]:
+    """A collection-run-like record (:data:`RUNS_SCHEMA` keys) for statistics a table format's own metadata gave at
+    ``version`` (a Delta log, Iceberg manifests, Hudi's base-file footers): ``collected_at`` = when it was read (the
+    statistics are current as of then), ``committed_at`` = when that version was committed."""
+    iso = lambda t: None if t is None else t.astimezone(dt.UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")  # noqa: E731
+    return {
+        "run_id": run_id,
+        "schema_version": SCHEMA_VERSION,
+        "table_name": table_name,
+        "table_kind": table_kind,
+        "table_root": table_root,
+        "status": "ok",
+        "snapshot_id": version,
+        "new_snapshot": False,
+        "previous_snapshot_id": version,
+        "method": method,
+        "collected_at": iso(read_at),
+        "committed_at": iso(committed_at),
+    }
+
 
 EVENTS_SCHEMA = pa.schema(
     [

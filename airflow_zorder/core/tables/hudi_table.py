@@ -27,6 +27,7 @@ from typing import Any
 
 from airflow_zorder.core.errors import CommitError, HudiRewriteRefusedError, TableError
 from airflow_zorder.core.hudi import hudi_timeline as tl
+from airflow_zorder.core.stats import stats_schema
 from airflow_zorder.core.storage import commit as commit_mod
 from airflow_zorder.core.storage.io import FileSystem
 from airflow_zorder.core.storage.io.file_info import FileInfo
@@ -302,20 +303,16 @@ class HudiTable(placed_files.RunJournals):
     def metadata_run(self) -> dict[str, Any]:
         """A run-like record of the instant read last (``snapshot_id`` = its timestamp)."""
         version = self.snapshot().version
-        iso = lambda t: None if t is None else t.astimezone(dt.UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")  # noqa: E731
-        return {
-            "run_id": f"hudi-footers-{version}",
-            "table_name": self.table,
-            "table_kind": self.kind,
-            "table_root": self.root,
-            "status": "ok",
-            "snapshot_id": version,
-            "new_snapshot": False,
-            "previous_snapshot_id": version,
-            "method": METHOD,
-            "collected_at": iso(self._read_at or dt.datetime.now(dt.UTC)),
-            "committed_at": iso(self.version_time(version) if version else None),
-        }
+        return stats_schema.metadata_run_record(
+            f"hudi-footers-{version}",
+            self.table,
+            self.kind,
+            self.root,
+            version,
+            METHOD,
+            self._read_at or dt.datetime.now(dt.UTC),
+            self.version_time(version) if version else None,
+        )
 
     def reader_dataset(self) -> Any:
         """A Parquet dataset over the latest slices' base files (a copy-on-write snapshot read)."""

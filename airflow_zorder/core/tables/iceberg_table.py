@@ -27,6 +27,7 @@ from typing import Any
 from airflow_zorder.core.errors import CommitError, ConcurrentChangeError, IcebergRewriteRefusedError, InvalidInputError
 from airflow_zorder.core.iceberg import catalogs, manifest_stats
 from airflow_zorder.core.iceberg.replace_commit import RUN_ID_KEY, commit_replace, committed_run
+from airflow_zorder.core.stats import stats_schema
 from airflow_zorder.core.storage import commit as commit_mod
 from airflow_zorder.core.storage.faults import fault_point
 from airflow_zorder.core.storage.io import FileSystem
@@ -207,21 +208,16 @@ class IcebergTable(placed_files.RunJournals):
     def metadata_run(self) -> dict[str, Any]:
         """A run-like record of the snapshot read last (``snapshot_id`` = its version)."""
         version = self._version_of(self.iceberg.current_snapshot())
-        committed = self.version_time(version) if version else None
-        iso = lambda t: None if t is None else t.astimezone(dt.UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")  # noqa: E731
-        return {
-            "run_id": f"iceberg-manifests-v{version}",
-            "table_name": self.table,
-            "table_kind": self.kind,
-            "table_root": self.root,
-            "status": "ok",
-            "snapshot_id": version,
-            "new_snapshot": False,
-            "previous_snapshot_id": version,
-            "method": manifest_stats.METHOD,
-            "collected_at": iso(self._read_at or dt.datetime.now(dt.UTC)),
-            "committed_at": iso(committed),
-        }
+        return stats_schema.metadata_run_record(
+            f"iceberg-manifests-v{version}",
+            self.table,
+            self.kind,
+            self.root,
+            version,
+            manifest_stats.METHOD,
+            self._read_at or dt.datetime.now(dt.UTC),
+            self.version_time(version) if version else None,
+        )
 
     def reader_dataset(self) -> Any:
         """A Parquet dataset over the current snapshot's live data files (as pyiceberg planned them)."""
