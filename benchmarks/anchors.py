@@ -415,6 +415,7 @@ def run(spec: dict) -> dict[str, Any]:
         "conf": {k: v for k, v in conf.items() if k != "spark.jars"},
         "jars": [Path(j).name for j in conf.get("spark.jars", "").split(",") if j],
         "datasets": {},
+        "rounds": {ds["name"]: ds.get("rounds", spec["rounds"]) for ds in spec["datasets"]},
         "started_utc": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
         "load_start": [round(x, 2) for x in os.getloadavg()],
     }

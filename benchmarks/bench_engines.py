@@ -545,7 +545,7 @@ def section(res: dict[str, Any]) -> list[str]:
         f"`make bench-engines` (`benchmarks/bench_engines.py`) at git `{head.get('head', '?')}`"
         + (" with uncommitted changes" if head.get("modified") else "")
         + f", {res['started_utc'][:16].replace('T', ' ')} UTC, {res['wall_s'] / 60:.0f} minutes on {res['cpus']} CPUs "
-        f"shared with other work (`uptime` at the start: `{res['uptime_start'].split('load average:')[-1].strip()}`, "
+        f"(`uptime` at the start: `{res['uptime_start'].split('load average:')[-1].strip()}`, "
         f"at the end: `{res['uptime_end'].split('load average:')[-1].strip()}`). Engines: Delta Lake {v['delta']} "
         f"(Spark 4.2 and 4.1), Apache Iceberg {v['iceberg']} (Spark 4.1: its Spark 4.2 runtime is not on Maven "
         f"here), Apache Hudi {v['hudi']} (Spark 3.5: no Spark 4 bundle is served here), delta-rs, ours and the plain "
@@ -567,8 +567,10 @@ def section(res: dict[str, Any]) -> list[str]:
     p("")
     p(
         "Time: wall and CPU seconds of each rewrite over the sort rewrite run just before and after it in the same "
-        f"JVM, on the same Spark line; the median of {res['rounds']} rounds with the lowest and highest in "
-        "parentheses. Our job needs Spark >= 4.1, so Hudi's ratios are against the sort rewrite on Spark 3.5; "
+        f"JVM, on the same Spark line; the median of {_rounds_text(res)} with the lowest and highest in "
+        "parentheses. Our rewrite needs Spark >= 4.1: on Spark 3.5, Hudi's line, ours is our plan run by Hudi's own "
+        "clustering (`spark_jobs/hudi_clustering.py`, as the operator runs a Hudi table), and every ratio there is "
+        "against the sort rewrite on Spark 3.5; "
         "delta-rs (no Spark) is put against the median sort rewrite on Spark 4.2, for information. "
         '"1 run": a rewrite timed only in the layout round (its first run in that JVM against the sort rewrite\'s '
         "first run there)."
@@ -605,7 +607,10 @@ def section(res: dict[str, Any]) -> list[str]:
         "`spark.databricks.delta.snapshotPartitions=2`); Iceberg's is the input's own files (`add_files`) in a "
         "Hadoop catalog, with Iceberg's default column metrics (strings truncated to 16 characters); Hudi's a "
         "copy-on-write table written by `bulk_insert` (one file per input file, its 5 meta columns) with the "
-        "metadata table's column stats index on the clustering columns, read with `hoodie.enable.data.skipping`."
+        "metadata table's column stats index on the clustering columns, read with `hoodie.enable.data.skipping`. "
+        "Ours on Delta and on Hudi starts from copies of those same inputs; ours on Iceberg from the input's files "
+        "added to a table of a pyiceberg SQL catalog (SQLite), which our job commits to with pyiceberg and Spark "
+        "reads through Iceberg's JdbcCatalog on the same SQLite file."
     )
     for name, rows in rows_of(res).items():
         meta = res["datasets"][name]
@@ -615,6 +620,8 @@ def section(res: dict[str, Any]) -> list[str]:
             f"**{meta['title']}**, {meta['rows']:,} rows, {meta['input_files']} input files "
             f"({meta['input_bytes'] / 2**20:.0f} MiB)"
         )
+        p("")
+        p(f"![{meta['title']}](benchmarks/{FIGURE.format(name)})")
         p("")
         p(
             "| rewrite | Spark | files | "
@@ -654,12 +661,66 @@ def section(res: dict[str, Any]) -> list[str]:
     return lines
 
 
+def _rounds_text(res: dict[str, Any]) -> str:
+    """The timed rounds, per line and data set where they differ (``anchors.run`` records each line's)."""
+    per = {
+        (line, name): r.get("rounds", {}).get(name, res["rounds"])
+        for line, r in res["lines"].items()
+        for name in r.get("datasets", {})
+    }
+    if len(set(per.values())) <= 1:
+        return f"{next(iter(per.values()), res['rounds'])} rounds"
+    return "rounds (" + ", ".join(f"Spark {ln} {n}: {k}" for (ln, n), k in sorted(per.items())) + ")"
+
+
 def summary_lines(res: dict[str, Any]) -> list[str]:
     return section(res)
 
 
+FIGURE = "engines_{}.png"
+
+
+def figure(res: dict[str, Any], name: str, path: Path) -> None:
+    """One data set: files read per query family (left) and rewrite time vs the sort rewrite (right) per rewrite."""
+    from bench_report import _plt
+
+    plt = _plt()
+    rows = [r for r in rows_of(res)[name] if r["job"] not in ("sort", "sort scrambled")]
+    cols = res["datasets"][name]["columns"]
+    fams = [f"{c} = v" for c in cols] + ["3-col range"]
+    where = lambda r: f"Spark {r['line']}" if r["line"] != "-" else "no Spark"  # noqa: E731
+    names = [f"{label(r['job']).strip('*').replace('`', '')}\n({where(r)})" for r in rows]
+    fig, (left, right) = plt.subplots(1, 2, figsize=(14, 0.45 * len(rows) + 2.2), gridspec_kw={"width_ratios": [3, 2]})
+    height = 0.8 / len(fams)
+    for i, fam in enumerate(fams):
+        ys = [k + i * height for k in range(len(rows))]
+        left.barh(ys, [r["read"][i] or 0 for r in rows], height=height, label=fam)
+    left.set_yticks([k + 0.4 - height / 2 for k in range(len(rows))], names, fontsize=8)
+    left.invert_yaxis()
+    left.set_xlabel(f"files read per query (of about {res['files']})")
+    left.legend(fontsize=8, loc="lower center", bbox_to_anchor=(0.5, 1.0), ncol=len(fams))
+    walls = [r["wall"][0] if r["wall"] else 0 for r in rows]
+    err = [
+        [w - (r["wall"][1] or [w, w])[0] if r["wall"] else 0 for w, r in zip(walls, rows)],
+        [(r["wall"][1] or [w, w])[1] - w if r["wall"] else 0 for w, r in zip(walls, rows)],
+    ]
+    right.barh(range(len(rows)), walls, xerr=err, color="#888888")
+    right.axvline(1.0, color="black", lw=0.8)
+    right.set_yticks(range(len(rows)), [""] * len(rows))
+    right.invert_yaxis()
+    right.set_xscale("log")
+    right.set_xlabel("rewrite wall time / sort rewrite's, same Spark line (log)")
+    fig.suptitle(res["datasets"][name]["title"], fontsize=11)
+    fig.tight_layout()
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fig.savefig(path, dpi=100)
+    plt.close(fig)
+
+
 def render_doc(res: dict[str, Any], doc: Path) -> None:
     """Only this benchmark's section of ``doc``: replaced between its markers, else appended."""
+    for name in res["datasets"]:
+        figure(res, name, doc.parent / "benchmarks" / FIGURE.format(name))
     splice_section(doc, START, END, "\n".join(section(res)), before="<!-- bench:incremental:start -->")
 
 

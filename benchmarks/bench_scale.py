@@ -128,6 +128,39 @@ def growth(res: dict[str, Any], job: str) -> float | None:
     return round((last["jobs"][job]["wall_s"] / last["rows"]) / (first["jobs"][job]["wall_s"] / first["rows"]), 3)
 
 
+FIGURE = "scale.png"
+
+
+def figure(res: dict[str, Any], path: Path) -> None:
+    """Seconds per million rows (left) and peak JVM RSS (right) against the scale factor, per rewrite."""
+    from bench_report import _plt
+
+    plt = _plt()
+    fig, (left, right) = plt.subplots(1, 2, figsize=(11, 4))
+    for job in res["scales"][0]["jobs"]:
+        pts = [(s["sf"], s["jobs"][job]) for s in res["scales"] if s["jobs"].get(job, {}).get("wall_s")]
+        name = label(job).strip("*").replace("`", "")
+        left.plot(
+            [x for x, _ in pts], [j["wall_s"] / s * 1e6 for (x, j), s in zip(pts, _rows(res, pts))], "o-", label=name
+        )
+        right.plot([x for x, _ in pts], [j["peak_jvm_rss_mb"] for _, j in pts], "o-", label=name)
+    for ax, title in ((left, "wall seconds per million rows"), (right, "peak JVM RSS, MB (driver = executor)")):
+        ax.set_xscale("log")
+        ax.set_xlabel("TPC-H scale factor")
+        ax.set_title(title, fontsize=10)
+        ax.set_ylim(bottom=0)
+    left.legend(fontsize=8)
+    fig.tight_layout()
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fig.savefig(path, dpi=100)
+    plt.close(fig)
+
+
+def _rows(res: dict[str, Any], pts: list) -> list[int]:
+    by_sf = {s["sf"]: s["rows"] for s in res["scales"]}
+    return [by_sf[x] for x, _ in pts]
+
+
 def label(job: str) -> str:
     return "sort rewrite" if job == "sort" else be.label(job)
 
@@ -190,7 +223,7 @@ def section(res: dict[str, Any]) -> str:
                     else ""
                 )
             )
-    p += ["", "Reproduce: `make bench-scale`.", "", END]
+    p += ["", f"![scaling](benchmarks/{FIGURE})", "", "Reproduce: `make bench-scale`.", "", END]
     return "\n".join(p)
 
 
@@ -234,6 +267,7 @@ def main(argv: list[str] | None = None) -> int:
         if a.merge_into:
             merge_into(Path(a.merge_into), KEY, res)
             if a.doc:
+                figure(res, Path(a.doc).parent / "benchmarks" / FIGURE)
                 splice_section(Path(a.doc), START, END, section(res), before="<!-- bench:incremental:start -->")
     for j in res["scales"][0]["jobs"]:
         print(f"{label(j)}: per-row growth {growth(res, j)}")
