@@ -95,7 +95,7 @@ bench-hudi: install hudi-env
 # Iceberg 1.11.0 + sqlite-jdbc on 4.1, Hudi 1.2.0 on 3.5 by make hudi-env). make bench-engines runs ours (on Parquet,
 # Delta, Iceberg and Hudi), the sort rewrite, delta-rs, Delta OPTIMIZE ZORDER, Iceberg's zorder rewrite and Hudi's
 # clustering on lineitem SF1 and the skewed table, each Spark line in its own JVM, one after another
-# (benchmarks/bench_engines.py; ~75 min on a 2-core machine); rewrites only its section of docs/benchmarks.md, its key
+# (benchmarks/bench_engines.py; ~2 h on a 2-core machine, Hudi's line alone ~1 h: --lines and --merge-lines split it); rewrites only its section of docs/benchmarks.md, its key
 # "engines" in docs/benchmarks/results.json and its line in README.
 .PHONY: engines-env bench-engines
 engines-env: install jars hudi-env

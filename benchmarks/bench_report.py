@@ -407,10 +407,11 @@ def _f(x: Any, fmt: str = ".2f") -> str:
     return format(x, fmt)
 
 
-def headline_table(res: dict, rel: str = "") -> list[str]:
-    """Per data set and layout: share of files a point query reads per column, a 3-column range, time ratio."""
+def headline_table(res: dict, rel: str = "", first_only: bool = False) -> list[str]:
+    """Per data set (``first_only``: the first) and layout: share of files a point query reads per column, a
+    3-column range, time ratio."""
     out = []
-    for ds in res["datasets"].values():
+    for ds in list(res["datasets"].values())[: 1 if first_only else None]:
         lays = _layouts(ds)
         cols = ds["columns"]
         multi = [f for f in ds["families"] if f.count("&") == len(cols) - 1 and f.startswith("range")]
@@ -1386,7 +1387,8 @@ def update_readme(readme: Path, res: dict, doc: Path) -> bool:
         return False
     rel = os.path.relpath(doc, readme.parent)
     body = [START, ""]
-    body += headline_table(res)
+    engines = res.get("engines", {}).get("lines")
+    body += headline_table(res, first_only=bool(engines))  # the other data sets' tables: in the doc
     n = rounds_of(res)
     body.append(
         f"`make bench` at git `{res['machine']['git_head']}` ({res['started_utc'][:16].replace('T', ' ')} UTC, "
@@ -1395,10 +1397,10 @@ def update_readme(readme: Path, res: dict, doc: Path) -> bool:
         + (f"the median of {n} rounds, with the lowest and highest round in parentheses" if n > 1 else "from one run")
         + f". DuckDB cross-check, query times, memory and statistics timings: [{rel}]({rel})."
     )
-    if res.get("engines", {}).get("lines"):  # issue #51's line (bench_engines.py)
+    if engines:  # issue #51's table (bench_engines.py)
         from bench_engines import headline as engines_headline
 
-        body[-1] += " " + engines_headline(res["engines"], rel)  # same paragraph: README stays within its lines
+        body += ["", *engines_headline(res["engines"], rel)]
     body += ["", END]
     head, rest = text.split(START, 1)
     _, tail = rest.split(END, 1)
