@@ -887,6 +887,7 @@ INC_COLORS = {
     "hudi": "#9467bd",
     "delta-rs": "#d62728",
     "delta": "#8c564b",
+    "hudi-inline": "#e377c2",
     "optimum": "#000000",
 }
 INC_LABEL = {
@@ -897,6 +898,7 @@ INC_LABEL = {
     "hudi": "hudi (Hudi size-based)",
     "delta-rs": "delta-rs z_order",
     "delta": "Delta Lake OPTIMIZE ZORDER BY",
+    "hudi-inline": "Hudi inline clustering",
     "optimum": "simulator's optimum, run by the job",
 }
 INC_SCENARIO_TITLE = {
@@ -1195,6 +1197,11 @@ def incremental_section(inc: dict, rel: str) -> list[str]:
         "- *Delta Lake OPTIMIZE ZORDER BY* (when run): the same Delta copy and appends, Delta Lake's own `OPTIMIZE "
         "delta.`<table>` ZORDER BY (<columns>)` (Spark, Delta's jars) whenever the sensor says `recluster`, files "
         "sized to the Delta base's mean file size (`spark.databricks.delta.optimize.maxFileSize`);\n"
+        "- *Hudi inline clustering* (when run; uniform appends; `benchmarks/hudi_inline_policy.py`, Hudi 1.2.0 on "
+        "Spark 3.5.8): the base written as a copy-on-write Hudi table, each day's files inserted (small-file packing "
+        "off), Hudi's inline clustering on its own schedule at its defaults (every 4 commits, every file under its "
+        "300 MB small-file limit), sorted along the same curve on the 3 columns and cut at the base's mean file size; "
+        "bytes from the table's files, ratios from their footers as the sensor reads a Hudi table;\n"
         "- *simulator's optimum, run by the job* (when run; uniform appends): the schedule of the simulator's "
         "optimum below (it knows every future append), each of its merges run by the same job as a plan document "
         "with the optimum's file count and column order, whatever the sensor says: what the optimum's schedule "
