@@ -71,8 +71,12 @@ def ours_iceberg_input(src: Path, dst: Path, catalog: Any, identifier: str) -> d
     import pyarrow.parquet as pq
 
     bc.copy_input(src, dst)
-    if catalog.table_exists(identifier):
+    from pyiceberg.exceptions import NoSuchTableError
+
+    try:  # the catalog's entry only: the last run's metadata went with its folder
         catalog.drop_table(identifier)
+    except NoSuchTableError:
+        pass
     files = sorted(str(p) for p in dst.glob("*.parquet"))
     table = catalog.create_table(identifier, schema=pq.read_schema(files[0]), location=str(dst))
     table.add_files(files)
