@@ -307,7 +307,7 @@ def main(argv: list[str] | None = None) -> int:
     def publish() -> None:
         """The figures so far: the JSON, and (with --merge-into) the doc's section and README's line."""
         res["checks"] = checks(res, dss)
-        res["uptime_end"] = _uptime()
+        res["uptime_end"] = res.get("uptime_end_merged") or _uptime()
         res["wall_s"] = round(time.perf_counter() - t0, 1)
         out.write_text(json.dumps(res, indent=1, default=str) + "\n")
         log(f"figures in {out}")
@@ -326,6 +326,15 @@ def main(argv: list[str] | None = None) -> int:
             if "lines" not in more:  # anchors.py's own (partial) figures of one line
                 more = {"lines": {more["line"]: more}, "started_utc": more["started_utc"]}
             res["lines"].update({k: v for k, v in more["lines"].items() if "error" not in v})
+            for key in ("delta_rs", "delta_rs_run_utc"):  # delta-rs ran with the Spark 4.2 line's run
+                if key in more and key not in res:
+                    res[key] = more[key]
+            if "uptime_start" in more:  # the machine's load over the runs merged: the first's start, the last's end
+                runs = [*res.get("merged", []), {"started_utc": more["started_utc"]}]
+                if more["started_utc"] <= min(m["started_utc"] for m in runs):
+                    res["uptime_start"] = more["uptime_start"]
+                if more["started_utc"] >= max(m["started_utc"] for m in runs):
+                    res["uptime_end_merged"] = more.get("uptime_end", more["uptime_start"])
             if any(m["started_utc"] == more["started_utc"] for m in res.get("merged", [])):
                 continue  # merged already
             res.setdefault("merged", []).append(
@@ -333,6 +342,9 @@ def main(argv: list[str] | None = None) -> int:
                     "lines": sorted(more["lines"]),
                     "started_utc": more["started_utc"],
                     "partial": other.endswith(".partial"),
+                    "load": [
+                        more.get(k, "").split("load average:")[-1].strip() for k in ("uptime_start", "uptime_end")
+                    ],
                     "datasets": sorted({d for v in more["lines"].values() for d in v.get("datasets", {})}),
                 }
             )
@@ -595,9 +607,12 @@ def section(res: dict[str, Any]) -> list[str]:
                 f"{m['started_utc'][:16].replace('T', ' ')} UTC) was stopped before its other data sets."
             )
         else:
+            load = m.get("load") or []
             p(
                 f"Spark {', '.join(m['lines'])}: from a separate run of the same script on the same data and "
-                f"queries, started {m['started_utc'][:16].replace('T', ' ')} UTC."
+                f"queries, started {m['started_utc'][:16].replace('T', ' ')} UTC"
+                + (f" (load average at its start `{load[0]}`, at its end `{load[1]}`)" if len(load) == 2 else "")
+                + "."
             )
     p("")
     p(
