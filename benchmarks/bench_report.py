@@ -854,6 +854,10 @@ def render_doc(res: dict, out_dir: Path, doc: Path) -> str:
         from bench_engines import section as engines_section
 
         lines += engines_section(res["engines"]) + ([""] if _has_incremental(res) else [])
+    if res.get("scale", {}).get("scales"):  # bench_scale.py's section (issue #51)
+        from bench_scale import section as scale_section
+
+        lines += scale_section(res["scale"]).splitlines() + ([""] if _has_incremental(res) else [])
     if _has_incremental(res):
         lines += incremental_section(res["incremental"], rel)
     if res.get("fleet", {}).get("sim"):  # issue 52's section, rendered by its own script (benchmarks/sim_fleet.py)
