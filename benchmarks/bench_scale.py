@@ -239,6 +239,11 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--work", default=str(REPO / ".bench" / "scale"))
     ap.add_argument("--merge-into", default=None, help="a results JSON to store the figures in (key 'scale')")
     ap.add_argument("--doc", default=None, help="a markdown whose scale section to (re)write (with --merge-into)")
+    ap.add_argument(
+        "--add",
+        action="store_true",
+        help="with --merge-into: keep the other scale factors of the run already there (same anchor and line)",
+    )
     a = ap.parse_args(argv)
     for k, v in {"skew_rows": 0, "skew_files": 1, "layout_only": [], "ours": "hilbert"}.items():
         setattr(a, k, v)
@@ -260,8 +265,16 @@ def main(argv: list[str] | None = None) -> int:
         "scales": [],
     }
     t0 = time.perf_counter()
-    for sf in (float(x) for x in a.sfs.split(",")):
+    sfs = [float(x) for x in a.sfs.split(",")]
+    if a.add and a.merge_into:  # a scale factor run again (or added) beside the others of the earlier run
+        old = json.loads(Path(a.merge_into).read_text()).get(KEY) or {}
+        if (old.get("anchor"), old.get("line")) == (job, line):
+            res.update({k: old[k] for k in ("started_utc", "uptime_start", "git_head")})
+            res["scales"] = [s for s in old["scales"] if s["sf"] not in sfs]
+            t0 -= old.get("wall_s", 0.0)
+    for sf in sfs:
         res["scales"].append(one_scale(sf, job, line, a, work / f"sf{sf:g}"))
+        res["scales"].sort(key=lambda s: s["sf"])
         res["uptime_end"], res["wall_s"] = be._uptime(), round(time.perf_counter() - t0, 1)
         (work / "scale_results.json").write_text(json.dumps(res, indent=1, default=str) + "\n")
         if a.merge_into:
