@@ -549,7 +549,7 @@ def goals(res: dict[str, Any]) -> list[tuple[str, bool, str]]:
     return out
 
 
-def section(res: dict[str, Any]) -> list[str]:
+def section(res: dict[str, Any], rel: str = "benchmarks") -> list[str]:
     """This benchmark's section of docs/benchmarks.md (between :data:`START` and :data:`END`)."""
     lines = [START, "", "## The field's engines side by side (issue #51)", ""]
     p = lines.append
@@ -638,7 +638,7 @@ def section(res: dict[str, Any]) -> list[str]:
             f"({meta['input_bytes'] / 2**20:.0f} MiB)"
         )
         p("")
-        p(f"![{meta['title']}](benchmarks/{FIGURE.format(name)})")
+        p(f"![{meta['title']}]({rel}/{FIGURE.format(name)})")
         p("")
         p(
             "| rewrite | Spark | files | "

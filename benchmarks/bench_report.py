@@ -853,11 +853,11 @@ def render_doc(res: dict, out_dir: Path, doc: Path) -> str:
     if res.get("engines", {}).get("lines"):  # issue #51's section (bench_engines.py), kept when the doc is re-rendered
         from bench_engines import section as engines_section
 
-        lines += engines_section(res["engines"]) + ([""] if _has_incremental(res) else [])
+        lines += engines_section(res["engines"], rel) + ([""] if _has_incremental(res) else [])
     if res.get("scale", {}).get("scales"):  # bench_scale.py's section (issue #51)
         from bench_scale import section as scale_section
 
-        lines += scale_section(res["scale"]).splitlines() + ([""] if _has_incremental(res) else [])
+        lines += scale_section(res["scale"], rel).splitlines() + ([""] if _has_incremental(res) else [])
     if _has_incremental(res):
         lines += incremental_section(res["incremental"], rel)
     if res.get("fleet", {}).get("sim"):  # issue 52's section, rendered by its own script (benchmarks/sim_fleet.py)
@@ -1433,6 +1433,15 @@ def render(res: dict, out_dir: Path, doc: Path, readme: Path | None = None) -> N
         fig_stats(res, out_dir / "stats_time.png")
     if _has_incremental(res):
         fig_incremental(res["incremental"], out_dir / INC_FIGURE)
+    if res.get("engines", {}).get("lines"):
+        import bench_engines
+
+        for name in res["engines"]["datasets"]:
+            bench_engines.figure(res["engines"], name, out_dir / bench_engines.FIGURE.format(name))
+    if res.get("scale", {}).get("scales"):
+        import bench_scale
+
+        bench_scale.figure(res["scale"], out_dir / bench_scale.FIGURE)
     doc = Path(doc)
     doc.parent.mkdir(parents=True, exist_ok=True)
     doc.write_text(render_doc(res, out_dir, doc))

@@ -165,7 +165,7 @@ def label(job: str) -> str:
     return "sort rewrite" if job == "sort" else be.label(job)
 
 
-def section(res: dict[str, Any]) -> str:
+def section(res: dict[str, Any], rel: str = "benchmarks") -> str:
     """This benchmark's section of docs/benchmarks.md."""
     anchor = res["anchor"]
     p: list[str] = [START, "", "## Scaling: TPC-H lineitem SF1 to SF10 (issue #51)", ""]
@@ -223,7 +223,7 @@ def section(res: dict[str, Any]) -> str:
                     else ""
                 )
             )
-    p += ["", f"![scaling](benchmarks/{FIGURE})", "", "Reproduce: `make bench-scale`.", "", END]
+    p += ["", f"![scaling]({rel}/{FIGURE})", "", "Reproduce: `make bench-scale`.", "", END]
     return "\n".join(p)
 
 
