@@ -616,6 +616,9 @@ def section(res: dict[str, Any], rel: str = "benchmarks") -> list[str]:
                 + (f" (load average at its start `{load[0]}`, at its end `{load[1]}`)" if len(load) == 2 else "")
                 + "."
             )
+    for line, text in sorted(res.get("line_notes", {}).items()):  # what the run's figures cannot say themselves
+        p("")
+        p(f"Spark {line}: {text}")
     p("")
     p(
         "Settings: an anchor that made other than the target file count (off by more than 1/32) ran once more, "
