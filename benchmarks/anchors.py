@@ -26,6 +26,7 @@ Parquet input) and ``ours <curve> delta`` (on a copy of the Delta input), ``delt
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 import shutil
@@ -294,15 +295,10 @@ class Jobs:
 
             curve = job.split()[1]
             opts = ClusterOptions(table=str(dst), columns=list(cols), curve=curve, num_files=n)
-            if job.endswith(" iceberg"):
+            if job.endswith(" iceberg"):  # the same options, the table named in our pyiceberg catalog
                 _, file, ident = self.ours_iceberg()
-                opts = ClusterOptions(
-                    table=ident,
-                    iceberg_catalog=OURS_ICEBERG_CATALOG,
-                    iceberg_catalog_file=file,
-                    columns=list(cols),
-                    curve=curve,
-                    num_files=n,
+                opts = dataclasses.replace(
+                    opts, table=ident, iceberg_catalog=OURS_ICEBERG_CATALOG, iceberg_catalog_file=file
                 )
             if job.endswith(" hudi"):  # Hudi's own column stats index kept on the clustering columns, as the anchors'
                 spark.conf.set("hoodie.metadata.index.column.stats.column.list", hudi_stats_columns(cols))
