@@ -39,6 +39,8 @@ import bench_cluster as bc  # noqa: E402
 from bench_env import REPO  # noqa: E402,F401  (sets PYSPARK_PYTHON, sys.path, PYTHONPATH)
 from engines_env import OURS_ICEBERG_CATALOG, ours_iceberg_properties, session_conf  # noqa: E402
 
+from spark_jobs.hudi_clustering import WRITER_RATIO  # noqa: E402
+
 log = bc.log
 HUGE = str(1 << 50)
 
@@ -329,6 +331,9 @@ class Jobs:
                     f"hoodie.clustering.plan.strategy.max.bytes.per.group={HUGE}",
                     "hoodie.clustering.plan.strategy.max.num.groups=1000000",
                     "hoodie.metadata.index.column.stats.enable=true",
+                    # Hudi's knob for a writer cutting files smaller than planned (it rolled each planned file into
+                    # ~6 at its default): the same value our Hudi path sets, so both are cut by the plan's groups
+                    f"hoodie.parquet.compression.ratio={WRITER_RATIO}",
                 ]
             )
             # a list with commas cannot go through the procedure's options: the session's hoodie.* settings reach it

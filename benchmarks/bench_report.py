@@ -1204,8 +1204,11 @@ def incremental_section(inc: dict, rel: str) -> list[str]:
         "- *Hudi inline clustering* (when run; uniform appends; `benchmarks/hudi_inline_policy.py`, Hudi 1.2.0 on "
         "Spark 3.5.8): the base written as a copy-on-write Hudi table, each day's files inserted (small-file packing "
         "off), Hudi's inline clustering on its own schedule at its defaults (every 4 commits, every file under its "
-        "300 MB small-file limit), sorted along the same curve on the 3 columns and cut at the base's mean file size; "
-        "bytes from the table's files, ratios from their footers as the sensor reads a Hudi table;\n"
+        "300 MB small-file limit), sorted along the same curve on the 3 columns with Hudi's default curve build "
+        "(`direct`: raw values on the curve; ours on a Hudi table sets `sample`, ranges of sampled values) and cut at "
+        "the Hudi base's mean file size (Hudi's files carry its meta columns and a bloom filter, so its bytes are "
+        "larger than the Parquet base's for the same rows); bytes from the table's files, ratios from their footers "
+        "as the sensor reads a Hudi table;\n"
         "- *simulator's optimum, run by the job* (when run; uniform appends): the schedule of the simulator's "
         "optimum below (it knows every future append), each of its merges run by the same job as a plan document "
         "with the optimum's file count and column order, whatever the sensor says: what the optimum's schedule "
@@ -1231,6 +1234,9 @@ def incremental_section(inc: dict, rel: str) -> list[str]:
             p("")
         if sc.get("replayed"):
             p(_replayed_line(sc["replayed"]))
+            p("")
+        for line in _added_runs_lines(sc):
+            p(line)
             p("")
         rc = sc.get("rows_check", {})
         exp = rc.get("expected") or {}
@@ -1277,6 +1283,29 @@ def incremental_section(inc: dict, rel: str) -> list[str]:
 def _opt_g(x: float | None) -> str:
     """A number in ``:g`` form, or None."""
     return "None" if x is None else f"{x:g}"
+
+
+def _added_runs_lines(sc: dict) -> list[str]:
+    """The policies measured in later runs beside a scenario's others (``--add-policies``, ``hudi_inline_policy``):
+    when and how each ran, and a Hudi policy's bytes in the Parquet base's terms."""
+    out = []
+    for name, run in sorted(sc.get("added_runs", {}).items(), key=lambda kv: kv[1]["started_utc"]):
+        pol = sc["policies"].get(name, {})
+        line = (
+            f"*{INC_LABEL.get(name, name)}* ran later, beside these figures: {run['started_utc']}, `{run['command']}`"
+        )
+        if pol.get("spark"):
+            line += f" (Spark {pol['spark']})"
+        scale = pol.get("base_bytes_over_parquet")
+        t = pol.get("totals", {})
+        if scale and t.get("vs_full") is not None:
+            line += (
+                f". Its base holds {scale:.2f}x the Parquet base's bytes for the same rows, so its "
+                f"{t['vs_full']:.3f} of full's bytes is {t['vs_full'] / scale:.3f} in the Parquet base's "
+                "terms"
+            )
+        out.append(line + ".")
+    return out
 
 
 def render_incremental(inc: dict, out_dir: Path, doc: Path | None = None) -> None:

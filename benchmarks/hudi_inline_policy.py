@@ -1,7 +1,7 @@
 """The 30-append loop's real Hudi policy (issue #51): Hudi's inline clustering on its own schedule, beside ours.
 
     .venv-hudi/bin/python benchmarks/hudi_inline_policy.py --work .bench/incremental --sf 1 --days 30 \
-        --merge-into docs/benchmarks/results.json --doc docs/benchmarks.md
+        --merge-into docs/benchmarks/results.json --doc docs/benchmarks.md [--merge-only]
 
 Runs under ``.venv-hudi`` (Spark 3.5.8 + Hudi's bundle, ``make hudi-env``) on the data of ``bench_incremental.py``'s
 uniform scenario, which must have run with ``--keep`` first (its clustered base in ``<work>/base``, its appends in
@@ -9,7 +9,8 @@ uniform scenario, which must have run with ``--keep`` first (its clustered base 
 group per base file, order kept); each day's 2 append files are inserted (small-file packing off, so an insert adds
 files as the other policies' appends do) with Hudi's inline clustering on at its defaults -- every
 ``hoodie.clustering.inline.max.commits`` (4) commits, every file under the small-file limit (300 MB) -- sorted on
-the clustering columns by ``--curve`` and cut at the base's mean file size. Per day, from the table's own
+the clustering columns by ``--curve`` and cut at the Hudi base's mean file size (the plan's groups size the
+files; Hudi's files are larger than the Parquet base's by its meta columns, ``base_bytes_over_parquet``). Per day, from the table's own
 timeline and files (no Spark): the bytes appended (the insert's files), the bytes rewritten (files live before the
 day or written by its insert and replaced by its clustering; replaced files stay on storage until Hudi's cleaner
 removes them, so each size is read from the listing), and the ratios of ``bench_incremental.measure`` on the
@@ -32,6 +33,7 @@ from bench_env import REPO  # noqa: E402,F401  (sets PYSPARK_PYTHON, sys.path, P
 from airflow_zorder import hudi_spark
 from airflow_zorder.core.storage.io.local import LocalFileSystem
 from airflow_zorder.core.tables import open_table
+from spark_jobs.hudi_clustering import WRITER_RATIO
 
 NAME = "hudi-inline"
 log = bi.log
@@ -62,7 +64,11 @@ def _options(name: str, target: int, curve: str) -> dict[str, str]:
         "hoodie.clustering.plan.strategy.sort.columns": ",".join(bi.COLUMNS),
         "hoodie.layout.optimize.strategy": {"zorder": "z-order"}.get(curve, curve),
         "hoodie.clustering.plan.strategy.target.file.max.bytes": str(target),
-        "hoodie.parquet.max.file.size": str(target),
+        # files are cut by the clustering plan's groups (ceil(bytes / target) per group), not by the writer's roll:
+        # at the target, an insert's estimate of the record size split a day's 2 files into hundreds, and the
+        # clustering's writer (which rolls at the target) cut each planned file in two; the ratio is our Hudi path's
+        "hoodie.parquet.max.file.size": str(1 << 40),
+        "hoodie.parquet.compression.ratio": str(WRITER_RATIO),
     }
 
 
@@ -83,20 +89,24 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--curve", default=bi.CURVE, choices=("hilbert", "zorder"))
     ap.add_argument("--merge-into", default=None)
     ap.add_argument("--doc", default=None)
+    ap.add_argument("--merge-only", action="store_true", help="merge <work>/hudi_inline_results.json, run nothing")
     a = ap.parse_args(argv)
     work = Path(a.work).resolve()
+    if a.merge_only:
+        merge(json.loads((work / "hudi_inline_results.json").read_text()), Path(a.merge_into), a.doc)
+        return 0
     base = work / "base"
     appends = json.loads((work / f"appends_sf{a.sf:g}_d{a.days}" / bi.APPENDS_MARKER).read_text())
     base_files = sorted(str(p) for p in base.glob("*.parquet"))
     if not base_files:
         raise SystemExit(f"no base in {base}: run bench_incremental.py --scenario uniform --keep first")
-    target = bi.bc.dir_bytes(base_files) // len(base_files)
+    parquet_target = bi.bc.dir_bytes(base_files) // len(base_files)
     root = work / "uniform" / "table_hudi_inline"
     bi.bc.fresh_dir(root)
     t0 = time.perf_counter()
     spark = _session()
     fs = LocalFileSystem()
-    opts = _options("lineitem", target, a.curve)
+    opts = _options("lineitem", parquet_target, a.curve)
     try:
         one = max(Path(f).stat().st_size for f in base_files)
         spark.conf.set("spark.sql.files.maxPartitionBytes", str(one))
@@ -106,13 +116,20 @@ def main(argv: list[str] | None = None) -> int:
             "hoodie.datasource.write.operation": "bulk_insert",
             "hoodie.bulkinsert.sort.mode": "NONE",
             "hoodie.clustering.inline": "false",
-            "hoodie.parquet.max.file.size": str(1 << 40),
         }
         spark.read.parquet(*base_files).write.format("hudi").options(**bulk).mode("overwrite").save(str(root))
         spark.conf.unset("spark.sql.files.maxPartitionBytes")
         spark.conf.unset("spark.sql.files.openCostInBytes")
-        insert = {**opts, "hoodie.datasource.write.operation": "insert", "hoodie.parquet.small.file.limit": "0"}
         sizes = _files_on_disk(root)
+        # Hudi's files carry its meta columns (the record key, the commit time...): the target is the Hudi base's
+        # own mean file size, as the Delta policies size theirs by the Delta base's
+        target = sum(sizes.values()) // len(sizes)
+        opts = _options("lineitem", target, a.curve)
+        insert = {**opts, "hoodie.datasource.write.operation": "insert", "hoodie.parquet.small.file.limit": "0"}
+        log(
+            f"{NAME}: Hudi base {len(sizes)} files, {sum(sizes.values()) / bi.MB:.1f} MB (Parquet base "
+            f"{bi.bc.dir_bytes(base_files) / bi.MB:.1f} MB); target {target / bi.MB:.2f} MB"
+        )
         days: list[dict[str, Any]] = []
         for day in range(1, a.days + 1):
             before = _live(root, fs)
@@ -157,7 +174,14 @@ def main(argv: list[str] | None = None) -> int:
         spark.stop()
     src = base_files + [str(Path(appends["dir"]) / n) for names in appends["files"][: a.days] for n in names]
     expected, got = bi.rows_checksum(src), bi.rows_checksum(live)
-    policy = {"days": days, "totals": bi.totals(days, target), "curve": a.curve, "spark": "3.5.8", "target": target}
+    policy = {
+        "days": days,
+        "totals": bi.totals(days, target),
+        "curve": a.curve,
+        "spark": "3.5.8",
+        "target": target,
+        "base_bytes_over_parquet": round(target / parquet_target, 3),
+    }
     res = {
         "sf": a.sf,
         "days": a.days,
@@ -177,13 +201,18 @@ def main(argv: list[str] | None = None) -> int:
         f"{t['max_worst_ratio']}, mean {t['mean_worst_ratio']}; rows {'equal' if got == expected else 'DIFFER'}"
     )
     if a.merge_into:
-        import bench_report
-
-        target_json = Path(a.merge_into).resolve()
-        merged = bi.added_to(json.loads(target_json.read_text())["incremental"], res)
-        bi.merge_into(target_json, "incremental", merged)
-        bench_report.render_incremental(merged, target_json.parent, Path(a.doc).resolve() if a.doc else None)
+        merge(res, Path(a.merge_into), a.doc)
     return 0 if got == expected else 1
+
+
+def merge(res: dict[str, Any], results: Path, doc: str | None) -> None:
+    """Add the policy to the uniform scenario of ``results`` (key ``incremental``) and render its doc section."""
+    import bench_report
+
+    target_json = results.resolve()
+    merged = bi.added_to(json.loads(target_json.read_text())["incremental"], res)
+    bi.merge_into(target_json, "incremental", merged)
+    bench_report.render_incremental(merged, target_json.parent, Path(doc).resolve() if doc else None)
 
 
 def _live(root: Path, fs: LocalFileSystem, table: Any = None) -> set[str]:
