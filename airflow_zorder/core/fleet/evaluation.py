@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import multiprocessing
 import os
+import threading
 import time
 from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import ProcessPoolExecutor, ThreadPoolExecutor
@@ -19,10 +20,11 @@ __all__ = ["DEFAULT_WORKERS", "MIN_TABLES_PER_PROCESS", "cores", "evaluate_fleet
 
 DEFAULT_WORKERS = 8
 MIN_TABLES_PER_PROCESS = 16  # fewer: a fork costs more than it saves
+START_TIMEOUT_S = 60.0  # the forked processes wait this long for each other before a share starts
 
 Evaluator = Callable[[FleetTable], Mapping[str, Any]]
 
-_FORKED: tuple[Evaluator, Sequence[FleetTable], int, int] | None = None  # what the forked processes evaluate
+_FORKED: tuple[Evaluator, Sequence[FleetTable], int, int, Any] | None = None  # what the forked processes evaluate
 
 
 def cores() -> int:
@@ -50,9 +52,11 @@ def _threaded(tables: Sequence[FleetTable], evaluate: Evaluator, max_workers: in
 
 
 def _forked_share(index: int) -> list[TableEvaluation]:
-    """In a forked process: every ``step``-th table from ``index`` (the evaluator is inherited, never pickled)."""
+    """In a forked process: every ``step``-th table from ``index`` (the evaluator is inherited, never pickled). The
+    shares start together at a barrier, so a process waiting there takes no second share: one share per process."""
     assert _FORKED is not None
-    evaluate, tables, threads, step = _FORKED
+    evaluate, tables, threads, step, started = _FORKED
+    started.wait(START_TIMEOUT_S)
     return _threaded(tables[index::step], evaluate, threads)
 
 
@@ -61,16 +65,18 @@ def evaluate_fleet(
 ) -> list[TableEvaluation]:
     """Each table's evaluation (``evaluate(table)``: the sensor's payload with its plan), in the tables' order:
     ``max_workers`` threads in all, over ``processes`` forked processes (where ``fork`` exists and each gets at least
-    ``MIN_TABLES_PER_PROCESS`` tables; else threads only). A process pool that breaks falls back to threads."""
+    ``MIN_TABLES_PER_PROCESS`` tables; else threads only), one share of the tables each. A process pool that breaks,
+    or whose processes do not all start, falls back to threads."""
     global _FORKED
     processes = min(processes, len(tables) // MIN_TABLES_PER_PROCESS)
     if processes <= 1 or "fork" not in multiprocessing.get_all_start_methods():
         return _threaded(tables, evaluate, max_workers)
-    _FORKED = (evaluate, list(tables), max(1, max_workers // processes), processes)
+    fork = multiprocessing.get_context("fork")
+    _FORKED = (evaluate, list(tables), max(1, max_workers // processes), processes, fork.Barrier(processes))
     try:
-        with ProcessPoolExecutor(processes, mp_context=multiprocessing.get_context("fork")) as pool:
+        with ProcessPoolExecutor(processes, mp_context=fork) as pool:
             shares = list(pool.map(_forked_share, range(processes)))
-    except BrokenProcessPool:
+    except (BrokenProcessPool, threading.BrokenBarrierError):
         return _threaded(tables, evaluate, max_workers)
     finally:
         _FORKED = None
